@@ -1,0 +1,25 @@
+"""LeRobot plugin: TeleDex robots (teledex_arm, teledex_hand, teledex) and the teledex_render simulated camera.
+
+LeRobot imports this package because the distribution is named lerobot_robot_teledex; importing the teleoperator
+package here registers our teleoperator types in the same step (one distribution, one discovery hook).
+"""
+
+import lerobot_teleoperator_teledex  # noqa: F401  (registers --teleop.type values)
+
+from .config_render_camera import TeledexRenderCameraConfig
+from .config_teledex import TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
+from .render_camera import TeledexRenderCamera
+from .teledex_robot import Teledex, TeledexArm, TeledexHand, TeledexRobotBase
+
+__all__ = [
+    "Teledex",
+    "TeledexArm",
+    "TeledexArmConfig",
+    "TeledexConfig",
+    "TeledexHand",
+    "TeledexHandConfig",
+    "TeledexRenderCamera",
+    "TeledexRenderCameraConfig",
+    "TeledexRobotBase",
+    "TeledexRobotConfig",
+]

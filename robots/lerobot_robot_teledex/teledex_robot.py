@@ -1,0 +1,155 @@
+"""TeleDex robots behind LeRobot's Robot interface: one arm, one hand, or an arm + hand + cameras rig."""
+
+import logging
+from functools import cached_property
+
+import numpy as np
+
+from lerobot.cameras import make_cameras_from_configs
+from lerobot.robots import Robot
+from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
+
+from teledex_lerobot.control.safety import JointSafety
+from teledex_lerobot.devices.factory import make_joint_device
+from teledex_lerobot.devices.joint_device import JointDevice
+from teledex_lerobot.presets import load_preset
+from teledex_lerobot.rig import Rig
+
+from .config_teledex import TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
+from .render_camera import TeledexRenderCamera
+
+logger = logging.getLogger(__name__)
+
+
+class TeledexRobotBase(Robot):
+    """Drives every part of a rig through its joint device and safety filter; subclasses only say how the rig is
+    built. Observation and action keys are "<role>_<joint>.pos" with role "arm" or "hand"."""
+
+    config_class = TeledexRobotConfig
+    name = "teledex_base"
+
+    def __init__(self, config: TeledexRobotConfig):
+        super().__init__(config)
+        self.config = config
+        self.rig = self._build_rig()
+        self.cameras = make_cameras_from_configs(config.cameras)
+        self.safety = {
+            role: JointSafety(part.lower, part.upper, part.velocity_limits * config.max_step_s)
+            for role, part in self.rig.parts.items()
+        }
+        self.devices: dict[str, JointDevice] = {}
+
+    def _build_rig(self) -> Rig:
+        raise NotImplementedError
+
+    @cached_property
+    def observation_features(self) -> dict[str, type | tuple]:
+        features: dict[str, type | tuple] = dict.fromkeys(self.rig.action_keys, float)
+        features.update({name: (cam.height, cam.width, 3) for name, cam in self.cameras.items()})
+        return features
+
+    @cached_property
+    def action_features(self) -> dict[str, type]:
+        return dict.fromkeys(self.rig.action_keys, float)
+
+    @property
+    def is_connected(self) -> bool:
+        return bool(self.devices) and all(cam.is_connected for cam in self.cameras.values())
+
+    @check_if_already_connected
+    def connect(self, calibrate: bool = True) -> None:
+        devices = {role: make_joint_device(self.config.backend, part, self.config.sim)
+                   for role, part in self.rig.parts.items()}
+        for device in devices.values():
+            device.connect()
+        self.devices = devices
+        self._attach_render_cameras()
+        for cam in self.cameras.values():
+            cam.connect()
+        self.configure()
+        logger.info("%s connected (backend=%s)", self, self.config.backend)
+
+    @property
+    def is_calibrated(self) -> bool:
+        return True
+
+    def calibrate(self) -> None:
+        """Position-controlled joints in radians from the model: there is no per-unit calibration to store."""
+        logger.info("%s: nothing to calibrate (joint positions come calibrated in SI units)", self)
+
+    def configure(self) -> None:
+        pass
+
+    def measured_positions(self) -> dict[str, np.ndarray]:
+        return {role: device.read().positions for role, device in self.devices.items()}
+
+    @check_if_not_connected
+    def get_observation(self) -> dict:
+        observation = self.rig.join(self.measured_positions())
+        for name, cam in self.cameras.items():
+            observation[name] = cam.read_latest()
+        return observation
+
+    @check_if_not_connected
+    def send_action(self, action: dict) -> dict:
+        targets = self.rig.split_action(action, self.name)
+        measured = self.measured_positions()
+        sent = {}
+        for role, target in targets.items():
+            sent[role] = self.safety[role].apply(target, measured[role])
+            self.devices[role].command(sent[role])
+        return self.rig.join(sent)
+
+    def capture_timestamps_ns(self) -> dict[str, int]:
+        """The capture time of the latest measurement of every source: each part and each camera."""
+        stamps = {role: device.read().capture_ns for role, device in self.devices.items()}
+        stamps.update({name: cam.capture_ns for name, cam in self.cameras.items() if hasattr(cam, "capture_ns")})
+        return stamps
+
+    def emergency_stop(self, engaged: bool = True) -> None:
+        """Hold every joint where it is (engaged) or resume following actions."""
+        for safety in self.safety.values():
+            safety.emergency = engaged
+
+    @check_if_not_connected
+    def disconnect(self) -> None:
+        for cam in self.cameras.values():
+            if cam.is_connected:
+                cam.disconnect()
+        for device in self.devices.values():
+            device.disconnect()
+        self.devices = {}
+        logger.info("%s disconnected", self)
+
+    def _attach_render_cameras(self) -> None:
+        home = {role: part.home for role, part in self.rig.parts.items()}
+        points = np.concatenate([segments.reshape(-1, 3) for _, segments in self.rig.drawing_segments(home)])
+        centre = (points.min(axis=0) + points.max(axis=0)) / 2
+        distance = 1.7 * max(float(np.ptp(points, axis=0).max()), 0.15)
+        for cam in self.cameras.values():
+            if isinstance(cam, TeledexRenderCamera):
+                cam.attach_scene(lambda: self.rig.drawing_segments(self.measured_positions()), centre, distance)
+
+
+class TeledexArm(TeledexRobotBase):
+    config_class = TeledexArmConfig
+    name = "teledex_arm"
+
+    def _build_rig(self) -> Rig:
+        return Rig.from_parts(arm=self.config.part_spec(), hand=None)
+
+
+class TeledexHand(TeledexRobotBase):
+    config_class = TeledexHandConfig
+    name = "teledex_hand"
+
+    def _build_rig(self) -> Rig:
+        return Rig.from_parts(arm=None, hand=self.config.part_spec())
+
+
+class Teledex(TeledexRobotBase):
+    config_class = TeledexConfig
+    name = "teledex"
+
+    def _build_rig(self) -> Rig:
+        return Rig.from_preset(load_preset(self.config.preset))

@@ -1,0 +1,1 @@
+"""Control: safety limits, operator-to-joint mappings, Cartesian relative arm control."""

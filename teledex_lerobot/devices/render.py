@@ -1,0 +1,91 @@
+"""Draws a rig's links from a fixed pinhole viewpoint: the picture the simulated camera captures.
+
+Not photorealism: a floor grid, the arm and the hand as lines and joints, enough that videos show the motion and a
+policy has something visual to learn from.
+"""
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+# Camera placements relative to the scene centre: direction from the centre to the camera (world frame, x forward,
+# z up) and the up hint used to orient the image.
+VIEWS: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] = {
+    "front": ((1.0, 0.0, 0.35), (0.0, 0.0, 1.0)),
+    "side": ((0.0, -1.0, 0.3), (0.0, 0.0, 1.0)),
+    "top": ((0.05, 0.0, 1.0), (1.0, 0.0, 0.0)),
+    "oblique": ((0.8, -0.7, 0.6), (0.0, 0.0, 1.0)),
+}
+
+_BACKGROUND_BGR = (46, 38, 34)
+_GRID_BGR = (80, 72, 66)
+_COLOURS_BGR = {"arm": (200, 170, 90), "hand": (80, 160, 255)}
+_THICKNESS = {"arm": 5, "hand": 2}
+
+
+@dataclass(frozen=True)
+class PinholeIntrinsics:
+    width: int
+    height: int
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+
+
+class RigRenderer:
+    def __init__(self, width: int, height: int, view: str, centre_m: np.ndarray, distance_m: float,
+                 vertical_fov_deg: float = 55.0):
+        if view not in VIEWS:
+            raise ValueError(f"Unknown view {view!r}; choose one of {sorted(VIEWS)}")
+        direction, up_hint = (np.asarray(v, dtype=float) for v in VIEWS[view])
+        direction /= np.linalg.norm(direction)
+        self.position_m = np.asarray(centre_m, dtype=float) + distance_m * direction
+        forward = -direction
+        right = np.cross(forward, up_hint)
+        right /= np.linalg.norm(right)
+        down = np.cross(forward, right)
+        self._world_to_camera = np.stack([right, down, forward])  # rows: camera x (right), y (down), z (forward)
+        focal = (height / 2) / np.tan(np.radians(vertical_fov_deg) / 2)
+        self.intrinsics = PinholeIntrinsics(width, height, focal, focal, width / 2, height / 2)
+        self._background = self._draw_background()
+
+    def project(self, points_m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """World points (…,3) -> pixel coordinates (…,2) and a mask of points in front of the camera."""
+        camera = (points_m - self.position_m) @ self._world_to_camera.T
+        depth = camera[..., 2]
+        in_front = depth > 1e-3
+        safe_depth = np.where(in_front, depth, 1.0)
+        k = self.intrinsics
+        pixels = np.stack([k.fx * camera[..., 0] / safe_depth + k.cx, k.fy * camera[..., 1] / safe_depth + k.cy], -1)
+        return pixels, in_front
+
+    def render(self, drawn: list[tuple[str, np.ndarray]]) -> np.ndarray:
+        """drawn: (role, segments (m,2,3)) per part. Returns an RGB uint8 (H, W, 3) image."""
+        image = self._background.copy()
+        for role, segments in drawn:
+            colour = _COLOURS_BGR.get(role, (220, 220, 220))
+            self._draw_segments(image, segments, colour, _THICKNESS.get(role, 2), joint_dots=True)
+        return cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+
+    def _draw_segments(self, image: np.ndarray, segments: np.ndarray, colour, thickness: int,
+                       joint_dots: bool = False) -> None:
+        pixels, in_front = self.project(segments)
+        # keep far-off points inside int range; cv2 clips lines to the image itself
+        pixels = np.clip(np.round(pixels), -1e5, 1e5).astype(int)
+        for (start, end), visible in zip(pixels, in_front.all(axis=1), strict=True):
+            if not visible:
+                continue
+            a, b = (int(start[0]), int(start[1])), (int(end[0]), int(end[1]))
+            cv2.line(image, a, b, colour, thickness, cv2.LINE_AA)
+            if joint_dots:
+                cv2.circle(image, b, thickness // 2 + 1, (240, 240, 240), -1, cv2.LINE_AA)
+
+    def _draw_background(self) -> np.ndarray:
+        k = self.intrinsics
+        image = np.full((k.height, k.width, 3), _BACKGROUND_BGR, dtype=np.uint8)
+        ticks = np.linspace(-0.8, 0.8, 17)
+        lines = [((t, -0.8, 0.0), (t, 0.8, 0.0)) for t in ticks] + [((-0.8, t, 0.0), (0.8, t, 0.0)) for t in ticks]
+        self._draw_segments(image, np.asarray(lines, dtype=float), _GRID_BGR, 1)
+        return image

@@ -1,0 +1,254 @@
+"""URDF file -> `UrdfDescription` (links, joints, limits, resolved mimics), parsed with xml.etree.
+
+Supported joint types: revolute, prismatic, fixed, and continuous. A continuous joint is treated as revolute with
+limits [-pi, pi] (its velocity/effort come from <limit> if present, else inf), so every model has one coordinate
+per moving joint. Floating and planar joints are rejected: model a free base outside the URDF.
+
+Mimic joints follow q = multiplier * q_source + offset; chains (a mimic of a mimic) are resolved to the actuated
+source. Actuated joints are the moving joints without <mimic>, in URDF document order (= command order).
+"""
+
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+
+from .errors import UrdfError
+
+MOVING_JOINT_TYPES = ("revolute", "continuous", "prismatic")
+SUPPORTED_JOINT_TYPES = MOVING_JOINT_TYPES + ("fixed",)
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    lower: float  # rad or m
+    upper: float
+    velocity: float  # rad/s or m/s
+    effort: float  # N·m or N
+
+
+@dataclass(frozen=True)
+class Mimic:
+    joint: str  # source joint
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    name: str
+    type: str  # one of SUPPORTED_JOINT_TYPES
+    parent: str
+    child: str
+    origin_xyz: tuple[float, float, float]  # metres, in the parent link frame
+    origin_rpy: tuple[float, float, float]  # radians, URDF fixed-axis roll-pitch-yaw
+    axis: tuple[float, float, float]  # unit vector in the joint frame (fixed joints: (1, 0, 0), unused)
+    limits: JointLimits | None  # None only for fixed joints
+    mimic: Mimic | None  # as written in the file (may point at another mimic joint)
+
+    @property
+    def is_moving(self) -> bool:
+        return self.type != "fixed"
+
+
+@dataclass(frozen=True)
+class UrdfDescription:
+    name: str
+    source: str  # file path, for messages
+    links: tuple[str, ...]  # document order
+    joints: tuple[JointSpec, ...]  # document order
+    root_link: str
+    resolved_mimics: dict[str, Mimic]  # mimic joint -> (actuated source, total multiplier, total offset)
+
+    @property
+    def actuated_joints(self) -> tuple[JointSpec, ...]:
+        return tuple(j for j in self.joints if j.is_moving and j.mimic is None)
+
+    def joint(self, name: str) -> JointSpec:
+        for joint in self.joints:
+            if joint.name == name:
+                return joint
+        raise KeyError(name)
+
+
+def load_urdf(path: str | PathLike) -> UrdfDescription:
+    """Read and validate a URDF file. Raises UrdfError."""
+    path = Path(path)
+    if not path.is_file():
+        raise UrdfError(f"URDF file not found: {path}. Check the path (built-in models: "
+                        "teledex_lerobot.kinematics.urdf_path(name)).")
+    return parse_urdf(path.read_text(encoding="utf-8"), source=str(path))
+
+
+def parse_urdf(xml_text: str, source: str = "<string>") -> UrdfDescription:
+    """Parse and validate URDF text. Raises UrdfError."""
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError as exc:
+        line, column = exc.position
+        raise UrdfError(f"Malformed XML in URDF {source} at line {line}, column {column}: {exc}. "
+                        "Fix the XML syntax there.") from None
+    if root.tag != "robot":
+        raise UrdfError(f"URDF {source}: the root element is <{root.tag}>, expected <robot>.")
+    robot_name = root.get("name") or Path(source).stem
+
+    links = tuple(_required_attribute(link, "name", source) for link in root.findall("link"))
+    _check_unique(links, "link", source)
+    joints = tuple(_parse_joint(element, source) for element in root.findall("joint"))
+    _check_unique([j.name for j in joints], "joint", source)
+    if not any(j.is_moving for j in joints):
+        raise UrdfError(f"URDF {source} defines no movable joints (found {len(joints)} fixed). A kinematic model "
+                        "needs at least one revolute, continuous or prismatic joint.")
+    root_link = _check_tree(links, joints, source)
+    return UrdfDescription(robot_name, source, links, joints, root_link, _resolve_mimics(joints, source))
+
+
+def _parse_joint(element: ET.Element, source: str) -> JointSpec:
+    name = _required_attribute(element, "name", source)
+    where = f"URDF {source}, joint {name!r}"
+    joint_type = element.get("type")
+    if joint_type in ("floating", "planar"):
+        raise UrdfError(f"{where} has type {joint_type!r}, which is not supported. Remove it and model the free "
+                        f"base pose outside the URDF (supported types: {', '.join(SUPPORTED_JOINT_TYPES)}).")
+    if joint_type not in SUPPORTED_JOINT_TYPES:
+        raise UrdfError(f"{where} has type {joint_type!r}; use one of {', '.join(SUPPORTED_JOINT_TYPES)}.")
+    parent, child = (_required_attribute(_required_child(element, tag, where), "link", f"{where} <{tag}>")
+                     for tag in ("parent", "child"))
+    origin = element.find("origin")
+    xyz = _vector(origin, "xyz", (0.0, 0.0, 0.0), where)
+    rpy = _vector(origin, "rpy", (0.0, 0.0, 0.0), where)
+    axis = (1.0, 0.0, 0.0)
+    if joint_type != "fixed":
+        axis = _unit(_vector(element.find("axis"), "xyz", (1.0, 0.0, 0.0), where), where)
+    limits = _parse_limits(element, joint_type, where)
+    mimic = None
+    mimic_element = element.find("mimic")
+    if mimic_element is not None:
+        if joint_type == "fixed":
+            raise UrdfError(f"{where} is fixed but has a <mimic>; remove the <mimic> or make the joint movable.")
+        mimic = Mimic(_required_attribute(mimic_element, "joint", f"{where} <mimic>"),
+                      _float(mimic_element, "multiplier", 1.0, where),
+                      _float(mimic_element, "offset", 0.0, where))
+    return JointSpec(name, joint_type, parent, child, xyz, rpy, axis, limits, mimic)
+
+
+def _parse_limits(element: ET.Element, joint_type: str, where: str) -> JointLimits | None:
+    if joint_type == "fixed":
+        return None
+    limit = element.find("limit")
+    if joint_type == "continuous":
+        velocity = _float(limit, "velocity", math.inf, where) if limit is not None else math.inf
+        effort = _float(limit, "effort", math.inf, where) if limit is not None else math.inf
+        return JointLimits(-math.pi, math.pi, velocity, effort)
+    required = ("lower", "upper", "velocity", "effort")
+    missing = required if limit is None else [key for key in required if limit.get(key) is None]
+    if missing:
+        raise UrdfError(f"{where} ({joint_type}) is missing limit attribute(s) {', '.join(missing)}. Add "
+                        '<limit lower="..." upper="..." velocity="..." effort="..."/> to the joint.')
+    lower, upper, velocity, effort = (_float(limit, key, None, where) for key in required)
+    if lower > upper:
+        raise UrdfError(f"{where} has lower limit {lower} > upper limit {upper}; swap them.")
+    if velocity <= 0:
+        raise UrdfError(f"{where} has velocity limit {velocity}; it must be positive.")
+    return JointLimits(lower, upper, velocity, effort)
+
+
+def _check_tree(links: tuple[str, ...], joints: tuple[JointSpec, ...], source: str) -> str:
+    """Every joint connects existing links, each link has at most one parent, and there is exactly one root."""
+    known = set(links)
+    parent_of: dict[str, str] = {}
+    for joint in joints:
+        for role, link in (("parent", joint.parent), ("child", joint.child)):
+            if link not in known:
+                raise UrdfError(f"URDF {source}: joint {joint.name!r} has {role} link {link!r}, which is not "
+                                f'defined. Add <link name="{link}"/> or fix the joint\'s <{role} link="...">.')
+        if joint.child in parent_of:
+            raise UrdfError(f"URDF {source}: link {joint.child!r} is the child of two joints "
+                            f"({parent_of[joint.child]!r} and {joint.name!r}); a URDF must be a tree.")
+        parent_of[joint.child] = joint.name
+    roots = [link for link in links if link not in parent_of]
+    if len(roots) != 1:
+        raise UrdfError(f"URDF {source} must have exactly one root link (a link that is no joint's child); found "
+                        f"{len(roots)}: {roots}. Connect the links with joints to form one tree.")
+    return roots[0]
+
+
+def _resolve_mimics(joints: tuple[JointSpec, ...], source: str) -> dict[str, Mimic]:
+    """Mimic joint -> Mimic(actuated source, total multiplier, total offset), following chains."""
+    by_name = {joint.name: joint for joint in joints}
+    resolved: dict[str, Mimic] = {}
+    for joint in joints:
+        if joint.mimic is None:
+            continue
+        multiplier, offset, chain, current = 1.0, 0.0, [joint.name], joint
+        while current.mimic is not None:
+            target = by_name.get(current.mimic.joint)
+            if target is None:
+                raise UrdfError(f"URDF {source}: joint {current.name!r} mimics {current.mimic.joint!r}, which does "
+                                "not exist. Fix <mimic joint=\"...\"> to name an existing movable joint.")
+            if not target.is_moving:
+                raise UrdfError(f"URDF {source}: joint {current.name!r} mimics {target.name!r}, which is fixed. "
+                                "A mimic must follow a movable joint.")
+            if target.name in chain:
+                cycle = " -> ".join(chain[chain.index(target.name):] + [target.name])
+                raise UrdfError(f"URDF {source}: mimic cycle {cycle}. Remove the <mimic> of one joint in the cycle "
+                                "so that it is actuated.")
+            # q_current = m * q_target + o, and q_joint = multiplier * q_current + offset.
+            multiplier, offset = multiplier * current.mimic.multiplier, multiplier * current.mimic.offset + offset
+            chain.append(target.name)
+            current = target
+        resolved[joint.name] = Mimic(current.name, multiplier, offset)
+    return resolved
+
+
+def _check_unique(names, kind: str, source: str) -> None:
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise UrdfError(f"URDF {source} defines {kind} {name!r} twice; {kind} names must be unique.")
+        seen.add(name)
+
+
+def _required_child(element: ET.Element, tag: str, where: str) -> ET.Element:
+    child = element.find(tag)
+    if child is None:
+        raise UrdfError(f"{where} has no <{tag}> element; add <{tag} link=\"...\"/>.")
+    return child
+
+
+def _required_attribute(element: ET.Element, key: str, where: str) -> str:
+    value = element.get(key)
+    if not value:
+        raise UrdfError(f"{where}: <{element.tag}> has no {key!r} attribute; add it.")
+    return value
+
+
+def _float(element: ET.Element, key: str, default: float | None, where: str) -> float:
+    text = element.get(key)
+    if text is None:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise UrdfError(f"{where}: <{element.tag} {key}=\"{text}\"> is not a number.") from None
+
+
+def _vector(element: ET.Element | None, key: str, default: tuple, where: str) -> tuple[float, float, float]:
+    if element is None or element.get(key) is None:
+        return default
+    text = element.get(key)
+    try:
+        values = tuple(float(v) for v in text.split())
+    except ValueError:
+        values = ()
+    if len(values) != 3:
+        raise UrdfError(f"{where}: <{element.tag} {key}=\"{text}\"> must be three numbers.")
+    return values
+
+
+def _unit(vector: tuple[float, float, float], where: str) -> tuple[float, float, float]:
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm < 1e-9:
+        raise UrdfError(f"{where} has a zero <axis>; give a non-zero direction such as xyz=\"0 0 1\".")
+    return tuple(v / norm for v in vector)

@@ -1,0 +1,105 @@
+"""Replay teleoperator: a recorded operator stream, played in real time, mapped to a rig's joint targets."""
+
+import logging
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from lerobot.teleoperators import Teleoperator
+from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
+
+from teledex_lerobot.clock import now_ns
+from teledex_lerobot.control.operator_to_rig import OperatorToRig
+from teledex_lerobot.operator.stream import OperatorStream
+from teledex_lerobot.paths import STREAMS_DIR
+from teledex_lerobot.presets import PartSpec, load_preset
+from teledex_lerobot.rig import Rig
+
+from .config_teledex_replay import TeledexReplayConfig
+
+logger = logging.getLogger(__name__)
+
+
+def stream_path(stream: str) -> Path:
+    if stream.endswith(".npz"):
+        return Path(stream).expanduser()
+    path = STREAMS_DIR / f"{stream}.npz"
+    if not path.is_file():
+        available = sorted(p.stem for p in STREAMS_DIR.glob("*.npz"))
+        raise ValueError(f"Unknown stream {stream!r}. Available: {available} (in {STREAMS_DIR}), or a .npz path.")
+    return path
+
+
+def rig_for(config: TeledexReplayConfig) -> Rig:
+    if config.arm_model or config.hand_model:
+        arm = PartSpec(config.arm_model, config.side) if config.arm_model else None
+        hand = PartSpec(config.hand_model, config.side) if config.hand_model else None
+        return Rig.from_parts(arm, hand)
+    return Rig.from_preset(load_preset(config.preset))
+
+
+class TeledexReplay(Teleoperator):
+    config_class = TeledexReplayConfig
+    name = "teledex_replay"
+
+    def __init__(self, config: TeledexReplayConfig):
+        super().__init__(config)
+        self.config = config
+        self.rig = rig_for(config)
+        self.stream: OperatorStream | None = None
+        self.mapper: OperatorToRig | None = None
+        self._canonical_angles: np.ndarray | None = None
+        self._start_ns = 0
+        self.sample_capture_ns: int | None = None  # when the operator sample behind the last action was captured
+
+    @cached_property
+    def action_features(self) -> dict[str, type]:
+        return dict.fromkeys(self.rig.action_keys, float)
+
+    @cached_property
+    def feedback_features(self) -> dict[str, type]:
+        return {}
+
+    @property
+    def is_connected(self) -> bool:
+        return self.stream is not None
+
+    @check_if_already_connected
+    def connect(self, calibrate: bool = True) -> None:
+        stream = OperatorStream.load(stream_path(self.config.stream))
+        self.mapper = OperatorToRig(self.rig, self.config.joint_map)
+        self._canonical_angles = stream.canonical_angles()
+        self.stream = stream
+        self._start_ns = now_ns()
+        logger.info("%s replaying %s (%d samples, %.1f s)", self, self.config.stream, len(stream), stream.duration_s)
+
+    @property
+    def is_calibrated(self) -> bool:
+        return True
+
+    def calibrate(self) -> None:
+        """A recorded stream is already in SI units in the operator frame: nothing to calibrate."""
+
+    def configure(self) -> None:
+        pass
+
+    @check_if_not_connected
+    def get_action(self) -> dict[str, float]:
+        now = now_ns()
+        elapsed_ns = int((now - self._start_ns) * self.config.speed)
+        if self.config.loop:
+            elapsed_ns %= int(self.stream.timestamps_ns[-1]) + 1
+        index = self.stream.index_at(elapsed_ns)
+        # the sample counts as captured when replay time passed its timestamp
+        self.sample_capture_ns = now - int((elapsed_ns - int(self.stream.timestamps_ns[index])) / self.config.speed)
+        targets = self.mapper(self._canonical_angles[index], self.stream.wrist_pose[index])
+        return self.rig.join(targets)
+
+    def send_feedback(self, feedback: dict) -> None:
+        """A recording cannot feel anything: feedback is accepted and dropped."""
+
+    @check_if_not_connected
+    def disconnect(self) -> None:
+        self.stream = None
+        self.mapper = None

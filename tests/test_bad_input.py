@@ -1,0 +1,81 @@
+"""Bad configuration gets an error that names the problem and the fix."""
+
+import pytest
+
+from lerobot_robot_teledex import TeledexArm, TeledexArmConfig, TeledexConfig, TeledexHand, TeledexHandConfig
+from lerobot_teleoperator_teledex import TeledexReplay, TeledexReplayConfig
+from teledex_lerobot.kinematics import UrdfError
+
+
+def test_unknown_preset_lists_available():
+    with pytest.raises(ValueError, match="Unknown preset 'nope'.*piper_linkerhand_o6_single"):
+        TeledexConfig(preset="nope")
+
+
+def test_unknown_backend():
+    with pytest.raises(ValueError, match="backend must be one of"):
+        TeledexArmConfig(backend="hardware")
+
+
+def test_missing_urdf(tmp_path):
+    with pytest.raises(FileNotFoundError, match="URDF file not found"):
+        TeledexArm(TeledexArmConfig(model=str(tmp_path / "missing.urdf"), backend="fake"))
+
+
+def test_malformed_urdf(tmp_path):
+    path = tmp_path / "broken.urdf"
+    path.write_text("<robot name='x'><link name='a'></robot>")
+    with pytest.raises(UrdfError, match="broken.urdf"):
+        TeledexArm(TeledexArmConfig(model=str(path), backend="fake"))
+
+
+def test_unknown_model_name():
+    with pytest.raises(ValueError, match="Unknown model 'ur5'.*piper"):
+        TeledexArm(TeledexArmConfig(model="ur5", backend="fake"))
+
+
+def test_hand_given_as_arm():
+    with pytest.raises(ValueError, match="is a hand, but it was given as the arm"):
+        TeledexArm(TeledexArmConfig(model="linkerhand_o6", backend="fake"))
+
+
+def test_joint_not_in_model():
+    with pytest.raises(UrdfError, match="bogus_joint"):
+        TeledexHand(TeledexHandConfig(joints=["index_mcp_pitch", "bogus_joint"], backend="fake"))
+
+
+def test_home_joint_not_in_model():
+    with pytest.raises(UrdfError, match="elbow"):
+        TeledexArm(TeledexArmConfig(home={"elbow": 1.0}, backend="fake"))
+
+
+def test_unknown_stream():
+    teleop = TeledexReplay(TeledexReplayConfig(stream="no_such_stream"))
+    with pytest.raises(ValueError, match="Unknown stream 'no_such_stream'.*demo_grasp"):
+        teleop.connect()
+
+
+def test_joint_map_with_unknown_joint(tmp_path):
+    path = tmp_path / "map.yaml"
+    path.write_text("not_a_joint: {from: {index_mcp_flex: 1.0}, human_range_rad: [0, 1]}\n")
+    teleop = TeledexReplay(TeledexReplayConfig(hand_model="linkerhand_o6", joint_map=str(path)))
+    with pytest.raises(ValueError, match="not_a_joint"):
+        teleop.connect()
+
+
+def test_joint_map_with_unknown_human_angle(tmp_path):
+    from teledex_lerobot.paths import JOINT_MAPS_DIR
+
+    text = (JOINT_MAPS_DIR / "linkerhand_o6.yaml").read_text().replace("index_mcp_flex", "index_knuckle", 1)
+    path = tmp_path / "map.yaml"
+    path.write_text(text)
+    teleop = TeledexReplay(TeledexReplayConfig(hand_model="linkerhand_o6", joint_map=str(path)))
+    with pytest.raises(ValueError, match="unknown human angle 'index_knuckle'"):
+        teleop.connect()
+
+
+def test_bad_preset_key(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("arm: {model: piper, sidee: left}\n")
+    with pytest.raises(ValueError, match="unknown key.*sidee"):
+        TeledexConfig(preset=str(path))

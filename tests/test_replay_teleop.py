@@ -1,0 +1,110 @@
+"""The replay teleoperator: LeRobot Teleoperator contract, real-time playback, and driving the robot it targets."""
+
+import time
+
+import numpy as np
+import pytest
+from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
+
+from lerobot_robot_teledex import Teledex, TeledexConfig, TeledexHand, TeledexHandConfig
+from lerobot_teleoperator_teledex import TeledexReplay, TeledexReplayConfig
+
+
+def _values(action, keys):
+    return np.array([action[k] for k in keys])
+
+
+def test_contract_and_keys_match_robot():
+    teleop = TeledexReplay(TeledexReplayConfig())
+    robot = Teledex(TeledexConfig(backend="fake"))
+    assert teleop.action_features == robot.action_features
+    assert teleop.feedback_features == {}
+    with pytest.raises(DeviceNotConnectedError):
+        teleop.get_action()
+    teleop.connect()
+    with pytest.raises(DeviceAlreadyConnectedError):
+        teleop.connect()
+    action = teleop.get_action()
+    assert list(action) == list(robot.action_features)
+    teleop.send_feedback({})
+    teleop.disconnect()
+    assert not teleop.is_connected
+
+
+@pytest.mark.parametrize("hand", ["linkerhand_o6", "linkerhand_l10", "linkerhand_l20"])
+@pytest.mark.parametrize("stream", ["open_close", "glove_open_close"])
+def test_hand_closes_within_limits(hand, stream):
+    """Sweeping a whole open/close stream, the hand's flexion joints span most of their range, never past it."""
+    teleop = TeledexReplay(TeledexReplayConfig(stream=stream, hand_model=hand))
+    teleop.connect()
+    part = teleop.rig.parts["hand"]
+    actions = []
+    for index in range(0, len(teleop.stream), 5):
+        teleop._start_ns = time.monotonic_ns() - int(teleop.stream.timestamps_ns[index])
+        actions.append(_values(teleop.get_action(), part.keys))
+    actions = np.array(actions)
+    assert np.all(actions >= part.lower - 1e-9) and np.all(actions <= part.upper + 1e-9)
+    flexion = [i for i, j in enumerate(part.joints) if j.endswith("_mcp_pitch") and not j.startswith("thumb")]
+    spans = (actions[:, flexion].max(0) - actions[:, flexion].min(0)) / (part.upper - part.lower)[flexion]
+    assert np.all(spans > 0.6), spans
+
+
+def test_plays_in_real_time_and_loops():
+    teleop = TeledexReplay(TeledexReplayConfig(stream="open_close", hand_model="linkerhand_o6", speed=4.0))
+    teleop.connect()
+    keys = teleop.rig.action_keys
+    first = _values(teleop.get_action(), keys)
+    time.sleep(0.5)  # 2 s of stream at speed 4: the hand has started closing
+    later = _values(teleop.get_action(), keys)
+    assert not np.allclose(first, later)
+    captured = teleop.sample_capture_ns
+    assert 0 <= time.monotonic_ns() - captured < 50e6
+    teleop._start_ns -= int(teleop.stream.timestamps_ns[-1] / 4.0) + 1  # wrap past the end of the stream
+    assert np.allclose(_values(teleop.get_action(), keys), first, atol=0.05)
+
+
+def test_hold_at_end_without_loop():
+    teleop = TeledexReplay(TeledexReplayConfig(stream="open_close", hand_model="linkerhand_o6", loop=False))
+    teleop.connect()
+    teleop._start_ns -= int(teleop.stream.timestamps_ns[-1]) * 2
+    keys = teleop.rig.action_keys
+    assert np.allclose(_values(teleop.get_action(), keys), _values(teleop.get_action(), keys))
+
+
+def test_arm_follows_wrist_motion():
+    """The arm's mount frame moves with the replayed wrist: the same displacement, within IK tolerance."""
+    teleop = TeledexReplay(TeledexReplayConfig(stream="wrist_motion"))
+    teleop.connect()
+    arm = teleop.rig.parts["arm"]
+    stream = teleop.stream
+    teleop._start_ns = time.monotonic_ns()
+    start = _values(teleop.get_action(), arm.keys)
+    start_pose = arm.model.frame_pose(arm.full_configuration(start), arm.mount_frame)
+    errors = []
+    for index in range(1, len(stream), 10):
+        teleop._start_ns = time.monotonic_ns() - int(stream.timestamps_ns[index])
+        q = _values(teleop.get_action(), arm.keys)
+        pose = arm.model.frame_pose(arm.full_configuration(q), arm.mount_frame)
+        wrist_delta = stream.wrist_pose[index, :3] - stream.wrist_pose[0, :3]
+        errors.append(np.linalg.norm((pose[:3, 3] - start_pose[:3, 3]) - wrist_delta))
+    assert max(errors) < 2e-3, max(errors)
+
+
+def test_drives_sim_hand_robot():
+    robot = TeledexHand(TeledexHandConfig(backend="sim"))
+    teleop = TeledexReplay(TeledexReplayConfig(stream="open_close", hand_model="linkerhand_o6", speed=3.0))
+    robot.connect()
+    teleop.connect()
+    try:
+        keys = list(robot.action_features)
+        seen = []
+        deadline = time.monotonic() + 2.5
+        while time.monotonic() < deadline:
+            robot.send_action(teleop.get_action())
+            seen.append(_values(robot.get_observation(), keys))
+            time.sleep(0.02)
+        seen = np.array(seen)
+        assert np.ptp(seen[:, keys.index("hand_index_mcp_pitch.pos")]) > 1.0  # the real index finger closed
+    finally:
+        robot.disconnect()
+        teleop.disconnect()
