@@ -8,9 +8,16 @@ PYTHON ?= $(shell for p in python3.12 $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/ver
 
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: env demo test clean-demo
+.PHONY: env system-deps demo test clean-demo
 
-env: $(VENV)/.installed
+env: system-deps $(VENV)/.installed
+
+# pyrealsense2 (imported by LeRobot's record/replay commands) needs libusb at import time, even with no camera.
+system-deps:
+	@ldconfig -p | grep -q libusb-1.0.so.0 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libusb-1.0-0 >/dev/null 2>&1; \
+	  else echo "Missing libusb-1.0 (needed by pyrealsense2). Debian/Ubuntu: sudo apt-get install libusb-1.0-0"; exit 1; fi; }
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.12 not found: install python3.12 (LeRobot 0.6.1 requires it) or set PYTHON=/path/to/python3.12"; exit 1; }

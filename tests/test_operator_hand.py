@@ -142,7 +142,12 @@ def test_round_trip_at_the_limits_and_named_poses():
 
 def test_round_trip_with_scale_and_other_hand_geometry():
     small_hand = HandGeometry(
-        finger_mcp_positions_m=[[-0.021, 0.004, 0.080], [0.0, 0.0, 0.082], [0.017, 0.003, 0.077], [0.031, 0.004, 0.068]],
+        finger_mcp_positions_m=[
+            [-0.021, 0.004, 0.080],
+            [0.0, 0.0, 0.082],
+            [0.017, 0.003, 0.077],
+            [0.031, 0.004, 0.068],
+        ],
         thumb_cmc_position_m=[-0.018, 0.010, 0.027],
         bone_lengths_m=np.array(AVERAGE_ADULT_HAND.bone_lengths_m) * 0.9,
     )
@@ -155,8 +160,9 @@ def test_round_trip_with_scale_and_other_hand_geometry():
 
 
 def test_hand_geometry_rejects_a_frame_it_cannot_reproduce():
+    off_axis_middle = [[-0.02, 0, 0.08], [0.01, 0, 0.09], [0.02, 0, 0.08], [0.03, 0, 0.07]]
     with pytest.raises(ValueError, match="middle MCP"):
-        HandGeometry([[-0.02, 0, 0.08], [0.01, 0, 0.09], [0.02, 0, 0.08], [0.03, 0, 0.07]], [-0.02, 0, 0.03], np.ones((5, 3)))
+        HandGeometry(off_axis_middle, [-0.02, 0, 0.03], np.ones((5, 3)))
     with pytest.raises(ValueError, match="shape"):
         HandGeometry(np.zeros((3, 3)), [0, 0, 0], np.ones((5, 3)))
 

@@ -59,7 +59,8 @@ def test_plays_in_real_time_and_loops():
     assert not np.allclose(first, later)
     captured = teleop.sample_capture_ns
     assert 0 <= time.monotonic_ns() - captured < 50e6
-    teleop._start_ns -= int(teleop.stream.timestamps_ns[-1] / 4.0) + 1  # wrap past the end of the stream
+    # exactly one stream length later, replay has wrapped to the start
+    teleop._start_ns = time.monotonic_ns() - int((teleop.stream.timestamps_ns[-1] + 1) / 4.0)
     assert np.allclose(_values(teleop.get_action(), keys), first, atol=0.05)
 
 

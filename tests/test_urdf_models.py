@@ -222,7 +222,7 @@ def test_flexion_moves_fingertips_toward_palm_side(models, model, side):
         for joint in joints:
             bent = q.copy()
             bent[urdf.joint_names.index(joint)] += 0.3
-            before, after = urdf.frame_positions(q, [f"{finger}_tip"])[0], urdf.frame_positions(bent, [f"{finger}_tip"])[0]
+            before, after = (urdf.frame_positions(pose, [f"{finger}_tip"])[0] for pose in (q, bent))
             assert after[1] - before[1] > 0.005, (joint, before, after)
     fist = urdf.frame_positions(urdf.upper, [f"{f}_tip" for f in FINGERS])
     assert np.all(fist[:, 1] > 0.01), "a closed hand curls the fingertips in front of the palm"

@@ -1,6 +1,7 @@
 """TeleDex robots behind LeRobot's Robot interface: one arm, one hand, or an arm + hand + cameras rig."""
 
 import logging
+import threading
 from functools import cached_property
 
 import numpy as np
@@ -38,6 +39,8 @@ class TeledexRobotBase(Robot):
             for role, part in self.rig.parts.items()
         }
         self.devices: dict[str, JointDevice] = {}
+        # the rig's kinematic models are not thread-safe; every render camera draws from its own thread
+        self._scene_lock = threading.Lock()
 
     def _build_rig(self) -> Rig:
         raise NotImplementedError
@@ -128,7 +131,11 @@ class TeledexRobotBase(Robot):
         distance = 1.7 * max(float(np.ptp(points, axis=0).max()), 0.15)
         for cam in self.cameras.values():
             if isinstance(cam, TeledexRenderCamera):
-                cam.attach_scene(lambda: self.rig.drawing_segments(self.measured_positions()), centre, distance)
+                cam.attach_scene(self._draw_scene, centre, distance)
+
+    def _draw_scene(self) -> list[tuple[str, np.ndarray]]:
+        with self._scene_lock:
+            return self.rig.drawing_segments(self.measured_positions())
 
 
 class TeledexArm(TeledexRobotBase):

@@ -52,7 +52,7 @@ def min_jerk_path(keyframes, times_s: np.ndarray) -> np.ndarray:
 
 def sequence(start_value, steps, start_s: float = 0.0) -> list:
     """Keyframes from (duration_s, value) steps: hold `start_value` until start_s, then reach each value in turn."""
-    keyframes = [(0.0, start_value), (start_s, start_value)]
+    keyframes = [(0.0, start_value)] + ([(start_s, start_value)] if start_s > 0 else [])
     for duration_s, value in steps:
         keyframes.append((keyframes[-1][0] + duration_s, value))
     return keyframes

@@ -2,9 +2,14 @@
 
 Error e = [p_target - p ; w * log(R_target R^T)] in base-aligned axes, w = orientation_weight (metres per radian;
 0 solves position only). Each iteration solves (J^T J + lambda I) dq = J^T e over the free joints, clips q to the
-joint limits, and keeps the step only if |e|^2 decreased: lambda shrinks after a success and grows after a failure.
-So the error never increases, and an unreachable target settles at a (locally) closest reachable pose instead of
-oscillating. Joints at a limit whose step would push further out are frozen for that iteration.
+joint limits, and takes the step only if it lowers |e|^2 by at least a millionth: lambda then shrinks, otherwise it
+grows and the step is retried shorter. So the error never increases, and an unreachable target settles at a
+(locally) closest reachable pose (the search ends once lambda is huge) instead of oscillating; solving again from
+the settled q changes the error only negligibly. Joints at a limit that the descent direction pushes further out
+are frozen for that iteration.
+
+It is a local solver: from a far initial guess it can stop in a local minimum (typically with a joint at a limit).
+Warm-start it from the previous solution, as a teleoperation loop does.
 """
 
 from dataclasses import dataclass
@@ -14,10 +19,11 @@ import pinocchio as pin
 
 from .model import KinematicModel
 
-_DAMPING_INITIAL = 1e-4
+_DAMPING_INITIAL = 1e-3  # relative to the largest diagonal entry of J^T J
 _DAMPING_MIN = 1e-9
 _DAMPING_MAX = 1e6  # steps are negligible by then: the solution has settled
 _DAMPING_UP, _DAMPING_DOWN = 10.0, 0.3
+_SUFFICIENT_DECREASE = 1e-6  # a step must lower |e|^2 by this fraction to be taken
 _LIMIT_EPSILON = 1e-9
 
 
@@ -55,7 +61,7 @@ def solve_ik(model: KinematicModel, frame: str, target_pose, q_init, *, max_iter
     q = model.clip(q_init)
     error, jacobian, position_error, rotation_error = evaluate(q)
     cost = error @ error
-    damping = _DAMPING_INITIAL
+    damping = _DAMPING_INITIAL * max(np.max(np.sum(jacobian**2, axis=0)), _DAMPING_MIN)
     iterations = 0
     while iterations < max_iters and not done(position_error, rotation_error) and damping < _DAMPING_MAX:
         iterations += 1
@@ -70,11 +76,11 @@ def solve_ik(model: KinematicModel, frame: str, target_pose, q_init, *, max_iter
         q_new = np.clip(q + step, model.lower, model.upper)
         new = evaluate(q_new)
         new_cost = new[0] @ new[0]
-        if new_cost < cost:
+        if new_cost < (1.0 - _SUFFICIENT_DECREASE) * cost:
             q, (error, jacobian, position_error, rotation_error), cost = q_new, new, new_cost
             damping = max(damping * _DAMPING_DOWN, _DAMPING_MIN)
         else:
             damping *= _DAMPING_UP
-    return IkResult(q, float(position_error), float(rotation_error), done(position_error, rotation_error),
+    return IkResult(q, float(position_error), float(rotation_error), bool(done(position_error, rotation_error)),
                     iterations)
 

@@ -30,16 +30,18 @@ class KinematicModel:
         self.velocity_limits = np.array([joint.limits.velocity for joint in actuated])
         self.frame_names: list[str] = list(description.links)
 
-        self._model = pin.buildModelFromXML(_pinocchio_xml(description))
+        try:
+            self._model = pin.buildModelFromXML(_pinocchio_xml(description))
+        except (RuntimeError, ValueError) as exc:  # our validation should have caught it first
+            raise UrdfError(f"pinocchio cannot build a model from {description.source}: {exc}") from exc
         self._data = self._model.createData()
         self._mimic_map = _mimic_map(description, self._model, self.joint_names)
         self._q_full = np.zeros(self._model.nq)
         self._frame_ids: dict[str, int] = {
             name: self._model.getFrameId(name, pin.FrameType.BODY) for name in self.frame_names}
         self._frame_id_cache: dict[tuple[str, ...], list[int]] = {}
-        # Joint origins for link_segments: (pinocchio frame of the parent link, frame of the child link) per joint.
-        self._segment_frame_ids = np.array([(self._frame_ids[j.parent], self._frame_ids[j.child])
-                                            for j in description.joints])
+        # For link_segments: (frame id of the parent link, frame id of the child link) per joint.
+        self._segment_frame_ids = [(self._frame_ids[j.parent], self._frame_ids[j.child]) for j in description.joints]
 
     @classmethod
     def from_urdf(cls, path: str | PathLike) -> "KinematicModel":
@@ -98,8 +100,7 @@ class KinematicModel:
         pin.forwardKinematics(self._model, self._data, self._full(q))
         pin.updateFramePlacements(self._model, self._data)
         origins = self._data.oMf
-        return np.array([[origins[int(a)].translation, origins[int(b)].translation]
-                         for a, b in self._segment_frame_ids]).reshape(-1, 2, 3)
+        return np.array([[origins[a].translation, origins[b].translation] for a, b in self._segment_frame_ids])
 
     # ---- internals --------------------------------------------------------------------------------------------
 
@@ -162,7 +163,7 @@ def _pinocchio_xml(description: UrdfDescription) -> str:
                      f"<origin xyz=\"{_numbers(joint.origin_xyz)}\" rpy=\"{_numbers(joint.origin_rpy)}\"/>")
         if joint.is_moving:
             limits = joint.limits
-            # pinocchio reads these into the model; our limits live in KinematicModel, so finite values suffice.
+            # pinocchio requires a <limit>; the limits that count are KinematicModel's, read from the description.
             parts.append(f"<axis xyz=\"{_numbers(joint.axis)}\"/><limit lower=\"{limits.lower!r}\" "
                          f"upper=\"{limits.upper!r}\" velocity=\"1\" effort=\"1\"/>")
         parts.append("</joint>")

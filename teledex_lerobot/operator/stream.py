@@ -83,16 +83,19 @@ class OperatorStream:
         """Write the stream to `path` (used as given; .npz recommended). Byte-identical for identical content."""
         _check_stream(self._arrays(), _IN_MEMORY)
         path = Path(path)
-        temporary = path.with_name(path.name + ".partial")
-        with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            for key, value in self._arrays().items():
-                # A fixed date keeps regenerated files byte-identical (no spurious diffs in git).
-                info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-                info.compress_type = zipfile.ZIP_DEFLATED
-                buffer = io.BytesIO()
-                np.lib.format.write_array(buffer, np.asarray(value), allow_pickle=False)
-                archive.writestr(info, buffer.getvalue())
-        os.replace(temporary, path)
+        temporary = path.with_name(path.name + ".partial")  # never leave a half-written stream under `path`
+        try:
+            with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+                for key, value in self._arrays().items():
+                    # A fixed date keeps regenerated files byte-identical (no spurious diffs in git).
+                    info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+                    info.compress_type = zipfile.ZIP_DEFLATED
+                    buffer = io.BytesIO()
+                    np.lib.format.write_array(buffer, np.asarray(value), allow_pickle=False)
+                    archive.writestr(info, buffer.getvalue())
+            os.replace(temporary, path)
+        finally:
+            temporary.unlink(missing_ok=True)
 
     def __len__(self) -> int:
         return len(self.timestamps_ns)
@@ -131,7 +134,6 @@ class OperatorStream:
         return arrays
 
 
-
 def _read_key(archive, key: str, path: Path):
     """One array of the archive; 0-d string arrays become str."""
     try:
@@ -168,7 +170,7 @@ def _check_stream(arrays: dict, source: str) -> None:
         fail("description", f"is {type(arrays['description']).__name__}, not a string", "store a str")
 
     timestamps = arrays["timestamps_ns"]
-    _check_array(fail, "timestamps_ns", timestamps, np.int64, None, "")
+    _check_array(fail, "timestamps_ns", timestamps, np.int64)
     if timestamps.ndim != 1 or len(timestamps) == 0:
         fail("timestamps_ns", f"has shape {timestamps.shape}, expected (N,) with N >= 1", "store one time per sample")
     if timestamps[0] != 0:
@@ -182,15 +184,15 @@ def _check_stream(arrays: dict, source: str) -> None:
             "sort the samples and drop duplicates",
         )
     count = len(timestamps)
-    _check_array(fail, "wrist_pose", arrays["wrist_pose"], np.float64, (count, 7), "[x, y, z, qx, qy, qz, qw]")
+    _check_array(fail, "wrist_pose", arrays["wrist_pose"], np.float64, (count, 7))
     quaternion_norm = np.linalg.norm(arrays["wrist_pose"][:, 3:], axis=1)
     if (np.abs(quaternion_norm - 1.0) > 1e-3).any():
         i = int(np.argmax(np.abs(quaternion_norm - 1.0) > 1e-3))
         fail("wrist_pose", f"has a non-unit quaternion at sample {i} (norm {quaternion_norm[i]:.4f})", "normalise it")
-    _check_array(fail, data_key, arrays[data_key], data_dtype, (count,) + sample_shape, "one row per timestamp")
+    _check_array(fail, data_key, arrays[data_key], data_dtype, (count,) + sample_shape)
 
 
-def _check_array(fail, key: str, value, dtype, shape, shape_hint: str) -> None:
+def _check_array(fail, key: str, value, dtype, shape=None) -> None:
     """Fail on a non-array, wrong dtype, wrong shape (when given) or NaN/inf."""
     if not isinstance(value, np.ndarray):
         fail(key, f"is {type(value).__name__}, not an array", f"store a {np.dtype(dtype).name} array")
@@ -198,7 +200,7 @@ def _check_array(fail, key: str, value, dtype, shape, shape_hint: str) -> None:
     if value.dtype != dtype:
         fail(key, f"has dtype {value.dtype}, expected {dtype_name}", f"convert with .astype(np.{dtype_name})")
     if shape is not None and value.shape != shape:
-        fail(key, f"has shape {value.shape}, expected {shape}", f"store {shape_hint}")
+        fail(key, f"has shape {value.shape}, expected {shape}", "store one row per timestamp (see stream.py)")
     if value.dtype.kind == "f" and not np.isfinite(value).all():
         sample = int(np.argwhere(~np.isfinite(value))[0][0])
         fail(key, f"contains NaN/inf (first at sample {sample})", "drop or repair those samples")
