@@ -12,19 +12,21 @@ export HF_HUB_OFFLINE ?= 1
 
 env: system-deps $(VENV)/.installed
 
-# pyrealsense2 (imported by LeRobot's record/replay commands) needs libusb at import time, even with no camera.
+# System libraries, from Debian packages when we are root:
+# - libusb-1.0 (required): pyrealsense2, imported by LeRobot's record/replay commands, needs it even with no camera.
+# - FFmpeg's shared libraries (optional): torchcodec decodes videos with them; without them LeRobot logs a long
+#   traceback and falls back to PyAV.
+FFMPEG_LIBS := libavutil57 libavcodec59 libavformat59 libavdevice59 libavfilter8 libswscale6 libswresample4
+APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y -qq
+
 system-deps:
 	@ldconfig -p | grep -q libusb-1.0.so.0 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libusb-1.0-0 >/dev/null 2>&1; \
+	    apt-get update -qq && $(APT_INSTALL) libusb-1.0-0 >/dev/null 2>&1; \
 	  else echo "Missing libusb-1.0 (needed by pyrealsense2). Debian/Ubuntu: sudo apt-get install libusb-1.0-0"; exit 1; fi; }
-
-$(VENV)/.installed: pyproject.toml
-	@test -n "$(PYTHON)" || { echo "Python 3.12 not found: install python3.12 (LeRobot 0.6.1 requires it) or set PYTHON=/path/to/python3.12"; exit 1; }
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
-	@touch $@
+	@ldconfig -p | grep -q libavutil.so || { \
+	  [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && $(APT_INSTALL) $(FFMPEG_LIBS) >/dev/null 2>&1; } || \
+	  echo "note: FFmpeg shared libraries not installed; video decoding falls back to PyAV"
 
 demo: env
 	$(VENV)/bin/teledex-demo

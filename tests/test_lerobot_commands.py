@@ -97,8 +97,14 @@ def test_lerobot_teleoperate(workdir):
 
 
 def test_make_demo_entry_point(workdir):
+    from lerobot.datasets import LeRobotDataset
+
     root = workdir / "demo"
-    output = run(["teledex-demo", "--episodes", "1", "--episode-time-s", "2", "--root", str(root)], workdir)
+    output = run(["teledex-demo", "--episodes", "2", "--episode-time-s", "2", "--root", str(root)], workdir)
     assert f"Dataset written to {root}" in output
-    assert "episodes: 1" in output and "fps: 25" in output
+    dataset = LeRobotDataset("local/teledex_demo", root=root)
+    assert dataset.meta.total_episodes == 2 and dataset.meta.fps == 25
+    assert abs(dataset.meta.total_frames - 2 * 2 * 25) <= 2
+    assert dataset.meta.features["action"]["shape"] == (12,)  # Piper 6 + O6 6, the report's 12 DoF
+    assert all(v.stat().st_size > 10_000 for v in root.glob("videos/**/*.mp4"))
     shutil.rmtree(root)
