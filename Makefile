@@ -28,6 +28,13 @@ system-deps:
 	  [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && $(APT_INSTALL) $(FFMPEG_LIBS) >/dev/null 2>&1; } || \
 	  echo "note: FFmpeg shared libraries not installed; video decoding falls back to PyAV"
 
+$(VENV)/.installed: pyproject.toml
+	@test -n "$(PYTHON)" || { echo "Python 3.12 not found: install python3.12 (LeRobot 0.6.1 requires it) or set PYTHON=/path/to/python3.12"; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test]"
+	@touch $@
+
 demo: env
 	$(VENV)/bin/teledex-demo
 
