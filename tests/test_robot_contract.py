@@ -104,10 +104,13 @@ def test_safety_limits_and_step(robot):
     values = np.array([sent[k] for k in keys])
     assert np.all(values <= upper + 1e-12) and np.all(values >= lower - 1e-12)
     step = np.concatenate([part.velocity_limits for part in robot.rig.parts.values()]) * robot.config.max_step_s
-    measured = np.array([robot.get_observation()[k] for k in keys])
+    velocity_limits = np.concatenate([part.velocity_limits for part in robot.rig.parts.values()])
+    latest = robot.rig.join(robot.measured_positions())  # what the safety filter compares against
+    measured = np.array([latest[k] for k in keys])
     sent = robot.send_action(dict(zip(keys, upper, strict=True)))
     moved = np.abs(np.array([sent[k] for k in keys]) - np.clip(measured, lower, upper))
-    assert np.all(moved <= step + 1e-9)
+    # a sim device may publish once more between the two reads: 10 ms of motion at most
+    assert np.all(moved <= step + velocity_limits * 0.01 + 1e-9)
 
 
 def test_non_finite_action_is_held(robot):

@@ -10,6 +10,7 @@ from lerobot.cameras import make_cameras_from_configs
 from lerobot.robots import Robot
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
+from teledex_lerobot.clock import now_ns
 from teledex_lerobot.control.safety import JointSafety
 from teledex_lerobot.devices.factory import make_joint_device
 from teledex_lerobot.devices.joint_device import JointDevice
@@ -20,6 +21,11 @@ from .config_teledex import TeledexArmConfig, TeledexConfig, TeledexHandConfig, 
 from .render_camera import TeledexRenderCamera
 
 logger = logging.getLogger(__name__)
+
+# Longest wait for a new camera frame in get_observation (a few periods of a 30 fps camera); after it, the last
+# frame is used however old (up to an hour), and the sync check flags it.
+CAMERA_WAIT_MS = 150
+STALE_FRAME_MAX_AGE_MS = 3_600_000
 
 
 class TeledexRobotBase(Robot):
@@ -39,6 +45,7 @@ class TeledexRobotBase(Robot):
             for role, part in self.rig.parts.items()
         }
         self.devices: dict[str, JointDevice] = {}
+        self._observation_capture_ns: dict[str, int] = {}
         # the rig's kinematic models are not thread-safe; every render camera draws from its own thread
         self._scene_lock = threading.Lock()
 
@@ -88,10 +95,23 @@ class TeledexRobotBase(Robot):
 
     @check_if_not_connected
     def get_observation(self) -> dict:
-        observation = self.rig.join(self.measured_positions())
-        for name, cam in self.cameras.items():
-            observation[name] = cam.read_latest()
-        return observation
+        """Camera frames first (the freshest not yet returned, waiting for one if need be), then each part's
+        measurement captured closest to the newest frame, so one observation describes one instant."""
+        images = {name: self._read_frame(name, cam) for name, cam in self.cameras.items()}
+        frame_times = [cam.capture_ns for cam in self.cameras.values() if getattr(cam, "capture_ns", None)]
+        reference_ns = max(frame_times) if frame_times else now_ns()
+        states = {role: device.read_nearest(reference_ns) for role, device in self.devices.items()}
+        self._observation_capture_ns = {role: state.capture_ns for role, state in states.items()}
+        return {**self.rig.join({role: state.positions for role, state in states.items()}), **images}
+
+    def _read_frame(self, name: str, cam):
+        try:
+            return cam.async_read(timeout_ms=CAMERA_WAIT_MS)
+        except TimeoutError:
+            # A stalled camera must not stop the recording: its old frame goes out with its old capture time, and
+            # the sync check marks the frame invalid.
+            logger.warning("Camera %s: no new frame within %d ms; using the last one", name, CAMERA_WAIT_MS)
+            return cam.read_latest(max_age_ms=STALE_FRAME_MAX_AGE_MS)
 
     @check_if_not_connected
     def send_action(self, action: dict) -> dict:
@@ -104,10 +124,9 @@ class TeledexRobotBase(Robot):
         return self.rig.join(sent)
 
     def capture_timestamps_ns(self) -> dict[str, int]:
-        """The capture time of the latest measurement of every source: each part and each camera."""
-        stamps = {role: device.read().capture_ns for role, device in self.devices.items()}
-        stamps.update({name: cam.capture_ns for name, cam in self.cameras.items() if hasattr(cam, "capture_ns")})
-        return stamps
+        """When each part's measurement in the last observation was captured (clock.now_ns); cameras keep their
+        own. Before any observation: the devices' latest measurements."""
+        return self._observation_capture_ns or {role: d.read().capture_ns for role, d in self.devices.items()}
 
     def emergency_stop(self, engaged: bool = True) -> None:
         """Hold every joint where it is (engaged) or resume following actions."""
@@ -122,6 +141,7 @@ class TeledexRobotBase(Robot):
         for device in self.devices.values():
             device.disconnect()
         self.devices = {}
+        self._observation_capture_ns = {}
         logger.info("%s disconnected", self)
 
     def _attach_render_cameras(self) -> None:

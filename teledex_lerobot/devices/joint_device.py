@@ -6,6 +6,7 @@ measured positions and velocities, each measurement stamped with the time the de
 
 import threading
 from abc import ABC, abstractmethod
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,6 +32,14 @@ class SimDynamicsConfig:
     latency_ms: float = 4.0  # command-to-actuation delay
     dropout_probability: float = 0.0  # chance that one feedback message is lost
     seed: int | None = None
+    # Fault injection, for tests and demos: on the part named fault_source ("arm" or "hand"), within
+    # [fault_start_s, fault_start_s + fault_duration_s) after connect (no duration: until disconnect), feedback
+    # arrives fault_delay_ms late, or not at all when fault_freeze is set.
+    fault_source: str = ""
+    fault_delay_ms: float = 0.0
+    fault_freeze: bool = False
+    fault_start_s: float = 0.0
+    fault_duration_s: float | None = None
 
     def validate(self) -> None:
         problems = []
@@ -42,6 +51,8 @@ class SimDynamicsConfig:
             problems.append(f"sim.speed_scale must be in (0, 1] (got {self.speed_scale})")
         if self.noise_std < 0 or self.latency_ms < 0:
             problems.append("sim.noise_std and sim.latency_ms must be >= 0")
+        if self.fault_delay_ms < 0 or self.fault_start_s < 0 or (self.fault_duration_s or 0) < 0:
+            problems.append("sim.fault_delay_ms, sim.fault_start_s and sim.fault_duration_s must be >= 0")
         if not 0 <= self.dropout_probability < 1:
             problems.append(f"sim.dropout_probability must be in [0, 1) (got {self.dropout_probability})")
         if problems:
@@ -65,6 +76,10 @@ class JointDevice(ABC):
     @abstractmethod
     def read(self) -> JointState:
         """The latest measurement the device has reported (non-blocking)."""
+
+    def read_nearest(self, capture_ns: int) -> JointState:
+        """The reported measurement captured closest to capture_ns; devices without a history give the latest."""
+        return self.read()
 
     @abstractmethod
     def command(self, positions: np.ndarray) -> None:
@@ -91,6 +106,10 @@ class FakeJointDevice(JointDevice):
         self._positions = np.asarray(positions, dtype=float).copy()
 
 
+# Reported measurements kept for read_nearest: enough to cover a camera frame interval at any feedback rate.
+_REPORTED_HISTORY = 64
+
+
 @dataclass
 class _PendingCommand:
     apply_at_ns: int
@@ -107,6 +126,7 @@ class SimulatedJointDevice(JointDevice):
 
     def __init__(self, initial_positions: np.ndarray, velocity_limits: np.ndarray, config: SimDynamicsConfig,
                  feedback_hz: float):
+        """feedback_hz is the device kind's rate, used unless config.feedback_hz is set."""
         super().__init__(initial_positions)
         config.validate()
         self.config = config
@@ -120,8 +140,19 @@ class SimulatedJointDevice(JointDevice):
         self._target = self._initial.copy()
         self._pending: list[_PendingCommand] = []
         self._published = JointState(self._initial.copy(), np.zeros(self.dof), now_ns())
+        self._history: deque[JointState] = deque()  # recent measurements, for an injected delay
+        self._reported: deque[JointState] = deque(maxlen=_REPORTED_HISTORY)
+        self._connected_ns = now_ns()
+
+    def fault_active(self, at_ns: int) -> bool:
+        config = self.config
+        elapsed_s = (at_ns - self._connected_ns) / 1e9
+        in_window = elapsed_s >= config.fault_start_s and (
+            config.fault_duration_s is None or elapsed_s < config.fault_start_s + config.fault_duration_s)
+        return in_window and (config.fault_freeze or config.fault_delay_ms > 0)
 
     def connect(self) -> None:
+        self._connected_ns = now_ns()
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="sim-joint-device", daemon=True)
         self._thread.start()
@@ -135,6 +166,12 @@ class SimulatedJointDevice(JointDevice):
     def read(self) -> JointState:
         with self._lock:
             return self._published
+
+    def read_nearest(self, capture_ns: int) -> JointState:
+        with self._lock:
+            if not self._reported:
+                return self._published
+            return min(self._reported, key=lambda state: abs(state.capture_ns - capture_ns))
 
     def command(self, positions: np.ndarray) -> None:
         apply_at = now_ns() + int(self.config.latency_ms * 1e6)
@@ -168,8 +205,21 @@ class SimulatedJointDevice(JointDevice):
             overshoot = np.abs(step) > np.abs(self._target - previous)
             step[overshoot] = (self._target - previous)[overshoot]
             self._true_positions = previous + step
-            if self._rng.random() < self.config.dropout_probability:
-                return
             noise = self._rng.normal(0.0, self.config.noise_std, self.dof) if self.config.noise_std else 0.0
             measured_velocity = step / dt_s if dt_s > 0 else np.zeros(self.dof)
-            self._published = JointState(self._true_positions + noise, measured_velocity, tick_ns)
+            measurement = JointState(self._true_positions + noise, measured_velocity, tick_ns)
+            self._history.append(measurement)
+            keep_ns = tick_ns - int(self.config.fault_delay_ms * 1e6)
+            while len(self._history) > 1 and self._history[1].capture_ns <= keep_ns:
+                self._history.popleft()
+            if self._rng.random() < self.config.dropout_probability:
+                return
+            if not self.fault_active(tick_ns):
+                self._publish(measurement)
+            elif not self.config.fault_freeze:
+                self._publish(self._history[0])  # the newest measurement at least fault_delay_ms old
+
+    def _publish(self, state: JointState) -> None:
+        if state is not self._published:
+            self._published = state
+            self._reported.append(state)

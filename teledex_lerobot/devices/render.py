@@ -51,6 +51,14 @@ class RigRenderer:
         self.intrinsics = PinholeIntrinsics(width, height, focal, focal, width / 2, height / 2)
         self._background = self._draw_background()
 
+    @property
+    def world_from_camera(self) -> np.ndarray:
+        """4x4 pose of the camera's optical frame (x right, y down, z forward) in the world frame."""
+        pose = np.eye(4)
+        pose[:3, :3] = self._world_to_camera.T
+        pose[:3, 3] = self.position_m
+        return pose
+
     def project(self, points_m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """World points (…,3) -> pixel coordinates (…,2) and a mask of points in front of the camera."""
         camera = (points_m - self.position_m) @ self._world_to_camera.T

@@ -1,0 +1,58 @@
+"""A sync-validation wrapper around any LeRobot Robot, ours or LeRobot's, that leaves the robot unchanged.
+
+get_observation() returns exactly what the robot returns; alongside, the wrapper collects every source's capture
+timestamp (clock.now_ns) for that observation, and validate() turns them, plus the input device's, into a SyncPacket.
+
+Where the timestamps come from:
+- joints: a robot with capture_timestamps_ns() (TeleDex robots) gives its devices' own message times, one source per
+  part; any other robot is one source, stamped at the middle of the get_observation() call;
+- cameras: `capture_ns` (TeleDex cameras) or the capture time LeRobot camera threads keep in `latest_timestamp`
+  (time.perf_counter seconds, converted here to the monotonic clock).
+"""
+
+import time
+from typing import Any
+
+from teledex_lerobot.clock import now_ns
+from teledex_lerobot.sync import SyncPacket, SyncPolicy, validate_timestamps
+
+ROBOT_SOURCE = "robot"
+
+
+def _perf_counter_to_monotonic_offset_ns() -> int:
+    # Both are monotonic; on Linux they share one clock and the offset is ~0, elsewhere it is constant.
+    return time.monotonic_ns() - int(time.perf_counter() * 1e9)
+
+
+class SyncValidatedRobot:
+    def __init__(self, robot, policy: SyncPolicy | None = None):
+        self.robot = robot
+        self.policy = policy or SyncPolicy()
+        self.last_timestamps_ns: dict[str, int | None] = {}
+        self._perf_offset_ns = _perf_counter_to_monotonic_offset_ns()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.robot, name)
+
+    def get_observation(self) -> dict:
+        started = now_ns()
+        observation = self.robot.get_observation()
+        finished = now_ns()
+        if hasattr(self.robot, "capture_timestamps_ns"):
+            stamps = dict(self.robot.capture_timestamps_ns())
+        else:
+            stamps = {ROBOT_SOURCE: (started + finished) // 2}
+        for name, camera in getattr(self.robot, "cameras", {}).items():
+            stamps[name] = self._camera_capture_ns(camera)
+        self.last_timestamps_ns = stamps
+        return observation
+
+    def _camera_capture_ns(self, camera) -> int | None:
+        if hasattr(camera, "capture_ns"):
+            return camera.capture_ns
+        stamp = getattr(camera, "latest_timestamp", None)
+        return None if stamp is None else int(stamp * 1e9) + self._perf_offset_ns
+
+    def validate(self, extra_timestamps_ns: dict[str, int | None] | None = None) -> SyncPacket:
+        """The packet for the last observation, with extra sources (e.g. the input device) added."""
+        return validate_timestamps({**self.last_timestamps_ns, **(extra_timestamps_ns or {})}, now_ns(), self.policy)

@@ -1,0 +1,51 @@
+"""The TimeSync check of the TeleDex report (§3.3.1), applied to one frame.
+
+Every source (each arm, hand, camera and the input device) reports when it captured the data in this frame, on the
+one monotonic clock (teledex_lerobot.clock). A frame is valid when
+- freshness: every source captured within `max_age_ms` of the check, and
+- consistency: the spread of the capture times (max_diff) is at most `tolerance_ms`.
+The packet keeps every raw timestamp so the check can be redone offline with other thresholds.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SyncPolicy:
+    max_age_ms: float = 1000.0
+    tolerance_ms: float = 100.0
+
+    def __post_init__(self):
+        if self.max_age_ms <= 0 or self.tolerance_ms <= 0:
+            raise ValueError(f"max_age_ms and tolerance_ms must be > 0 (got {self.max_age_ms}, {self.tolerance_ms})")
+
+
+@dataclass(frozen=True)
+class SyncPacket:
+    """The per-frame validation packet."""
+
+    valid: bool
+    fresh: bool
+    consistent: bool
+    max_diff_ns: int  # latest minus earliest capture time over the sources that reported one
+    stale_sources: tuple[str, ...]  # older than max_age_ms, or with no timestamp at all
+    timestamps_ns: dict[str, int | None]
+    checked_ns: int
+
+    @property
+    def max_diff_ms(self) -> float:
+        return self.max_diff_ns / 1e6
+
+
+def validate_timestamps(timestamps_ns: Mapping[str, int | None], checked_ns: int, policy: SyncPolicy) -> SyncPacket:
+    if not timestamps_ns:
+        raise ValueError("validate_timestamps needs at least one source")
+    max_age_ns = policy.max_age_ms * 1e6
+    stale = tuple(sorted(name for name, stamp in timestamps_ns.items()
+                         if stamp is None or checked_ns - stamp > max_age_ns))
+    reported = [stamp for stamp in timestamps_ns.values() if stamp is not None]
+    max_diff_ns = max(reported) - min(reported) if reported else 0
+    consistent = max_diff_ns <= policy.tolerance_ms * 1e6
+    fresh = not stale
+    return SyncPacket(fresh and consistent, fresh, consistent, int(max_diff_ns), stale, dict(timestamps_ns), checked_ns)
