@@ -106,7 +106,13 @@ class TeledexRobotBase(Robot):
 
     def _read_frame(self, name: str, cam):
         try:
-            return cam.async_read(timeout_ms=CAMERA_WAIT_MS)
+            frame = cam.async_read(timeout_ms=CAMERA_WAIT_MS)
+            capture_ns = getattr(cam, "capture_ns", None)
+            if capture_ns is not None and (now_ns() - capture_ns) > 0.5e9 / cam.fps:
+                # older than half a frame period: the next frame is closer to now, wait for it. This locks the
+                # control loop to the camera's frame clock, so each observation is one instant.
+                frame = cam.async_read(timeout_ms=CAMERA_WAIT_MS)
+            return frame
         except TimeoutError:
             # A stalled camera must not stop the recording: its old frame goes out with its old capture time, and
             # the sync check marks the frame invalid.
