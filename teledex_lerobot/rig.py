@@ -78,7 +78,8 @@ class Rig:
 
     def __init__(self, parts: list[RigPart], hand_mount: HandMount | None = None):
         self.parts = {part.role: part for part in parts}
-        self.hand_mount = _transform(hand_mount or HandMount())
+        self.hand_mount_spec = hand_mount or HandMount()
+        self.hand_mount = _transform(self.hand_mount_spec)
         self.action_keys = [key for part in parts for key in part.keys]
 
     @classmethod

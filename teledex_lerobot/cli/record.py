@@ -7,6 +7,7 @@ re-record it; d = discard it and go on; s = mark it a success, f = a failure; sp
 --wait_for_start=true; q / Esc = stop. Without a keyboard, episodes run on the timers.
 """
 
+import errno
 import json
 import logging
 import time
@@ -30,7 +31,7 @@ from lerobot_robot_teledex.camera_info import camera_info
 from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 
 from ..clock import now_ns
-from ..storage.lerobot_sink import build_frame, check_compatible, dataset_features, reopen
+from ..storage.lerobot_sink import build_frame, check_compatible, dataset_features, reopen, write_sidecar
 from ..storage.native import NATIVE_FORMAT, NativeEpisodeWriter
 from ..sync import SyncPacket, SyncPolicy
 
@@ -184,42 +185,61 @@ class Recorder:
                                        "s/f success/failure, q quit")
         saved = 0
         try:
-            while saved < d.num_episodes and not self.events.stop:
-                self.events.next_episode()
-                if self.cfg.wait_for_start:
-                    print("Press space to start the episode")
-                    self._drive(None, stop=lambda: self.events.start or self.events.stop)
-                    if self.events.stop:
-                        break
-                index = self.dataset.meta.total_episodes
-                print(f"Recording episode {index} ({saved + 1}/{d.num_episodes})")
-                native = self._native_writer(index)
-                stats = self._drive(native, duration_s=d.episode_time_s)
-                if self.events.rerecord or self.events.discard or stats.frames == 0:
-                    self.dataset.clear_episode_buffer()
-                    if native is not None:
-                        native.discard()
-                    print(f"Episode {index} {'discarded' if self.events.discard else 'dropped for re-recording'}")
-                    continue
-                self._save(index, native, stats)
-                saved += 1
-                if saved < d.num_episodes and not self.events.stop and d.reset_time_s > 0:
-                    print(f"Reset the environment ({d.reset_time_s:g} s)")
-                    self._drive(None, duration_s=d.reset_time_s)
+            saved = self._record_episodes()
+        except OSError as err:
+            if err.errno != errno.ENOSPC:
+                raise
+            raise SystemExit(
+                f"Disk full ({err}). The episode being recorded is lost; every episode saved before it is intact. "
+                f"Free space, run `teledex-repair {d.root}`, then continue with --resume=true.") from err
         finally:
+            self._close(listener)
+        print(f"Saved {saved} episode(s) to {d.root}" + (f" and {self.session_dir}" if self.session_dir else ""))
+        if d.push_to_hub and saved:
+            self.dataset.push_to_hub(tags=d.tags, private=d.private)
+
+    def _record_episodes(self) -> int:
+        d = self.cfg.dataset
+        saved = 0
+        while saved < d.num_episodes and not self.events.stop:
+            self.events.next_episode()
+            if self.cfg.wait_for_start:
+                print("Press space to start the episode")
+                self._drive(None, stop=lambda: self.events.start or self.events.stop)
+                if self.events.stop:
+                    break
+            index = self.dataset.meta.total_episodes
+            print(f"Recording episode {index} ({saved + 1}/{d.num_episodes})")
+            native = self._native_writer(index)
+            stats = self._drive(native, duration_s=d.episode_time_s)
+            if self.events.rerecord or self.events.discard or stats.frames == 0:
+                self.dataset.clear_episode_buffer()
+                if native is not None:
+                    native.discard()
+                print(f"Episode {index} {'discarded' if self.events.discard else 'dropped for re-recording'}")
+                continue
+            self._save(index, native, stats)
+            saved += 1
+            if saved < d.num_episodes and not self.events.stop and d.reset_time_s > 0:
+                print(f"Reset the environment ({d.reset_time_s:g} s)")
+                self._drive(None, duration_s=d.reset_time_s)
+        return saved
+
+    def _close(self, listener) -> None:
+        try:
             if self.dataset is not None:
                 if self.dataset.has_pending_frames():
                     self.dataset.clear_episode_buffer()
                 self.dataset.finalize()
+        except OSError:
+            logger.exception("Could not finalize the dataset; `teledex-repair` restores every saved episode")
+        finally:
             if self.robot.is_connected:
                 self.robot.disconnect()
             if self.teleop.is_connected:
                 self.teleop.disconnect()
             if listener is not None:
                 listener.stop()
-        print(f"Saved {saved} episode(s) to {d.root}" + (f" and {self.session_dir}" if self.session_dir else ""))
-        if d.push_to_hub and saved:
-            self.dataset.push_to_hub(tags=d.tags, private=d.private)
 
     def _native_writer(self, index: int) -> NativeEpisodeWriter | None:
         if self.session_dir is None:
@@ -266,11 +286,15 @@ class Recorder:
         return stats
 
     def _save(self, index: int, native: NativeEpisodeWriter | None, stats: EpisodeStats) -> None:
+        metadata = self._metadata(index, stats)
         self.dataset.save_episode()
+        write_sidecar(self.dataset.root, index, metadata=metadata, sync_policy=asdict(self.robot.policy),
+                      camera_info={n: asdict(camera_info(c)) for n, c in self.robot.cameras.items()},
+                      source_names=self.source_names)
         self.dataset = reopen(self.dataset, **self._writer_options())
         summary = stats.summary()
         if native is not None:
-            native.save(self._metadata(index, stats))
+            native.save(metadata)
         print(f"Saved episode {index}: {summary['frames']} frames, sync ok {100 * summary['sync_success_rate']:.2f}%,"
               f" mean max_diff {summary['mean_max_diff_ms'] or 0:.1f} ms, late frames {summary['late_frames']}")
 
@@ -279,18 +303,21 @@ class Recorder:
         d = self.cfg.dataset
         rig = getattr(self.robot.robot, "rig", None)
         parts = {role: part.spec.model for role, part in rig.parts.items()} if rig is not None else {}
+        # the rig as recorded, so exports compute kinematics from this episode's own models and mount
+        rig_record = None if rig is None else {"parts": {role: asdict(part.spec) for role, part in rig.parts.items()},
+                                               "hand_mount": asdict(rig.hand_mount_spec)}
         cameras = {n: {"type": c.__class__.__name__, "width": c.width, "height": c.height, "fps": c.fps}
                    for n, c in self.robot.cameras.items()}
         return {
             "format": NATIVE_FORMAT,
             "episode": {"task_name": d.single_task, "episode_id": f"episode_{index:06d}",
-                        "session_id": self.session_dir.name, "duration_s": round(stats.frames / d.fps, 3),
+                        "session_id": self.session_dir.name if self.session_dir else None, "duration_s": round(stats.frames / d.fps, 3),
                         "timesteps": stats.frames, "success": self.events.success,
                         "recorded_utc": datetime.now(timezone.utc).isoformat()},
             "hardware": {"preset": getattr(self.cfg.robot, "preset", None), "robot_type": self.robot.name,
                          "arm_type": parts.get("arm"), "hand_type": parts.get("hand"),
                          "backend": getattr(self.cfg.robot, "backend", None),
-                         "total_dof": len(self.robot.action_features)},
+                         "total_dof": len(self.robot.action_features), "rig": rig_record},
             "cameras": cameras,
             "collection": {"control_frequency_hz": d.fps, "dt_s": 1 / d.fps, "video_codec": "libx264",
                            "data_format": "video_compressed", "qpos_dim": len(self.robot.action_features),

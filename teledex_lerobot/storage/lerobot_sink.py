@@ -1,7 +1,8 @@
 """The LeRobotDataset side of a TeleDex recording: features with the sync diagnostic columns, frames, and an episode
 lifecycle that survives a killed process.
 
-Diagnostic columns are unprefixed (`sync_valid`, `sync_max_diff_ms`, `t_<source>_ns`): LeRobot treats every
+Diagnostic columns are unprefixed (`sync_valid`, `sync_max_diff_ms`, `t_<source>_ns`, and `t_frame_ns`, when the
+frame was checked): LeRobot treats every
 `observation.*` key as a policy input, and these must not be (notes/lerobot.md §4c). Timestamps are int64 ns because
 float64 columns come back as float32 through the dataset's __getitem__.
 
@@ -10,6 +11,7 @@ episode of the session (notes/lerobot.md §4e). After each saved episode we fina
 each episode's files are then closed and complete on disk before the next one starts.
 """
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +22,10 @@ from ..sync import SyncPacket
 
 SYNC_VALID = "sync_valid"
 SYNC_MAX_DIFF_MS = "sync_max_diff_ms"
+FRAME_TIME = "t_frame_ns"
+# Per-episode facts the parquet columns cannot hold (native metadata.json and camera_info.json, the sync policy),
+# kept beside LeRobot's meta so both formats hold the same episode.
+SIDECAR_DIR = Path("meta") / "teledex_episodes"
 
 
 def source_column(source: str) -> str:
@@ -32,6 +38,7 @@ def dataset_features(robot, source_names: list[str], use_video: bool) -> dict:
         **hw_to_dataset_features(robot.observation_features, "observation", use_video),
         SYNC_VALID: {"dtype": "bool", "shape": (1,), "names": None},
         SYNC_MAX_DIFF_MS: {"dtype": "float32", "shape": (1,), "names": None},
+        FRAME_TIME: {"dtype": "int64", "shape": (1,), "names": None},
     }
     for source in source_names:
         features[source_column(source)] = {"dtype": "int64", "shape": (1,), "names": None}
@@ -42,6 +49,7 @@ def sync_columns(packet: SyncPacket, source_names: list[str]) -> dict[str, np.nd
     columns = {
         SYNC_VALID: np.array([packet.valid]),
         SYNC_MAX_DIFF_MS: np.array([packet.max_diff_ms], dtype=np.float32),
+        FRAME_TIME: np.array([packet.checked_ns], dtype=np.int64),
     }
     for source in source_names:
         stamp = packet.timestamps_ns.get(source)
@@ -57,6 +65,23 @@ def build_frame(dataset: LeRobotDataset, observation: dict, action: dict, packet
         **sync_columns(packet, source_names),
         "task": task,
     }
+
+
+def sidecar_path(root: Path, episode_index: int) -> Path:
+    return Path(root) / SIDECAR_DIR / f"episode_{episode_index:06d}.json"
+
+
+def write_sidecar(root: Path, episode_index: int, *, metadata: dict, camera_info: dict, sync_policy: dict,
+                  source_names: list[str]) -> None:
+    path = sidecar_path(root, episode_index)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"metadata": metadata, "camera_info": camera_info, "sync_policy": sync_policy,
+                                "source_names": source_names}, indent=2))
+
+
+def read_sidecar(root: Path, episode_index: int) -> dict | None:
+    path = sidecar_path(root, episode_index)
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def check_compatible(dataset: LeRobotDataset, features: dict, fps: int, robot_type: str) -> None:

@@ -3,7 +3,8 @@
     <root>/session_<YYYY-MM-DD_HH-MM-SS>/
         session.json
         episode_<NNNNNN>/            NNNNNN = the episode's index in the paired LeRobotDataset
-            telemetry.npz            joint_names, qpos, qvel, action (T, n) float64; frame_timestamps_ns (T,);
+            telemetry.npz            joint_names, qpos, qvel, action (T, n) float32 (what LeRobot stores, so the two
+                                     formats convert both ways losslessly); frame_timestamps_ns (T,) int64;
                                      source_names (S,), source_timestamps_ns (T, S) int64 (-1 = none);
                                      sync_valid, sync_fresh, sync_consistent (T,) bool; sync_max_diff_ns (T,)
             manifest.json            format, frame count, every file with its size and SHA-256
@@ -112,8 +113,8 @@ class NativeEpisodeWriter:
     def add_frame(self, *, frame_ns: int, qpos: np.ndarray, action: np.ndarray, packet: SyncPacket,
                   images: dict[str, np.ndarray]) -> None:
         b = self._buffers
-        b.qpos.append(np.asarray(qpos, dtype=np.float64))
-        b.action.append(np.asarray(action, dtype=np.float64))
+        b.qpos.append(np.asarray(qpos, dtype=np.float32))
+        b.action.append(np.asarray(action, dtype=np.float32))
         b.frame_ns.append(frame_ns)
         b.source_ns.append([-1 if packet.timestamps_ns.get(s) is None else packet.timestamps_ns[s]
                             for s in self.source_names])
@@ -137,7 +138,8 @@ class NativeEpisodeWriter:
             "joint_names": np.asarray(self.joint_names),
             "qpos": qpos,
             # from the positions: not every device reports velocities
-            "qvel": np.gradient(qpos, frame_ns / 1e9, axis=0) if len(qpos) > 1 else np.zeros_like(qpos),
+            "qvel": (np.gradient(qpos.astype(np.float64), frame_ns / 1e9, axis=0).astype(np.float32)
+                     if len(qpos) > 1 else np.zeros_like(qpos)),
             "action": np.stack(b.action),
             "frame_timestamps_ns": frame_ns,
             "source_names": np.asarray(self.source_names),

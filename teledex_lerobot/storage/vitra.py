@@ -1,0 +1,109 @@
+"""Export native episodes to the VITRA teleoperation format (seed 003): one <episode>.h5 + <episode>.mp4 each.
+
+Kinematic transforms come from the episode's own record of its rig (models, sides, driven joints, hand mount),
+never from constants: `ee_urdf` is the arm's mount frame in its URDF, `hand_mount` the hand's base frame. The head
+camera is the episode's first camera; its pose in the arm base comes from camera_info.json. Poses are
+[x, y, z, rx, ry, rz] with a rotation vector. Missing arms/hands are zero-filled with their masks False.
+"""
+
+import shutil
+from pathlib import Path
+
+import h5py
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from ..presets import HandMount, PartSpec
+from ..rig import Rig
+from .native import NativeEpisode, load_native_episode, native_episode_dirs
+
+
+def pose_vector(matrices: np.ndarray) -> np.ndarray:
+    """(T, 4, 4) -> (T, 6) [x, y, z, rotation vector]."""
+    return np.concatenate([matrices[:, :3, 3], Rotation.from_matrix(matrices[:, :3, :3]).as_rotvec()], axis=1)
+
+
+def rig_of(episode: NativeEpisode) -> Rig:
+    record = episode.metadata.get("hardware", {}).get("rig")
+    if not record:
+        raise ValueError(f"{episode.path}/metadata.json has no hardware.rig: it was not recorded from a TeleDex rig, "
+                         "so its kinematics are unknown")
+    parts = {role: PartSpec(**{**spec, "joints": tuple(spec["joints"]) if spec.get("joints") else None})
+             for role, spec in record["parts"].items()}
+    mount = HandMount(**{k: tuple(v) for k, v in record["hand_mount"].items()})
+    return Rig.from_parts(parts.get("arm"), parts.get("hand"), mount)
+
+
+def export_episode(episode: NativeEpisode, out_dir: Path) -> Path:
+    rig = rig_of(episode)
+    t = episode.telemetry
+    names = [str(n) for n in t["joint_names"]]
+    frames = len(t["frame_timestamps_ns"])
+    camera_name, camera = next(iter(episode.camera_info.items()), (None, None))
+    if camera is None or camera.world_from_camera is None or camera.fx is None:
+        raise ValueError(f"{episode.path}: VITRA needs a camera with intrinsics and a known pose in the arm base")
+    episode_id = episode.metadata["episode"].get("episode_id") or episode.path.name
+    video_name = f"{episode_id}.mp4"
+    side = next(iter(rig.parts.values())).spec.side
+
+    def columns(role: str, array: np.ndarray) -> np.ndarray:
+        part = rig.parts[role]
+        return array[:, [names.index(key) for key in part.keys]].astype(np.float64)
+
+    q = {role: columns(role, t["qpos"]) for role in rig.parts}
+    hand_mount_world = None
+    if "arm" in rig.parts and "hand" in rig.parts:
+        hand_mount_world = np.stack([rig.base_poses({role: q[role][i] for role in rig.parts})["hand"]
+                                     for i in range(frames)])
+    camera_pose = np.asarray(camera.world_from_camera)
+    path = Path(out_dir) / f"{episode_id}.h5"
+    with h5py.File(path, "w") as h5:
+        meta = h5.create_group("meta")
+        meta["instruction"] = episode.metadata["episode"].get("task_name", "")
+        meta["video_path"] = video_name
+        meta["frame_count"] = frames
+        meta["fps"] = float(episode.metadata["collection"]["control_frequency_hz"])
+        for s in ("left", "right"):
+            meta[f"has_{s}"] = s == side
+        kinematics = h5.create_group("kinematics")
+        h5["observation/camera/intrinsics"] = np.array([[camera.fx, 0, camera.cx], [0, camera.fy, camera.cy],
+                                                         [0, 0, 1]], dtype=np.float64)
+        for s in ("left", "right"):
+            present = s == side
+            arm_dof = len(rig.parts["arm"].keys) if "arm" in rig.parts else 0
+            hand_dof = len(rig.parts["hand"].keys) if "hand" in rig.parts else 0
+            arm_present, hand_present = present and "arm" in rig.parts, present and "hand" in rig.parts
+            ee_to_mount = np.zeros((4, 4))
+            if arm_present and hand_present:
+                arm = rig.parts["arm"]
+                ee = arm.model.frame_pose(arm.full_configuration(q["arm"][0]), arm.mount_frame)
+                ee_to_mount = np.linalg.inv(ee) @ hand_mount_world[0]
+            kinematics[f"{s}_ee_urdf_to_hand_mount"] = ee_to_mount
+            kinematics[f"head_camera_to_{s}_arm_base"] = camera_pose if present else np.zeros((4, 4))
+            mount_pose = hand_mount_world if (arm_present and hand_present) else np.zeros((frames, 4, 4))
+            h5[f"state/{s}_arm_joint"] = q["arm"] if arm_present else np.zeros((frames, arm_dof))
+            h5[f"state/{s}_hand_joint"] = q["hand"] if hand_present else np.zeros((frames, hand_dof))
+            h5[f"action/{s}_arm_joint"] = (columns("arm", t["action"]) if arm_present
+                                           else np.zeros((frames, arm_dof)))
+            h5[f"action/{s}_hand_joint"] = (columns("hand", t["action"]) if hand_present
+                                            else np.zeros((frames, hand_dof)))
+            has_pose = arm_present and hand_present
+            h5[f"state/{s}_hand_mount_pose"] = pose_vector(mount_pose) if has_pose else np.zeros((frames, 6))
+            h5[f"state/{s}_hand_mount_pose_in_cam"] = (
+                pose_vector(np.linalg.inv(camera_pose) @ mount_pose) if has_pose else np.zeros((frames, 6)))
+            h5[f"mask/{s}_arm"] = np.full(frames, arm_present)
+            h5[f"mask/{s}_hand"] = np.full(frames, hand_present)
+    shutil.copyfile(episode.video_path(camera_name), Path(out_dir) / video_name)
+    return path
+
+
+def export_vitra(native_root: Path, out_dir: Path, progress=print) -> list[Path]:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for folder in native_episode_dirs(native_root):
+        written.append(export_episode(load_native_episode(folder), out_dir))
+        progress(f"{folder.name} -> {written[-1]}")
+    if not written:
+        raise ValueError(f"No episodes under {native_root}")
+    return written
