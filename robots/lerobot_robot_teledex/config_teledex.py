@@ -7,6 +7,7 @@ from lerobot.robots import RobotConfig
 
 from teledex_lerobot.devices.factory import BACKENDS
 from teledex_lerobot.devices.joint_device import SimDynamicsConfig
+from teledex_lerobot.devices.real_config import RealHardwareConfig
 from teledex_lerobot.presets import PartSpec, load_preset
 
 from .config_render_camera import TeledexRenderCameraConfig
@@ -20,6 +21,10 @@ class TeledexRobotConfig(RobotConfig):
     # "real": the vendor-SDK drivers.
     backend: str = "sim"
     sim: SimDynamicsConfig = field(default_factory=SimDynamicsConfig)
+    # backend="real": CAN interface/channel per part (--robot.real.arm.channel=can0, --robot.real.hand.interface=...),
+    # supervision thresholds and device settings. Cameras (e.g. intelrealsense with serial_number_or_name) go in
+    # `cameras`.
+    real: RealHardwareConfig = field(default_factory=RealHardwareConfig)
     # Safety: per command, a joint moves at most (its velocity limit x max_step_s) from its measured position.
     max_step_s: float = 0.1
     cameras: dict[str, CameraConfig] = field(default_factory=dict)
@@ -30,6 +35,7 @@ class TeledexRobotConfig(RobotConfig):
         if self.max_step_s <= 0:
             raise ValueError(f"max_step_s must be > 0 (got {self.max_step_s})")
         self.sim.validate()
+        self.real.validate()
         super().__post_init__()
 
 

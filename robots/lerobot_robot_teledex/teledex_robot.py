@@ -68,7 +68,7 @@ class TeledexRobotBase(Robot):
 
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
-        devices = {role: make_joint_device(self.config.backend, part, self.config.sim)
+        devices = {role: make_joint_device(self.config.backend, part, self.config.sim, self.config.real)
                    for role, part in self.rig.parts.items()}
         for device in devices.values():
             device.connect()
@@ -133,6 +133,14 @@ class TeledexRobotBase(Robot):
         """When each part's measurement in the last observation was captured (clock.now_ns); cameras keep their
         own. Before any observation: the devices' latest measurements."""
         return self._observation_capture_ns or {role: d.read().capture_ns for role, d in self.devices.items()}
+
+    def device_faults(self) -> dict[str, str]:
+        """Every part whose device reports a fault, with the message (what happened and what to check)."""
+        return {role: fault.message for role, device in self.devices.items() if (fault := device.fault())}
+
+    def clear_faults(self) -> None:
+        for device in self.devices.values():
+            device.clear_fault()
 
     def emergency_stop(self, engaged: bool = True) -> None:
         """Hold every joint where it is (engaged) or resume following actions."""

@@ -278,9 +278,11 @@ class Recorder:
                     next_report += 1.0
                     elapsed = tick - started
                     s = stats.summary()
+                    faults = self.robot.device_faults() if hasattr(self.robot.robot, "device_faults") else {}
                     print(f"  episode {self.dataset.meta.total_episodes}  {elapsed:5.1f} s  "
                           f"{stats.frames / max(elapsed, 1e-9):5.1f} fps  sync ok {100 * s['sync_success_rate']:5.1f}%"
-                          f"  late {stats.late_frames}", flush=True)
+                          f"  late {stats.late_frames}"
+                          + "".join(f"\n  FAULT {role}: {message}" for role, message in faults.items()), flush=True)
             if busy < period_s:
                 time.sleep(period_s - busy)
         return stats

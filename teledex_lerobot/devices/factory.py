@@ -1,6 +1,9 @@
 """Builds the joint device behind one rig part for the configured backend."""
 
+from dataclasses import replace
+
 from .joint_device import FakeJointDevice, JointDevice, SimDynamicsConfig, SimulatedJointDevice
+from .real_config import RealHardwareConfig
 
 BACKENDS = ("fake", "sim", "real")
 
@@ -9,14 +12,16 @@ BACKENDS = ("fake", "sim", "real")
 DEFAULT_FEEDBACK_HZ = {"arm": 200.0, "hand": 60.0}
 
 
-def make_joint_device(backend: str, part, sim: SimDynamicsConfig) -> JointDevice:
+def make_joint_device(backend: str, part, sim: SimDynamicsConfig,
+                      real: RealHardwareConfig | None = None) -> JointDevice:
     if backend == "fake":
         return FakeJointDevice(part.home)
     if backend == "sim":
+        if part.role != sim.fault_source:
+            sim = replace(sim, fault_delay_ms=0.0, fault_freeze=False)
         return SimulatedJointDevice(part.home, part.velocity_limits, sim, DEFAULT_FEEDBACK_HZ[part.role])
     if backend == "real":
-        raise NotImplementedError(
-            f"backend='real' for {part.spec.model!r} is not available in this version: the vendor-SDK drivers are "
-            "not built yet. Use backend='sim' (simulated device) or backend='fake' (instantaneous)."
-        )
+        from .real_factory import make_real_joint_device  # the vendor SDKs load only for the real backend
+
+        return make_real_joint_device(part, real or RealHardwareConfig())
     raise ValueError(f"Unknown backend {backend!r}; choose one of {BACKENDS}")

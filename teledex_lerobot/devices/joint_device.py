@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..clock import now_ns
+from .device_fault import DeviceFault
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,13 @@ class JointDevice(ABC):
     @abstractmethod
     def command(self, positions: np.ndarray) -> None:
         """Set a position target. The caller has already applied limits."""
+
+    def fault(self) -> "DeviceFault | None":
+        """The latched fault, if any (real drivers; see device_fault.py). A faulted device holds its last target."""
+        return None
+
+    def clear_fault(self) -> None:
+        """Acknowledge the fault and accept targets again."""
 
 
 class FakeJointDevice(JointDevice):

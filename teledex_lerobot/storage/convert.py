@@ -14,8 +14,16 @@ import numpy as np
 from lerobot.datasets import LeRobotDataset
 
 from ..sync import SyncPolicy, validate_timestamps
-from .lerobot_sink import FRAME_TIME, SYNC_VALID, build_frame, dataset_features, read_sidecar, source_column, \
-    write_sidecar
+from .lerobot_sink import (
+    FRAME_TIME,
+    SYNC_VALID,
+    build_frame,
+    dataset_features,
+    read_sidecar,
+    source_column,
+    source_names_in,
+    write_sidecar,
+)
 from .native import CameraInfo, NativeEpisodeWriter, load_native_episode, native_episode_dirs
 from .video import read_video_frames
 
@@ -69,7 +77,7 @@ def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progr
 def lerobot_to_native(lerobot_root: Path, repo_id: str, native_root: Path, progress=print) -> list[Path]:
     dataset = LeRobotDataset(repo_id, root=lerobot_root)
     joint_names = list(dataset.features["action"]["names"])
-    sources = [c[2:-3] for c in dataset.features if c.startswith("t_") and c.endswith("_ns") and c != FRAME_TIME]
+    sources = source_names_in(dataset.features)
     cameras = [key.removeprefix("observation.images.") for key in dataset.meta.video_keys]
     written = []
     for episode_index in range(dataset.meta.total_episodes):

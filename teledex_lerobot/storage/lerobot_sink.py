@@ -32,6 +32,11 @@ def source_column(source: str) -> str:
     return f"t_{source}_ns"
 
 
+def source_names_in(columns) -> list[str]:
+    """The sync sources whose timestamp columns a dataset has, in column order."""
+    return [c[2:-3] for c in columns if c.startswith("t_") and c.endswith("_ns") and c != FRAME_TIME]
+
+
 def dataset_features(robot, source_names: list[str], use_video: bool) -> dict:
     features = {
         **hw_to_dataset_features(robot.action_features, "action", use_video),

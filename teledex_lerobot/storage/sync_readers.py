@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..sync.report import EpisodeSync
-from .lerobot_sink import SYNC_MAX_DIFF_MS, SYNC_VALID
+from .lerobot_sink import SYNC_MAX_DIFF_MS, SYNC_VALID, source_column, source_names_in
 from .native import load_native_episode, native_episode_dirs
 
 
@@ -23,11 +23,11 @@ def sync_from_lerobot(root: Path) -> list[EpisodeSync]:
     columns = table.column_names
     if SYNC_VALID not in columns:
         raise ValueError(f"{root} has no '{SYNC_VALID}' column: it was not recorded with teledex-record")
-    sources = [c[2:-3] for c in columns if c.startswith("t_") and c.endswith("_ns")]
+    sources = source_names_in(columns)
     episode = table.column("episode_index").to_numpy()
     valid = np.asarray(table.column(SYNC_VALID).to_pylist(), dtype=bool).reshape(-1)
     max_diff = np.asarray(table.column(SYNC_MAX_DIFF_MS).to_pylist(), dtype=float).reshape(-1)
-    stamps = np.stack([np.asarray(table.column(f"t_{s}_ns").to_pylist(), dtype=np.int64).reshape(-1)
+    stamps = np.stack([np.asarray(table.column(source_column(s)).to_pylist(), dtype=np.int64).reshape(-1)
                        for s in sources], axis=1)
     return [EpisodeSync(int(e), valid[episode == e], max_diff[episode == e], sources, stamps[episode == e])
             for e in np.unique(episode)]

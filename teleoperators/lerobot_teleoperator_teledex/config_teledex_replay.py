@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 from lerobot.teleoperators import TeleoperatorConfig
 
+RETARGETING_CHOICES = ("auto", "joint_mapping", "teledex", "dexpilot")
+
 
 @TeleoperatorConfig.register_subclass("teledex_replay")
 @dataclass(kw_only=True)
@@ -16,7 +18,15 @@ class TeledexReplayConfig(TeleoperatorConfig):
     arm_model: str = ""
     hand_model: str = ""
     side: str = "right"
-    # Joint map file for the hand; empty = configs/joint_maps/<hand model>[_<side>].yaml.
+    # How the hand is driven: "teledex" / "dexpilot" retarget hand keypoints (keypoint streams only);
+    # "joint_mapping" maps canonical hand angles (any stream); "auto" = teledex for keypoint streams (unless
+    # joint_map is given), joint_mapping otherwise.
+    retargeting: str = "auto"
+    # Retargeting config YAML (see teledex_lerobot/retargeting/config.py); empty = defaults.
+    retargeting_config: str = ""
+    # The operator's calibration file from teledex-calibrate-hand; empty = the average adult hand.
+    hand_calibration: str = ""
+    # Joint map file for the hand (joint_mapping); empty = configs/joint_maps/<hand model>[_<side>].yaml.
     joint_map: str = ""
     # Replay speed factor and whether to start over at the end (otherwise the last sample is held).
     speed: float = 1.0
@@ -25,3 +35,5 @@ class TeledexReplayConfig(TeleoperatorConfig):
     def __post_init__(self):
         if self.speed <= 0:
             raise ValueError(f"speed must be > 0 (got {self.speed})")
+        if self.retargeting not in RETARGETING_CHOICES:
+            raise ValueError(f"retargeting must be one of {RETARGETING_CHOICES} (got {self.retargeting!r})")

@@ -31,6 +31,17 @@ def stream_path(stream: str) -> Path:
     return path
 
 
+def hand_method(retargeting: str, stream_kind: str, joint_map: str = "") -> str:
+    """The hand retargeting method: "auto" picks teledex for keypoints unless a joint map file is given, else
+    joint mapping."""
+    if retargeting == "auto":
+        return "teledex" if stream_kind == "keypoints" and not joint_map else "joint_mapping"
+    if retargeting != "joint_mapping" and stream_kind != "keypoints":
+        raise ValueError(f"retargeting {retargeting!r} needs hand keypoints, but the stream holds {stream_kind}; "
+                         "use retargeting=joint_mapping (or auto) for glove streams")
+    return retargeting
+
+
 def rig_for(config: TeledexReplayConfig) -> Rig:
     if config.arm_model or config.hand_model:
         arm = PartSpec(config.arm_model, config.side) if config.arm_model else None
@@ -68,8 +79,10 @@ class TeledexReplay(Teleoperator):
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
         stream = OperatorStream.load(stream_path(self.config.stream))
-        self.mapper = OperatorToRig(self.rig, self.config.joint_map)
-        self._canonical_angles = stream.canonical_angles()
+        method = hand_method(self.config.retargeting, stream.kind, self.config.joint_map)
+        self.mapper = OperatorToRig(self.rig, self.config.joint_map, method, self.config.retargeting_config,
+                                    self.config.hand_calibration)
+        self._canonical_angles = stream.canonical_angles() if method == "joint_mapping" else None
         self.stream = stream
         self._start_ns = now_ns()
         logger.info("%s replaying %s (%d samples, %.1f s)", self, self.config.stream, len(stream), stream.duration_s)
@@ -93,7 +106,9 @@ class TeledexReplay(Teleoperator):
         index = self.stream.index_at(elapsed_ns)
         # the sample counts as captured when replay time passed its timestamp
         self.sample_capture_ns = now - int((elapsed_ns - int(self.stream.timestamps_ns[index])) / self.config.speed)
-        targets = self.mapper(self._canonical_angles[index], self.stream.wrist_pose[index])
+        angles = None if self._canonical_angles is None else self._canonical_angles[index]
+        keypoints = None if self.stream.hand_keypoints_m is None else self.stream.hand_keypoints_m[index]
+        targets = self.mapper(angles, self.stream.wrist_pose[index], keypoints)
         return self.rig.join(targets)
 
     def send_feedback(self, feedback: dict) -> None:

@@ -1,0 +1,196 @@
+"""What every real (vendor-SDK or CAN) joint driver shares: limit checks, a feedback watchdog, latched faults.
+
+Subclasses say how to open and close the device, how to send a target, where the latest measurement is and which
+errors the device itself reports, always for the device's full joint vector (its own order); this class exposes the
+driven subset (RigPart.indices) and keeps undriven joints at their home target. This class turns those into the fault contract:
+- a target that is non-finite or outside the model's limits is never sent (command_out_of_range);
+- a measurement older than feedback_timeout_ms, checked every watchdog_period_ms, is a feedback_timeout;
+- an error the device reports is a joint_error; a failed send is a bus_error.
+Once in fault, new targets are dropped, so the hardware holds the last safe target, until clear_fault().
+"""
+
+import logging
+import threading
+from abc import abstractmethod
+from collections import deque
+
+import numpy as np
+
+from ..clock import now_ns
+from .device_fault import (BUS_ERROR, COMMAND_OUT_OF_RANGE, FEEDBACK_TIMEOUT, JOINT_ERROR, DeviceFault,
+                           make_fault)
+from .joint_device import JointDevice, JointState
+from .real_config import RealHardwareConfig
+
+logger = logging.getLogger(__name__)
+
+# Measurements kept for read_nearest: the watchdog and every read record the newest one, so at least the last
+# ~0.6 s at the 10 ms watchdog period.
+SEEN_HISTORY = 64
+
+
+class RealJointDevice(JointDevice):
+    def __init__(self, name: str, device_home: np.ndarray, driven: np.ndarray, device_lower: np.ndarray,
+                 device_upper: np.ndarray, config: RealHardwareConfig):
+        self.driven = np.asarray(driven, dtype=int)
+        super().__init__(np.asarray(device_home, dtype=float)[self.driven])
+        self.name = name
+        self.lower = np.asarray(device_lower, dtype=float)[self.driven]
+        self.upper = np.asarray(device_upper, dtype=float)[self.driven]
+        self.config = config
+        self.device_target = np.asarray(device_home, dtype=float).copy()  # what the device was last told
+        self._fault: DeviceFault | None = None
+        self._fault_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._watchdog: threading.Thread | None = None
+        self.last_safe_target: np.ndarray | None = None
+        self._seen: deque[JointState] = deque(maxlen=SEEN_HISTORY)
+        self._seen_lock = threading.Lock()
+
+    # --- what a driver implements ---
+    @abstractmethod
+    def _open(self) -> None:
+        """Open the bus / SDK and start whatever receives feedback."""
+
+    @abstractmethod
+    def _close(self) -> None:
+        """Release every thread and bus the driver opened. Must not raise."""
+
+    @abstractmethod
+    def _send(self, device_target: np.ndarray) -> None:
+        """Send a full device target whose driven joints were checked against the limits."""
+
+    @abstractmethod
+    def _latest_state(self) -> JointState | None:
+        """The newest full-device measurement, capture_ns on clock.now_ns(); None before the first one."""
+
+    def _device_error(self) -> str | None:
+        """An error the device reports about itself (error bits, e-stop, motor faults), as a message."""
+        return None
+
+    def _startup(self) -> None:
+        """Runs once feedback flows, before the watchdog starts (enable sequences, speed settings)."""
+
+    # --- the JointDevice contract ---
+    def connect(self) -> None:
+        self._fault = None
+        self.last_safe_target = None
+        self._seen.clear()
+        self._open()
+        try:
+            self._wait_for_feedback()
+            self._startup()
+        except BaseException:
+            self._close()
+            raise
+        self._stop.clear()
+        self._watchdog = threading.Thread(target=self._watch, name=f"{self.name}-watchdog", daemon=True)
+        self._watchdog.start()
+
+    def disconnect(self) -> None:
+        self._stop.set()
+        if self._watchdog is not None:
+            self._watchdog.join(timeout=1.0)
+            self._watchdog = None
+        self._close()
+
+    def read(self) -> JointState:
+        state = self._latest_state()
+        if state is None:
+            raise ConnectionError(f"{self.name}: no measurement yet; is the device connected?")
+        return self._remember(JointState(state.positions[self.driven], state.velocities[self.driven],
+                                         state.capture_ns))
+
+    def read_nearest(self, capture_ns: int) -> JointState:
+        latest = self.read()
+        with self._seen_lock:
+            return min(self._seen, key=lambda state: abs(state.capture_ns - capture_ns), default=latest)
+
+    def command(self, positions: np.ndarray) -> None:
+        target = np.asarray(positions, dtype=float)
+        problem = self._range_problem(target)
+        if problem is not None:
+            self._raise(COMMAND_OUT_OF_RANGE, f"{problem}; target not sent, holding the last safe target")
+            return
+        if self._fault is not None:
+            return  # hold: the hardware keeps the last target it accepted
+        device_target = self.device_target.copy()
+        device_target[self.driven] = target
+        try:
+            self._send(device_target)
+        except Exception as error:  # a dead interface must not crash the control loop
+            self._raise(BUS_ERROR, f"sending the target failed: {error}. Check the CAN cable and interface.")
+            return
+        self.device_target = device_target
+        self.last_safe_target = target
+
+    def fault(self) -> DeviceFault | None:
+        """The latched fault, or None while the device is healthy."""
+        return self._fault
+
+    def clear_fault(self) -> None:
+        """Re-arm after the operator has dealt with the cause; a cause still present is re-detected at once."""
+        with self._fault_lock:
+            self._fault = None
+        self._supervise()
+
+    # --- internals ---
+    def _range_problem(self, target: np.ndarray) -> str | None:
+        if target.shape != (self.dof,):
+            return f"expected {self.dof} joint targets, got shape {target.shape}"
+        if not np.all(np.isfinite(target)):
+            return f"non-finite target {target}"
+        tolerance = self.config.limit_tolerance_rad
+        outside = (target < self.lower - tolerance) | (target > self.upper + tolerance)
+        if np.any(outside):
+            joints = np.flatnonzero(outside).tolist()
+            return f"joints {joints} outside the model limits: {target[outside]} not in " \
+                   f"[{self.lower[outside]}, {self.upper[outside]}]"
+        return None
+
+    def _raise(self, kind: str, message: str) -> None:
+        with self._fault_lock:
+            if self._fault is not None:
+                return  # keep the first cause: later faults are usually its consequences
+            self._fault = make_fault(kind, f"{self.name}: {message}")
+        logger.error("%s", self._fault.message)
+
+    def _wait_for_feedback(self) -> None:
+        deadline = now_ns() + int(self.config.connect_timeout_s * 1e9)
+        while self._latest_state() is None:
+            if now_ns() > deadline:
+                raise ConnectionError(f"{self.name}: no feedback within {self.config.connect_timeout_s} s. "
+                                      f"{self._no_feedback_hint()}")
+            self._stop.wait(0.005)
+
+    def _no_feedback_hint(self) -> str:
+        return ("Check power, the CAN cable and termination, that the interface is up at 1 Mbit/s "
+                "(`ip -details link show <channel>`), and the configured interface/channel. Run teledex-doctor.")
+
+    def _watch(self) -> None:
+        period_s = self.config.watchdog_period_ms / 1000
+        while not self._stop.wait(period_s):
+            try:
+                self._supervise()
+            except Exception as error:  # the watchdog must outlive a driver bug
+                self._raise(BUS_ERROR, f"supervision failed: {error}")
+
+    def _remember(self, state: JointState) -> JointState:
+        with self._seen_lock:
+            if not self._seen or self._seen[-1].capture_ns != state.capture_ns:
+                self._seen.append(state)
+        return state
+
+    def _supervise(self) -> None:
+        state = self._latest_state()
+        if state is not None:
+            self._remember(JointState(state.positions[self.driven], state.velocities[self.driven],
+                                      state.capture_ns))
+        age_ms = (now_ns() - state.capture_ns) / 1e6 if state is not None else float("inf")
+        if age_ms > self.config.feedback_timeout_ms:
+            self._raise(FEEDBACK_TIMEOUT, f"no feedback for {age_ms:.0f} ms (limit "
+                                          f"{self.config.feedback_timeout_ms:.0f} ms). {self._no_feedback_hint()}")
+            return
+        error = self._device_error()
+        if error is not None:
+            self._raise(JOINT_ERROR, error)

@@ -1,0 +1,106 @@
+"""The simulated device's end of a python-can bus (receive thread, send helper), and the echo filter it and our own
+CAN driver use.
+
+On the `virtual` interface a bus never receives its own frames. On `udp_multicast` it does (even with
+receive_own_messages=False), and a simulator whose replies share the request's ID (LinkerHand, the Piper firmware
+query) would otherwise answer itself forever. Each sent frame is echoed exactly once, so the filter drops the first
+received frame equal to one we sent and not yet seen back; an identical frame from the host arriving first is
+dropped instead of our echo, which has the same effect.
+"""
+
+import logging
+import threading
+from collections import Counter
+from collections.abc import Callable
+
+import can
+
+logger = logging.getLogger(__name__)
+
+ECHOING_INTERFACES = frozenset({"udp_multicast"})
+
+
+class EchoFilter:
+    """Drops the frames a bus receives back from itself on interfaces that echo (udp_multicast)."""
+
+    def __init__(self, interface: str):
+        self._pending: Counter | None = Counter() if interface in ECHOING_INTERFACES else None
+        self._lock = threading.Lock()
+
+    def sent(self, arbitration_id: int, data: bytes) -> None:
+        if self._pending is not None:
+            with self._lock:
+                self._pending[(arbitration_id, bytes(data))] += 1
+
+    def is_echo(self, message: can.Message) -> bool:
+        if self._pending is None:
+            return False
+        key = (message.arbitration_id, bytes(message.data))
+        with self._lock:
+            if self._pending[key] > 0:
+                self._pending[key] -= 1
+                return True
+        return False
+
+
+class SimBus:
+    def __init__(self, interface: str, channel: str, on_frame: Callable[[can.Message], None], name: str):
+        self.interface = interface
+        self.channel = channel
+        self._on_frame = on_frame
+        self._name = name
+        self._bus: can.BusABC | None = None
+        self._send_lock = threading.Lock()
+        self._echoes = EchoFilter(interface)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.frames_sent = 0
+
+    def open(self) -> None:
+        self._bus = can.Bus(channel=self.channel, interface=self.interface, receive_own_messages=False)
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._receive, name=f"{self._name}-rx", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+            self._thread = None
+        if self._bus is not None:
+            self._bus.shutdown()
+            self._bus = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._bus is not None
+
+    def send(self, arbitration_id: int, data: bytes) -> None:
+        bus = self._bus
+        if bus is None:
+            return
+        message = can.Message(arbitration_id=arbitration_id, data=data, is_extended_id=False)
+        with self._send_lock:
+            self._echoes.sent(arbitration_id, data)
+            try:
+                bus.send(message)
+            except can.CanError as error:
+                logger.warning("%s: send failed: %s", self._name, error)
+                return
+            self.frames_sent += 1
+
+    def _receive(self) -> None:
+        while not self._stop.is_set():
+            bus = self._bus
+            if bus is None:
+                return
+            try:
+                message = bus.recv(timeout=0.01)
+            except can.CanError:
+                return
+            if message is None or message.is_error_frame or self._echoes.is_echo(message):
+                continue
+            try:
+                self._on_frame(message)
+            except Exception:  # a malformed frame must not kill the simulated device
+                logger.exception("%s: error handling frame %s", self._name, message)

@@ -1,0 +1,137 @@
+"""Per-operator, per-hand calibration (TeleDex eqs. 3-5 and 7): segment scales s, root offsets δ, pinch ranges ρ.
+
+The operator holds the calibration pose (flat open hand, fingers together, thumb relaxed in the palm plane: the pose
+the robot URDFs have at zero angles), then opens, closes and pinches each finger. From the recording:
+
+- s_ij = |F_j(θ0) − F_{j−1}(θ0)| / |p̄_j − p̄_{j−1}| for consecutive keypoints of finger i (eq. 3), the first segment
+  starting at the wrist; p̄ is the median of the calibration-pose frames, F the robot keypoints at θ0 (the reference
+  pose);
+- δ_i = F_root(θ0) − (p̄_wrist + s_i0 (p̄_root − p̄_wrist)) (eq. 4). Eq. 4 as printed subtracts the unscaled p̄_root,
+  which only lands the operator's root on the robot's when s_i0 = 1; subtracting the scaled point makes the
+  calibration pose map onto the robot's root keypoints exactly, whatever the scale;
+- ρ_min,i / ρ_max,i: the 2nd / 98th percentile of the thumb-tip to fingertip distance over the whole recording
+  (eq. 7). A static pose alone gives ρ_min = 0 and ρ_max = the distance in that pose.
+- for direct joint mapping: the 2nd / 98th percentile of every canonical hand angle (the operator's own range).
+
+Without an operator calibration, `default_calibration` uses the average adult hand of `operator.hand_model`.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from ..operator.hand_model import angles_from_keypoints, keypoints_from_angles
+from ..operator.keypoints import CANONICAL_ANGLE_NAMES, FINGER_CHAINS, NUM_CANONICAL_ANGLES, THUMB_TIP, WRIST
+from .hand_layout import HandLayout
+from .keypoint_kinematics import KeypointKinematics
+
+FORMAT = "teledex-hand-calibration/1"
+_PERCENTILES = (2.0, 98.0)
+_MIN_PINCH_RANGE_M = 0.01  # below this the recording had no open/close motion: fall back to the static rule
+CALIBRATION_POSE_ANGLES_RAD = np.zeros(NUM_CANONICAL_ANGLES)  # the flat hand (see hand_model)
+
+
+@dataclass
+class HandCalibration:
+    operator: str
+    hand: str
+    side: str
+    segment_scales: dict[str, list[float]]  # finger -> s per robot keypoint (the segment ending at it)
+    root_offsets_m: dict[str, list[float]]  # finger -> δ
+    pinch_distance_range_m: dict[str, list[float]]  # non-thumb finger -> [ρ_min, ρ_max]
+    canonical_angle_ranges_rad: dict[str, list[float]] = field(default_factory=dict)  # for joint mapping
+
+    def save(self, path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"format": FORMAT} | {key: _plain(value) for key, value in vars(self).items()}
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+    @classmethod
+    def load(cls, path) -> "HandCalibration":
+        data = yaml.safe_load(Path(path).read_text())
+        if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
+            raise ValueError(f"{path}: not a {FORMAT} file (write it with teledex-calibrate-hand)")
+        try:
+            return cls(**data)
+        except TypeError as error:
+            raise ValueError(f"{path}: {error}") from error
+
+    def check_layout(self, layout: HandLayout, source: str = "calibration") -> None:
+        """Raise ValueError if this calibration was made for other fingers/keypoints than `layout` has."""
+        for finger in layout.fingers:
+            scales = self.segment_scales.get(finger.name)
+            if scales is None or len(scales) != len(finger.frames):
+                raise ValueError(f"{source} ({self.operator}, {self.hand}) does not match this hand's finger "
+                                 f"{finger.name!r} ({len(finger.frames)} keypoints); re-run teledex-calibrate-hand")
+
+
+def calibrate(layout: HandLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, pose_keypoints,
+              motion_keypoints=None, *, operator: str, hand: str, side: str) -> HandCalibration:
+    """A calibration from calibration-pose frames (M, 21, 3) and, optionally, an open/close/pinch recording."""
+    pose_keypoints = np.asarray(pose_keypoints, dtype=float).reshape(-1, 21, 3)
+    human = np.median(pose_keypoints - pose_keypoints[:, WRIST:WRIST + 1], axis=0)
+    robot = dict(zip(kinematics.frames, kinematics.positions(robot_pose)))
+    scales, offsets = {}, {}
+    for finger in layout.fingers:
+        robot_points = [np.zeros(3)] + [robot[frame] for frame in finger.frames]
+        human_points = [human[WRIST]] + [human[i] for i in finger.human_indices]
+        robot_lengths = np.linalg.norm(np.diff(robot_points, axis=0), axis=1)
+        human_lengths = np.maximum(np.linalg.norm(np.diff(human_points, axis=0), axis=1), 1e-6)
+        scales[finger.name] = (robot_lengths / human_lengths).tolist()
+        scaled_root = human[WRIST] + scales[finger.name][0] * (human_points[1] - human[WRIST])
+        offsets[finger.name] = (robot_points[1] - scaled_root).tolist()
+
+    recording = pose_keypoints if motion_keypoints is None else np.concatenate(
+        [pose_keypoints, np.asarray(motion_keypoints, dtype=float).reshape(-1, 21, 3)])
+    pinch_ranges = {}
+    for finger in layout.fingers:
+        if finger.name == "thumb":
+            continue
+        tip = FINGER_CHAINS[finger.name][-1]
+        distances = np.linalg.norm(recording[:, tip] - recording[:, THUMB_TIP], axis=-1)
+        low, high = np.percentile(distances, _PERCENTILES)
+        if high - low < _MIN_PINCH_RANGE_M:
+            low, high = 0.0, float(np.linalg.norm(human[tip] - human[THUMB_TIP]))
+        pinch_ranges[finger.name] = [float(low), float(high)]
+
+    angles = angles_from_keypoints(recording, side)
+    low, high = np.percentile(angles, _PERCENTILES, axis=0)
+    angle_ranges = {name: [float(a), float(b)] for name, a, b in zip(CANONICAL_ANGLE_NAMES, low, high)}
+    return HandCalibration(operator, hand, side, scales, offsets, pinch_ranges, angle_ranges)
+
+
+def default_calibration(layout: HandLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, *, hand: str,
+                        side: str) -> HandCalibration:
+    """The calibration of the average adult hand (`operator.hand_model.AVERAGE_ADULT_HAND`), static pose only."""
+    pose = keypoints_from_angles(CALIBRATION_POSE_ANGLES_RAD, side)
+    calibration = calibrate(layout, kinematics, robot_pose, pose, operator="average_adult", hand=hand, side=side)
+    calibration.canonical_angle_ranges_rad = {}  # a single pose says nothing about the range of motion
+    return calibration
+
+
+def uniform_calibration(layout: HandLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, scale: float,
+                        *, hand: str, side: str) -> HandCalibration:
+    """One scale for every segment and no root offsets: the targets are the operator's keypoints times `scale`.
+
+    What to use when fingertips must match a globally scaled human hand (e.g. to compare with vector retargeting
+    at one stated scale); the pinch ranges are those of the average adult hand.
+    """
+    calibration = default_calibration(layout, kinematics, robot_pose, hand=hand, side=side)
+    calibration.operator = f"uniform_scale_{scale:g}"
+    calibration.segment_scales = {f.name: [scale] * len(f.frames) for f in layout.fingers}
+    calibration.root_offsets_m = {f.name: [0.0, 0.0, 0.0] for f in layout.fingers}
+    return calibration
+
+
+def _plain(value):
+    """YAML-safe builtin types."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(item) for item in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

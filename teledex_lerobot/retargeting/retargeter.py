@@ -1,0 +1,169 @@
+"""The public retargeter: any hand URDF + a method + a side -> joint vectors from hand keypoints, failure-safe.
+
+    retargeter = build_retargeter("hand.urdf", method="teledex", side="right")
+    q = retargeter.retarget(keypoints)            # (21, 3) -> (n,), order retargeter.joint_names
+    qs, ok = retargeter.retarget_sequence(seq)    # (N, 21, 3) -> (N, n), (N,) bool
+    tips = retargeter.fingertip_positions(q)      # (F, 3), order retargeter.finger_names
+
+Failure handling (the control loop never sees an exception from here): a frame that is missing (None), has the
+wrong shape, contains NaN/inf, or makes the solver fail or return non-finite joints is not retargeted. The last
+good output is held, `last_frame_ok` is False, and the event is counted in `failures` by reason. Outputs are always
+inside the joint limits. The warm start is the last unfiltered solution; the low-pass filter acts on the output only.
+"""
+
+import logging
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from ..control.joint_mapping import joint_map_path, load_joint_map
+from ..kinematics import KinematicModel
+from ..models import resolve_urdf
+from ..operator.keypoints import check_side
+from .calibration import HandCalibration, default_calibration
+from .config import RetargetingConfig
+from .conventions import to_internal
+from .dexpilot import DexPilotRetargeter
+from .hand_layout import build_layout, reference_pose
+from .joint_mapping import JointMappingRetargeter, with_operator_ranges
+from .keypoint_kinematics import KeypointKinematics
+from .teledex import TeleDexRetargeter
+
+logger = logging.getLogger(__name__)
+
+METHODS = ("teledex", "dexpilot", "joint_mapping")
+
+
+class HandRetargeter:
+    def __init__(self, model: KinematicModel, method: str, side: str, config: RetargetingConfig,
+                 calibration: HandCalibration | None = None):
+        if method not in METHODS:
+            raise ValueError(f"unknown retargeting method {method!r}; use one of {METHODS}")
+        self.model = model
+        self.method = method
+        self.side = check_side(side)
+        self.config = config
+        self.joint_names: list[str] = list(model.joint_names)
+        self.lower, self.upper = model.lower.copy(), model.upper.copy()
+        self.layout = build_layout(model, side, config.keypoint_frames, config.base_rotation)
+        self.hand_name = hand_name(model)
+        self._tips = KeypointKinematics(model, self.layout.fingertip_frames, self.layout.base_rotation)
+        self.reference_pose = reference_pose(model)
+        if calibration is None:
+            calibration = default_calibration(self.layout, KeypointKinematics(
+                model, self.layout.keypoint_frames, self.layout.base_rotation), self.reference_pose,
+                hand=self.hand_name, side=side)
+        self.calibration = calibration
+        self.engine = self._engine(method, config, calibration)
+        self.failures: Counter = Counter()
+        self.frames_retargeted = 0
+        self.last_frame_ok = True
+        self.reset()
+
+    @property
+    def finger_names(self) -> tuple[str, ...]:
+        return self.layout.finger_names
+
+    def reset(self) -> None:
+        """Forget the motion so far: the next frame starts from the open hand and is not filtered."""
+        self._solution = self.reference_pose.copy()
+        self._output: np.ndarray | None = None
+        if hasattr(self.engine, "reset"):
+            self.engine.reset()
+
+    def retarget(self, keypoints) -> np.ndarray:
+        """Joint vector (n,) for one hand frame in the configured convention; holds the last output on failure."""
+        self.frames_retargeted += 1
+        if keypoints is None:
+            return self._hold("hand_lost")
+        try:
+            points = to_internal(keypoints, self.config.input_convention, self.config.input_frame, self.side)
+        except ValueError as error:
+            return self._hold("bad_shape" if "shape" in str(error) else "non_finite_input")
+        try:
+            solution = self.engine.solve(points, self._solution)
+        except Exception:  # noqa: BLE001 - the control loop must survive any solver failure; it is counted
+            logger.debug("retargeting solver failed", exc_info=True)
+            return self._hold("solver_error")
+        if not np.isfinite(solution).all():
+            return self._hold("non_finite_solution")
+        self._solution = np.clip(solution, self.lower, self.upper)
+        alpha = self.config.low_pass_alpha
+        self._output = self._solution.copy() if self._output is None else (
+            self._output + alpha * (self._solution - self._output))
+        self.last_frame_ok = True
+        return self._output.copy()
+
+    def retarget_angles(self, canonical_angles) -> np.ndarray:
+        """joint_mapping only: joint vector for canonical human angles (20,) (a glove), with the same safety."""
+        if not isinstance(self.engine, JointMappingRetargeter):
+            raise TypeError(f"retarget_angles needs method 'joint_mapping', this retargeter uses {self.method!r}")
+        self.frames_retargeted += 1
+        angles = np.asarray(canonical_angles, dtype=float)
+        if angles.shape != (20,) or not np.isfinite(angles).all():
+            return self._hold("bad_shape" if angles.shape != (20,) else "non_finite_input")
+        self._solution = self._output = self.engine.map_angles(angles)
+        self.last_frame_ok = True
+        return self._output.copy()
+
+    def retarget_sequence(self, keypoints) -> tuple[np.ndarray, np.ndarray]:
+        """(N, n) joint vectors and (N,) ok flags for a sequence of frames, in order (warm-started, filtered)."""
+        joints, ok = [], []
+        for frame in keypoints:
+            joints.append(self.retarget(frame))
+            ok.append(self.last_frame_ok)
+        return np.array(joints).reshape(-1, len(self.joint_names)), np.array(ok, dtype=bool)
+
+    def fingertip_positions(self, q) -> np.ndarray:
+        """(F, 3) fingertip positions for joint vector q, metres, in the operator-aligned hand base frame."""
+        return self._tips.positions(np.asarray(q, dtype=float))
+
+    def _hold(self, reason: str) -> np.ndarray:
+        self.failures[reason] += 1
+        self.last_frame_ok = False
+        if self.failures[reason] == 1:
+            logger.warning("%s retargeting: %s; holding the last target (counted in .failures)", self.method, reason)
+        held = self._output if self._output is not None else self._solution
+        return held.copy()
+
+    def _engine(self, method: str, config: RetargetingConfig, calibration: HandCalibration):
+        if method == "teledex":
+            return TeleDexRetargeter(self.model, self.layout, calibration, config.teledex, config.solver)
+        if method == "dexpilot":
+            return DexPilotRetargeter(self.model, self.layout, hand_size_ratio(calibration),
+                                      config.dexpilot, config.solver)
+        path = config.joint_map or joint_map_path(self.hand_name, self.side)
+        joint_map = load_joint_map(path, self.joint_names, self.lower, self.upper)
+        return JointMappingRetargeter(with_operator_ranges(joint_map, calibration.canonical_angle_ranges_rad),
+                                      self.side)
+
+
+def build_retargeter(urdf, method: str = "teledex", side: str = "right", config=None,
+                     calibration=None) -> HandRetargeter:
+    """A retargeter for the hand in `urdf` (path, or a built-in hand name such as "linkerhand_l20").
+
+    config: None, a dict, a YAML path or a RetargetingConfig (see config.py). calibration: None (average adult
+    hand), a HandCalibration, or the path of a file written by teledex-calibrate-hand.
+    """
+    model = KinematicModel.from_urdf(resolve_urdf(str(urdf), side))
+    if isinstance(calibration, (str, Path)):
+        calibration = HandCalibration.load(calibration)
+    return HandRetargeter(model, method, side, RetargetingConfig.load(config), calibration)
+
+
+def hand_name(model: KinematicModel) -> str:
+    """The model name without its side suffix: linkerhand_l20_right -> linkerhand_l20."""
+    stem = Path(model.description.source).stem
+    for suffix in ("_right", "_left"):
+        if stem.endswith(suffix):
+            return stem[: -len(suffix)]
+    return stem
+
+
+def hand_size_ratio(calibration: HandCalibration) -> float:
+    """Robot/operator hand size: the mean of the calibrated segment scales of the non-thumb fingers."""
+    scales = [s for finger, values in calibration.segment_scales.items() if finger != "thumb" for s in values]
+    return float(np.mean(scales)) if scales else 1.0
+
+

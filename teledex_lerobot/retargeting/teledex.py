@@ -1,0 +1,103 @@
+"""The TeleDex retargeter (seed 000 §3.2, eqs. 1-9).
+
+θ* = argmin α_align L_align + α_couple L_couple + α_smooth L_smooth, inside the joint limits, where
+- L_align (eq. 2) pulls every robot keypoint onto the operator's keypoint after per-phalanx scaling and root offset
+  (eq. 5, with s and δ from the operator's calibration);
+- L_couple (eq. 6) pulls each robot thumb-tip → fingertip vector onto the operator's, weighted by
+  β_i = sigmoid(σ (ρ_i − τ)) (eq. 8) of the normalised proximity ρ_i = 1 − (|R_H,i| − ρ_min,i)/(ρ_max,i − ρ_min,i)
+  (eq. 7): near zero for an open hand, near one in a pinch, so pinches close on the robot even when the hands'
+  proportions differ, and the weight changes smoothly (no switching jerk);
+- L_smooth (eq. 9) = ‖θ − θ(t−1)‖².
+Per-keypoint weights within L_align (e.g. fingertips above joints) are in the config.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..kinematics import KinematicModel
+from ..operator.keypoints import FINGER_CHAINS, KEYPOINT_NAMES, THUMB_TIP, WRIST
+from .calibration import HandCalibration
+from .costs import JointDeviationCost, KeypointPositionCost, KeypointVectorCost
+from .hand_layout import HandLayout
+from .keypoint_kinematics import KeypointKinematics
+from .solver import BoxLeastSquaresSolver, SolverSettings
+
+
+@dataclass(frozen=True)
+class TeleDexSettings:
+    alignment_weight: float = 1.0  # α_align
+    coupling_weight: float = 4.0  # α_couple
+    smoothness_weight: float = 1e-3  # α_smooth (rad² against m²: 1 mrad of change costs as much as 32 µm of error)
+    # w_k within L_align by keypoint kind (the part of the MediaPipe name after the finger: tip, dip, pip, ...).
+    keypoint_weights: dict = field(default_factory=lambda: {"tip": 1.0, "dip": 0.2, "pip": 0.2, "mcp": 0.2,
+                                                            "ip": 0.2, "cmc": 0.2})
+    pinch_sigmoid_steepness: float = 30.0  # σ
+    pinch_sigmoid_threshold: float = 0.75  # τ
+
+
+class TeleDexRetargeter:
+    def __init__(self, model: KinematicModel, layout: HandLayout, calibration: HandCalibration,
+                 settings: TeleDexSettings = TeleDexSettings(), solver_settings: SolverSettings = SolverSettings()):
+        calibration.check_layout(layout)
+        self.settings = settings
+        self.kinematics = KeypointKinematics(model, layout.keypoint_frames, layout.base_rotation)
+        count = len(layout.keypoint_frames)
+
+        # Eq. 5 as one product: p' = L @ (s * (p[h] − p[h_prev])) + Δ, L summing each finger's segments up to k.
+        self._human = np.array(layout.human_indices)
+        self._human_previous = np.empty(count, dtype=int)
+        self._scales = np.empty((count, 1))
+        self._cumulative = np.zeros((count, count))
+        self._offsets = np.zeros((count, 3))
+        weights = np.empty(count)
+        start = 0
+        for finger in layout.fingers:
+            span = slice(start, start + len(finger.frames))
+            self._human_previous[span] = (WRIST,) + finger.human_indices[:-1]
+            self._scales[span, 0] = calibration.segment_scales[finger.name]
+            self._cumulative[span, span] = np.tril(np.ones((len(finger.frames),) * 2))
+            self._offsets[span] = calibration.root_offsets_m[finger.name]
+            weights[span] = [settings.keypoint_weights[KEYPOINT_NAMES[i].split("_")[1]] for i in finger.human_indices]
+            start = span.stop
+
+        self.alignment = KeypointPositionCost(np.arange(count), settings.alignment_weight * weights)
+        self.smoothness = JointDeviationCost(settings.smoothness_weight, np.zeros(len(model.joint_names)))
+        terms = [self.alignment, self.smoothness]
+
+        self.coupling = None
+        pinch_fingers = [f for f in layout.fingers if f.name != "thumb"] if layout.has_thumb else []
+        if pinch_fingers:
+            frame_index = {frame: k for k, frame in enumerate(layout.keypoint_frames)}
+            thumb_tip = frame_index[layout.fingers[0].frames[-1]]
+            self.coupling = KeypointVectorCost([thumb_tip] * len(pinch_fingers),
+                                               [frame_index[f.frames[-1]] for f in pinch_fingers])
+            self._human_tips = np.array([FINGER_CHAINS[f.name][-1] for f in pinch_fingers])
+            ranges = np.array([calibration.pinch_distance_range_m[f.name] for f in pinch_fingers])
+            self._rho_min, self._rho_span = ranges[:, 0], np.maximum(ranges[:, 1] - ranges[:, 0], 1e-3)
+            terms.insert(1, self.coupling)
+        self.solver = BoxLeastSquaresSolver(self.kinematics, terms, model.lower, model.upper,
+                                             solver_settings)
+
+    def target_points(self, keypoints: np.ndarray) -> np.ndarray:
+        """Eq. 5: the operator keypoints (21, 3), wrist frame, scaled and offset onto the robot hand: (K, 3)."""
+        segments = keypoints[self._human] - keypoints[self._human_previous]
+        return self._cumulative @ (self._scales * segments) + self._offsets
+
+    def pinch_weights(self, keypoints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Eqs. 6-8: the operator's thumb-tip → fingertip vectors R_H (F, 3) and their weights β (F,)."""
+        vectors = keypoints[self._human_tips] - keypoints[THUMB_TIP]
+        distances = np.sqrt((vectors * vectors).sum(axis=1))
+        proximity = 1.0 - (distances - self._rho_min) / self._rho_span
+        steepness, threshold = self.settings.pinch_sigmoid_steepness, self.settings.pinch_sigmoid_threshold
+        weights = 1.0 / (1.0 + np.exp(-steepness * (proximity - threshold)))
+        return vectors, weights
+
+    def solve(self, keypoints: np.ndarray, q_previous: np.ndarray) -> np.ndarray:
+        """Joint vector for MediaPipe-21 keypoints (21, 3) in the wrist frame, warm-started at θ(t−1) = q_previous."""
+        self.alignment.set_targets(self.target_points(keypoints))
+        if self.coupling is not None:
+            vectors, weights = self.pinch_weights(keypoints)
+            self.coupling.set_targets(vectors, self.settings.coupling_weight * weights)
+        self.smoothness.set_reference(q_previous)
+        return self.solver.solve(q_previous)[0]

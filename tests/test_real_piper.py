@@ -1,0 +1,165 @@
+"""The Piper real driver (through the unmodified piper_sdk) against the Piper simulator: motion, units, faults."""
+
+import time
+
+import numpy as np
+import pytest
+from piper_sdk import C_PiperInterface_V2
+
+from teledex_lerobot.clock import now_ns
+from teledex_lerobot.devices import device_fault as df
+from teledex_lerobot.devices import piper_protocol as pp
+from teledex_lerobot.devices.factory import make_joint_device
+from teledex_lerobot.devices.joint_device import SimDynamicsConfig
+from teledex_lerobot.devices.piper_driver import PiperJointDevice
+from teledex_lerobot.devices.piper_sim import PiperSimConfig, PiperSimulator
+from teledex_lerobot.devices.sim_testing import unique_channel, virtual_config, wait_until
+from teledex_lerobot.presets import PartSpec
+from teledex_lerobot.rig import RigPart
+
+pytestmark = pytest.mark.filterwarnings("ignore:The .bustype. argument is deprecated:DeprecationWarning")
+
+DETECTION_LIMIT_NS = 100_000_000  # every fault must be detected within 100 ms
+
+
+def _rig(strict: bool):
+    """(simulator, connected driver, rig part) on a fresh virtual channel; everything shut down afterwards."""
+    C_PiperInterface_V2._instances.clear()
+    channel = unique_channel("piper")
+    sim = PiperSimulator(PiperSimConfig(channel=channel, initial_positions=(0.0, 0.5, -0.5, 0, 0, 0, 0.0))).start()
+    part = RigPart("arm", PartSpec("piper", "right", None, {"joint2": 1.0, "joint3": -1.0}))
+    config = virtual_config(arm_channel=channel, strict=strict, piper_speed_percent=100)
+    device = make_joint_device("real", part, SimDynamicsConfig(), config)
+    device.connect()
+    yield sim, device, part
+    device.disconnect()
+    sim.stop()
+    C_PiperInterface_V2._instances.clear()
+
+
+@pytest.fixture
+def piper_rig():
+    yield from _rig(strict=False)
+
+
+@pytest.fixture
+def strict_piper_rig():
+    """The production 50 ms feedback timeout: for the fault-detection tests."""
+    yield from _rig(strict=True)
+
+
+def _reach(device, target, timeout_s=3.0):
+    def reached():
+        device.command(target)
+        return np.allclose(device.read().positions, target, atol=2e-5)
+    return wait_until(reached, timeout_s, period_s=0.01)
+
+
+def test_connect_enables_and_starts_where_the_arm_is(piper_rig):
+    sim, device, part = piper_rig
+    assert isinstance(device, PiperJointDevice) and device.firmware == "S-V1.6-3"
+    assert sim.motor_enabled == [True] * 6 and sim.gripper_enabled
+    assert sim.ctrl_mode == pp.CTRL_MODE_CAN and sim.move_mode == pp.MOVE_MODE_J
+    state = device.read()
+    np.testing.assert_allclose(state.positions, [0, 0.5, -0.5, 0, 0, 0, 0], atol=1e-5)
+    # the capture time is the CAN frame's, on our monotonic clock: recent, never in the future
+    assert 0 <= now_ns() - state.capture_ns < 50_000_000
+    assert device.fault() is None
+
+
+def test_joint_and_gripper_targets_reach_the_arm(piper_rig):
+    sim, device, part = piper_rig
+    target = np.array([0.4, 1.2, -0.8, 0.3, -0.6, 1.0, 0.035])
+    assert _reach(device, target), device.read().positions
+    # what the arm got is the target rounded to device units (0.001 deg, 0.001 mm)
+    np.testing.assert_allclose(sim.target()[:6], target[:6], atol=0.5 / pp.MILLIDEG_PER_RAD + 1e-12)
+    assert abs(sim.target()[6] - 0.035) <= 0.5e-6 + 1e-12
+    assert device.fault() is None
+
+
+def test_driving_a_subset_holds_the_other_joints():
+    C_PiperInterface_V2._instances.clear()
+    channel = unique_channel("piper-subset")
+    with PiperSimulator(PiperSimConfig(channel=channel)) as sim:
+        part = RigPart("arm", PartSpec("piper", "right", ("joint1", "joint2", "joint3", "joint4", "joint5",
+                                                            "joint6"), {"joint2": 1.0}))
+        device = make_joint_device("real", part, SimDynamicsConfig(), virtual_config(arm_channel=channel))
+        device.connect()
+        try:
+            assert device.dof == 6
+            assert _reach(device, np.array([0.2, 0.3, -0.2, 0, 0, 0]))
+            assert sim.true_positions()[6] == 0.0  # the gripper was never commanded
+        finally:
+            device.disconnect()
+
+
+def test_feedback_silence_is_a_fault_within_100ms_and_the_target_holds(strict_piper_rig):
+    sim, device, part = strict_piper_rig
+    target = np.array([0.1, 0.6, -0.5, 0, 0, 0, 0.0])
+    assert _reach(device, target)
+    silenced_at = now_ns()
+    sim.silence()
+    assert wait_until(lambda: device.fault() is not None, 0.5)
+    fault = device.fault()
+    assert fault.kind == df.FEEDBACK_TIMEOUT
+    assert fault.detected_ns - silenced_at < DETECTION_LIMIT_NS
+    device.command(np.array([0.5, 1.0, -1.0, 0, 0, 0, 0.0]))  # not forwarded while in fault
+    time.sleep(0.05)
+    np.testing.assert_allclose(sim.true_positions(), target, atol=1e-5)
+    np.testing.assert_allclose(device.last_safe_target, target)
+    sim.silence(False)
+    assert wait_until(lambda: (device.clear_fault(), device.fault())[1] is None, 0.5)
+
+
+def test_joint_error_bit_is_a_fault(strict_piper_rig):
+    sim, device, part = strict_piper_rig
+    raised_at = now_ns()
+    sim.set_joint_error(3, "comm")
+    assert wait_until(lambda: device.fault() is not None, 0.5)
+    assert device.fault().kind == df.JOINT_ERROR
+    assert "communication error on joints [3]" in device.fault().message
+    assert device.fault().detected_ns - raised_at < DETECTION_LIMIT_NS
+    sim.clear_joint_errors()
+    assert wait_until(lambda: (device.clear_fault(), device.fault())[1] is None, 0.5)
+
+
+def test_emergency_stop_on_the_arm_is_a_fault(piper_rig):
+    sim, device, part = piper_rig
+    device._sdk.EmergencyStop(pp.ESTOP_STOP)  # e.g. from another program on the bus
+    assert wait_until(lambda: device.fault() is not None, 0.5)
+    assert "emergency stop" in device.fault().message
+
+
+def test_out_of_range_command_is_never_sent(piper_rig):
+    sim, device, part = piper_rig
+    start = sim.true_positions()
+    for bad in ([3.0, 0.5, -0.5, 0, 0, 0, 0], [0, 0.5, -0.5, 0, 0, 0, 0.2], [np.nan, 0.5, -0.5, 0, 0, 0, 0]):
+        device.command(np.array(bad))
+        assert device.fault().kind == df.COMMAND_OUT_OF_RANGE
+        device.clear_fault()
+    time.sleep(0.05)
+    np.testing.assert_allclose(sim.true_positions(), start, atol=1e-6)
+    assert device.fault() is None
+
+
+def test_unplugged_mid_episode(strict_piper_rig):
+    sim, device, part = strict_piper_rig
+    unplugged_at = now_ns()
+    sim.unplug()
+    assert wait_until(lambda: device.fault() is not None, 0.5)
+    assert device.fault().kind == df.FEEDBACK_TIMEOUT
+    assert device.fault().detected_ns - unplugged_at < DETECTION_LIMIT_NS
+    for _ in range(5):  # the control loop keeps running
+        device.command(part.home)
+        device.read()
+
+
+def test_no_arm_on_the_bus_is_a_clear_connection_error():
+    C_PiperInterface_V2._instances.clear()
+    part = RigPart("arm", PartSpec("piper"))
+    config = virtual_config(arm_channel=unique_channel("empty"))
+    config.connect_timeout_s = 0.2
+    device = make_joint_device("real", part, SimDynamicsConfig(), config)
+    with pytest.raises(ConnectionError, match="no feedback"):
+        device.connect()
+    assert not C_PiperInterface_V2._instances  # a failed connect leaves no cached SDK instance behind

@@ -1,0 +1,71 @@
+"""The composite robot with backend=real, through the unmodified vendor SDKs against the simulators: the same
+features as backend=sim, motion through the safety filter, and a device fault that does not stop the loop."""
+
+import time
+
+import pytest
+from piper_sdk import C_PiperInterface_V2
+
+from lerobot_robot_teledex.config_teledex import TeledexConfig
+from lerobot_robot_teledex.teledex_robot import Teledex
+from teledex_lerobot.devices.linkerhand_sim import LinkerHandSimConfig, LinkerHandSimulator
+from teledex_lerobot.devices.piper_sim import PiperSimConfig, PiperSimulator
+from teledex_lerobot.devices.real_config import CanPortConfig
+from teledex_lerobot.devices.sim_testing import RELAXED_FEEDBACK_TIMEOUT_MS, unique_channel, wait_until
+
+pytestmark = pytest.mark.filterwarnings("ignore:The .bustype. argument is deprecated:DeprecationWarning")
+
+
+@pytest.fixture
+def real_robot():
+    C_PiperInterface_V2._instances.clear()
+    arm_channel, hand_channel = unique_channel("robot-arm"), unique_channel("robot-hand")
+    piper = PiperSimulator(PiperSimConfig(channel=arm_channel, initial_positions=(0, 1.0, -1.0, 0, 0.6, 0, 0)))
+    hand = LinkerHandSimulator(LinkerHandSimConfig(model="linkerhand_o6", channel=hand_channel))
+    piper.start()
+    hand.start()
+    config = TeledexConfig(preset="piper_linkerhand_o6_single", backend="real")  # + its render camera
+    config.real.arm = CanPortConfig("virtual", arm_channel)
+    config.real.hand = CanPortConfig("virtual", hand_channel)
+    config.real.feedback_timeout_ms = RELAXED_FEEDBACK_TIMEOUT_MS  # not a fault-detection test
+    robot = Teledex(config)
+    robot.connect()
+    yield robot, piper, hand
+    if robot.is_connected:
+        robot.disconnect()
+    hand.stop()
+    piper.stop()
+    C_PiperInterface_V2._instances.clear()
+
+
+def test_same_features_as_sim_and_it_moves(real_robot):
+    robot, piper, hand = real_robot
+    sim_robot = Teledex(TeledexConfig(preset="piper_linkerhand_o6_single", backend="sim"))
+    assert robot.observation_features == sim_robot.observation_features
+    assert robot.action_features == sim_robot.action_features
+    observation = robot.get_observation()
+    assert set(observation) == set(robot.observation_features)
+    action = {key: observation[key] for key in robot.action_features}
+    action["arm_joint1.pos"] = 0.2
+    action["hand_index_mcp_pitch.pos"] = 1.0
+
+    def moved():
+        robot.send_action(action)
+        measured = robot.get_observation()
+        return abs(measured["arm_joint1.pos"] - 0.2) < 1e-3 and abs(measured["hand_index_mcp_pitch.pos"] - 1.0) < 0.01
+    assert wait_until(moved, 5.0, period_s=0.02)
+    assert all(device.fault() is None for device in robot.devices.values())
+
+
+def test_a_device_fault_never_crashes_the_loop(real_robot):
+    robot, piper, hand = real_robot
+    hand.stop_replying()
+    assert wait_until(lambda: robot.devices["hand"].fault() is not None, 3.0)
+    observation = robot.get_observation()
+    action = {key: observation[key] for key in robot.action_features}
+    for _ in range(5):
+        robot.send_action(action)
+        robot.get_observation()
+        time.sleep(0.01)
+    assert robot.devices["arm"].fault() is None
+    assert robot.devices["hand"].fault().kind == "feedback_timeout"

@@ -1,0 +1,160 @@
+"""The retargeting engine through its public API: accuracy, pinches, limits, bad input, any hand, calibration."""
+
+import math
+
+import numpy as np
+import pytest
+
+from teledex_lerobot.operator.hand_model import keypoints_from_angles
+from teledex_lerobot.operator.keypoints import FINGERTIP_INDICES, THUMB_TIP
+from teledex_lerobot.operator.stream import OperatorStream
+from teledex_lerobot.paths import STREAMS_DIR
+from teledex_lerobot.retargeting import HandCalibration, build_retargeter
+from teledex_lerobot.retargeting.conventions import WEBXR25_INDEX_FOR_MEDIAPIPE21, to_internal
+
+
+def _keypoints(stream: str, every: int = 1) -> np.ndarray:
+    return OperatorStream.load(STREAMS_DIR / f"{stream}.npz").hand_keypoints_m[::every].astype(float)
+
+
+@pytest.fixture(scope="module")
+def l20_teledex():
+    return build_retargeter("linkerhand_l20", "teledex", "right")
+
+
+def _tip_errors_m(retargeter, keypoints, joints):
+    scale = np.mean(retargeter.calibration.segment_scales["middle"])
+    tips = np.array([retargeter.fingertip_positions(q) for q in joints])
+    return np.linalg.norm(tips - scale * keypoints[:, list(FINGERTIP_INDICES)], axis=-1)
+
+
+def test_teledex_follows_the_fingertips_within_limits(l20_teledex):
+    keypoints = _keypoints("open_close", every=2)
+    l20_teledex.reset()
+    joints, ok = l20_teledex.retarget_sequence(keypoints)
+    assert ok.all() and joints.shape == (len(keypoints), len(l20_teledex.joint_names))
+    assert np.all(joints >= l20_teledex.lower) and np.all(joints <= l20_teledex.upper)
+    assert _tip_errors_m(l20_teledex, keypoints, joints).mean() < 0.008
+
+
+def test_teledex_closes_pinches(l20_teledex):
+    keypoints = _keypoints("pinches", every=2)
+    l20_teledex.reset()
+    joints, _ = l20_teledex.retarget_sequence(keypoints)
+    tips = np.array([l20_teledex.fingertip_positions(q) for q in joints])
+    human_gap = np.linalg.norm(keypoints[:, list(FINGERTIP_INDICES[1:])] - keypoints[:, [THUMB_TIP]], axis=-1)
+    robot_gap = np.linalg.norm(tips[:, 1:] - tips[:, :1], axis=-1)
+    pinching = human_gap < 0.010
+    assert pinching.sum() > 20
+    assert np.mean(robot_gap[pinching] < 0.015) >= 0.9
+
+
+@pytest.mark.parametrize("method", ["teledex", "dexpilot", "joint_mapping"])
+@pytest.mark.parametrize("hand", ["linkerhand_o6", "linkerhand_l10", "linkerhand_l20"])
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_every_method_hand_and_side_closes_the_fist(method, hand, side):
+    retargeter = build_retargeter(hand, method, side)
+    open_hand = keypoints_from_angles(np.zeros(20), side)
+    fist = keypoints_from_angles(np.r_[0.1, 0.6, 0.55, 1.3, np.tile([1.45, 0.0, 1.7, 1.0], 4)], side)
+    for alpha in np.linspace(0, 1, 30):  # a smooth closing motion
+        q = retargeter.retarget((1 - alpha) * open_hand + alpha * fist)
+    tips_open = retargeter.fingertip_positions(retargeter.reference_pose)
+    tips_fist = retargeter.fingertip_positions(q)
+    # the non-thumb fingertips curled toward the palm (+y) and back toward the wrist (-z)
+    assert np.all(tips_fist[1:, 1] - tips_open[1:, 1] > 0.01)
+    assert np.all(tips_fist[1:, 2] < tips_open[1:, 2] - 0.03)
+    assert retargeter.failures.total() == 0
+
+
+def test_bad_input_holds_the_last_target_and_counts(l20_teledex):
+    l20_teledex.reset()
+    good = _keypoints("open_close")[100]
+    held = l20_teledex.retarget(good)
+    bad_frames = {"non_finite_input": np.full((21, 3), np.nan), "bad_shape": np.zeros((20, 3)),
+                  "hand_lost": None}
+    before = l20_teledex.failures.copy()
+    for reason, frame in bad_frames.items():
+        inf_frame = good.copy()
+        inf_frame[5, 1] = math.inf
+        for bad in (frame, inf_frame) if reason == "non_finite_input" else (frame,):
+            q = l20_teledex.retarget(bad)
+            assert not l20_teledex.last_frame_ok
+            assert np.array_equal(q, held)
+    counted = l20_teledex.failures - before
+    assert counted == {"non_finite_input": 2, "bad_shape": 1, "hand_lost": 1}
+    l20_teledex.retarget(good)
+    assert l20_teledex.last_frame_ok
+
+
+def test_solver_failure_is_caught_and_counted():
+    retargeter = build_retargeter("linkerhand_o6", "teledex", "right")
+    good = keypoints_from_angles(np.zeros(20), "right")
+    first = retargeter.retarget(good)
+
+    def broken(*_):
+        raise np.linalg.LinAlgError("singular")
+
+    retargeter.engine.solve = broken
+    assert np.array_equal(retargeter.retarget(good), first)
+    assert retargeter.failures["solver_error"] == 1
+
+
+def test_input_conventions_agree():
+    keypoints = _keypoints("open_close")[150]
+    openxr = np.zeros((26, 3))
+    openxr[[1, 2, 3, 4, 5, 7, 8, 9, 10, 12, 13, 14, 15, 17, 18, 19, 20, 22, 23, 24, 25]] = keypoints
+    webxr = np.zeros((25, 3))
+    webxr[WEBXR25_INDEX_FOR_MEDIAPIPE21] = keypoints
+    assert np.allclose(to_internal(openxr, "openxr26"), keypoints)
+    assert np.allclose(to_internal(webxr, "webxr25"), keypoints)
+    # "world": the same hand anywhere and turned any way comes back in the wrist frame
+    rotation = np.linalg.qr(np.random.default_rng(1).normal(size=(3, 3)))[0]
+    rotation *= np.linalg.det(rotation)
+    world = keypoints @ rotation.T + [0.3, -0.1, 1.2]
+    assert np.allclose(to_internal(world, frame="world"), to_internal(keypoints, frame="world"), atol=1e-9)
+    with pytest.raises(ValueError, match="openxr26 keypoints must have shape"):
+        to_internal(keypoints, "openxr26")
+
+
+def test_unknown_config_key_is_rejected():
+    with pytest.raises(ValueError, match=r"unknown key\(s\) \['alpha_align'\].*alignment_weight"):
+        build_retargeter("linkerhand_o6", "teledex", "right", config={"teledex": {"alpha_align": 2.0}})
+    with pytest.raises(ValueError, match="unknown retargeting method"):
+        build_retargeter("linkerhand_o6", "position", "right")
+
+
+def test_calibration_round_trip_and_effect(tmp_path):
+    from teledex_lerobot.retargeting import calibrate
+    from teledex_lerobot.retargeting.keypoint_kinematics import KeypointKinematics
+
+    retargeter = build_retargeter("linkerhand_l20", "teledex", "right")
+    big_hand = 1.15 * np.concatenate([_keypoints("open_close"), _keypoints("pinches")])
+    flat = 1.15 * keypoints_from_angles(np.zeros(20), "right")
+    kinematics = KeypointKinematics(retargeter.model, retargeter.layout.keypoint_frames,
+                                    retargeter.layout.base_rotation)
+    calibration = calibrate(retargeter.layout, kinematics, retargeter.reference_pose, flat[None], big_hand,
+                            operator="tester", hand="linkerhand_l20", side="right")
+    # a 15 % bigger operator gets 15 % smaller segment scales, and the calibration pose maps onto the robot exactly
+    default = retargeter.calibration
+    assert np.allclose(np.array(calibration.segment_scales["index"]) * 1.15,
+                       default.segment_scales["index"], rtol=1e-6)
+    low, high = calibration.pinch_distance_range_m["index"]
+    assert low < 0.01 < 0.08 < high
+    path = tmp_path / "tester.yaml"
+    calibration.save(path)
+    loaded = HandCalibration.load(path)
+    assert loaded == calibration
+    calibrated = build_retargeter("linkerhand_l20", "teledex", "right", calibration=path)
+    target = calibrated.engine.target_points(flat)
+    robot = kinematics.positions(retargeter.reference_pose)
+    # straight fingers on both hands: the whole finger lands on the robot's; the thumb at least at its root
+    thumb_count = len(retargeter.layout.fingers[0].frames)
+    assert np.allclose(target[thumb_count:], robot[thumb_count:], atol=1e-6)
+    assert np.allclose(target[0], robot[0], atol=1e-9)
+
+
+def test_default_config_file_matches_the_code_defaults():
+    from teledex_lerobot.paths import CONFIGS_DIR
+    from teledex_lerobot.retargeting import RetargetingConfig
+
+    assert RetargetingConfig.load(CONFIGS_DIR / "retargeting" / "default.yaml") == RetargetingConfig()
