@@ -208,3 +208,22 @@ def test_in_memory_streams_are_validated_too():
         tiny_stream(kind="glove_angles")
     with pytest.raises(ValueError, match=r"key 'side' is 'up'"):
         tiny_stream(side="up")
+
+
+def test_bracket_and_pose_interpolation():
+    from scipy.spatial.transform import Rotation
+
+    from teledex_lerobot.operator.stream import OperatorStream, interpolate_pose
+    from teledex_lerobot.paths import STREAMS_DIR
+
+    stream = OperatorStream.load(STREAMS_DIR / "wrist_motion.npz")
+    t0, t1 = int(stream.timestamps_ns[10]), int(stream.timestamps_ns[11])
+    assert stream.bracket(t0) == (10, 11, 0.0)
+    i, j, weight = stream.bracket((t0 + t1) // 2)
+    assert (i, j) == (10, 11) and weight == pytest.approx(0.5, abs=1e-6)
+    assert stream.bracket(int(stream.timestamps_ns[-1]) + 10**9) == (len(stream) - 1, len(stream) - 1, 0.0)
+    a = np.array([0.0, 0.0, 0.0, *Rotation.from_euler("z", 0.0).as_quat()])
+    b = np.array([0.2, 0.0, 0.0, *(-Rotation.from_euler("z", 0.4).as_quat())])  # same rotation, other quaternion sign
+    mid = interpolate_pose(a, b, 0.5)
+    assert np.allclose(mid[:3], [0.1, 0, 0])
+    assert Rotation.from_quat(mid[3:]).magnitude() == pytest.approx(0.2, abs=1e-3)

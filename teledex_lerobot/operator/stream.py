@@ -111,6 +111,15 @@ class OperatorStream:
             raise ValueError(f"elapsed time must be >= 0 ns, got {elapsed_ns}")
         return int(np.searchsorted(self.timestamps_ns, elapsed_ns, side="right")) - 1
 
+    def bracket(self, elapsed_ns: int) -> tuple[int, int, float]:
+        """The samples i, j around `elapsed_ns` and the weight of j for interpolating between them (past the end:
+        the last sample, weight 0)."""
+        i = self.index_at(elapsed_ns)
+        if i + 1 >= len(self.timestamps_ns):
+            return i, i, 0.0
+        t_i, t_j = self.timestamps_ns[i], self.timestamps_ns[i + 1]
+        return i, i + 1, float((elapsed_ns - t_i) / (t_j - t_i))
+
     def canonical_angles(self) -> np.ndarray:
         """Canonical human hand angles (N, 20) in radians, whatever the kind."""
         if self.kind == "keypoints":
@@ -204,3 +213,11 @@ def _check_array(fail, key: str, value, dtype, shape=None) -> None:
     if value.dtype.kind == "f" and not np.isfinite(value).all():
         sample = int(np.argwhere(~np.isfinite(value))[0][0])
         fail(key, f"contains NaN/inf (first at sample {sample})", "drop or repair those samples")
+
+
+def interpolate_pose(a: np.ndarray, b: np.ndarray, weight: float) -> np.ndarray:
+    """Between two [x, y, z, qx, qy, qz, qw] poses: position linearly, rotation by normalised quaternion lerp
+    (close to slerp for the small steps between consecutive samples)."""
+    qa, qb = a[3:], b[3:] if np.dot(a[3:], b[3:]) >= 0 else -b[3:]
+    q = (1 - weight) * qa + weight * qb
+    return np.concatenate([(1 - weight) * a[:3] + weight * b[:3], q / np.linalg.norm(q)])

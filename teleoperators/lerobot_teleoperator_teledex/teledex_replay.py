@@ -11,7 +11,7 @@ from lerobot.utils.decorators import check_if_already_connected, check_if_not_co
 
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.control.operator_to_rig import OperatorToRig
-from teledex_lerobot.operator.stream import OperatorStream
+from teledex_lerobot.operator.stream import OperatorStream, interpolate_pose
 from teledex_lerobot.paths import STREAMS_DIR
 from teledex_lerobot.presets import PartSpec, load_preset
 from teledex_lerobot.rig import Rig
@@ -103,12 +103,15 @@ class TeledexReplay(Teleoperator):
         elapsed_ns = int((now - self._start_ns) * self.config.speed)
         if self.config.loop:
             elapsed_ns %= int(self.stream.timestamps_ns[-1]) + 1
-        index = self.stream.index_at(elapsed_ns)
-        # the sample counts as captured when replay time passed its timestamp
-        self.sample_capture_ns = now - int((elapsed_ns - int(self.stream.timestamps_ns[index])) / self.config.speed)
-        angles = None if self._canonical_angles is None else self._canonical_angles[index]
-        keypoints = None if self.stream.hand_keypoints_m is None else self.stream.hand_keypoints_m[index]
-        targets = self.mapper(angles, self.stream.wrist_pose[index], keypoints)
+        # Interpolated to this instant, as a live device would report it now: the sample is captured now.
+        i, j, weight = self.stream.bracket(elapsed_ns)
+        self.sample_capture_ns = now
+
+        def at_now(samples):
+            return None if samples is None else (1 - weight) * samples[i] + weight * samples[j]
+
+        wrist_pose = interpolate_pose(self.stream.wrist_pose[i], self.stream.wrist_pose[j], weight)
+        targets = self.mapper(at_now(self._canonical_angles), wrist_pose, at_now(self.stream.hand_keypoints_m))
         return self.rig.join(targets)
 
     def send_feedback(self, feedback: dict) -> None:
