@@ -4,7 +4,7 @@ frame validated for time synchronisation.
 Same flag style as lerobot-record (--robot.*, --teleop.*, --dataset.*), plus --native.* and --sync.*. Keys while
 recording (from a terminal or a desktop session): n / right arrow = end the episode and save it; r / left arrow =
 re-record it; d = discard it and go on; s = mark it a success, f = a failure; space = start the next episode when
---wait_for_start=true; q / Esc = stop. Without a keyboard, episodes run on the timers.
+--wait_for_start=true; q / Esc = save the episode and stop. Without a keyboard, episodes run on the timers.
 """
 
 import errno
@@ -32,7 +32,7 @@ from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 
 from ..clock import now_ns
 from ..storage.lerobot_sink import build_frame, check_compatible, dataset_features, reopen, write_sidecar
-from ..storage.native import NATIVE_FORMAT, NativeEpisodeWriter
+from ..storage.native import NATIVE_FORMAT, PARTIAL_SUFFIX, NativeEpisodeWriter
 from ..sync import SyncPacket, SyncPolicy
 
 logger = logging.getLogger(__name__)
@@ -288,15 +288,24 @@ class Recorder:
         return stats
 
     def _save(self, index: int, native: NativeEpisodeWriter | None, stats: EpisodeStats) -> None:
+        """Both formats get the episode or neither does: the native one is saved first (an atomic rename) and is
+        taken back if LeRobot's save then fails, e.g. on a full disk."""
         metadata = self._metadata(index, stats)
-        self.dataset.save_episode()
+        saved_native = None
+        try:
+            if native is not None:
+                saved_native = native.save(metadata)
+            self.dataset.save_episode()
+        except BaseException:
+            self.dataset.clear_episode_buffer()
+            if saved_native is not None:
+                saved_native.rename(saved_native.with_name(saved_native.name + PARTIAL_SUFFIX))
+            raise
         write_sidecar(self.dataset.root, index, metadata=metadata, sync_policy=asdict(self.robot.policy),
                       camera_info={n: asdict(camera_info(c)) for n, c in self.robot.cameras.items()},
                       source_names=self.source_names)
         self.dataset = reopen(self.dataset, **self._writer_options())
         summary = stats.summary()
-        if native is not None:
-            native.save(metadata)
         print(f"Saved episode {index}: {summary['frames']} frames, sync ok {100 * summary['sync_success_rate']:.2f}%,"
               f" mean max_diff {summary['mean_max_diff_ms'] or 0:.1f} ms, late frames {summary['late_frames']}")
 
