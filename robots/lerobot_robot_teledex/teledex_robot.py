@@ -70,8 +70,15 @@ class TeledexRobotBase(Robot):
     def connect(self, calibrate: bool = True) -> None:
         devices = {role: make_joint_device(self.config.backend, part, self.config.sim, self.config.real)
                    for role, part in self.rig.parts.items()}
-        for device in devices.values():
-            device.connect()
+        connected = []
+        try:
+            for device in devices.values():
+                device.connect()
+                connected.append(device)
+        except BaseException:
+            for device in connected:  # leave nothing half-open: the user fixes the failing device and retries
+                device.disconnect()
+            raise
         self.devices = devices
         self._attach_render_cameras()
         for cam in self.cameras.values():

@@ -48,18 +48,12 @@ class NativeOutputConfig:
 
 
 @dataclass
-class SyncCheckConfig:
-    max_age_ms: float = 1000.0
-    tolerance_ms: float = 100.0
-
-
-@dataclass
 class TeledexRecordConfig:
     robot: RobotConfig
     dataset: DatasetRecordConfig
     teleop: TeleoperatorConfig | None = None
     native: NativeOutputConfig = field(default_factory=NativeOutputConfig)
-    sync: SyncCheckConfig = field(default_factory=SyncCheckConfig)
+    sync: SyncPolicy = field(default_factory=SyncPolicy)
     resume: bool = False
     # Wait for the space key before each episode; otherwise episodes start on their own.
     wait_for_start: bool = False
@@ -128,8 +122,7 @@ class EpisodeStats:
 class Recorder:
     def __init__(self, cfg: TeledexRecordConfig):
         self.cfg = cfg
-        self.robot = SyncValidatedRobot(make_robot_from_config(cfg.robot),
-                                        SyncPolicy(cfg.sync.max_age_ms, cfg.sync.tolerance_ms))
+        self.robot = SyncValidatedRobot(make_robot_from_config(cfg.robot), cfg.sync)
         self.teleop = make_teleoperator_from_config(cfg.teleop)
         self.source_names = [*self._joint_sources(), *self.robot.cameras, INPUT_SOURCE]
         self.features = dataset_features(self.robot, self.source_names, cfg.dataset.video)
