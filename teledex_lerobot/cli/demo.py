@@ -16,6 +16,7 @@ from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
 
 from ..presets import load_preset
+from ..storage.video import silence_encoder_logs
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -32,6 +33,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
+    silence_encoder_logs()
     preset = load_preset(args.preset)
     if args.root.exists():
         if not (args.root / "meta" / "info.json").is_file():

@@ -33,6 +33,7 @@ from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 from ..clock import now_ns
 from ..storage.lerobot_sink import build_frame, check_compatible, dataset_features, reopen, write_sidecar
 from ..storage.native import NATIVE_FORMAT, PARTIAL_SUFFIX, NativeEpisodeWriter
+from ..storage.video import silence_encoder_logs
 from ..sync import SyncPacket, SyncPolicy
 
 logger = logging.getLogger(__name__)
@@ -341,6 +342,7 @@ def record(cfg: TeledexRecordConfig) -> None:
 
 
 def main() -> None:
+    silence_encoder_logs()
     register_third_party_plugins()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     record()

@@ -4,6 +4,7 @@ Frames are never dropped: when the encoder falls behind, add() blocks (and count
 reports as late frames instead of losing video silently.
 """
 
+import os
 import queue
 import threading
 from pathlib import Path
@@ -12,6 +13,13 @@ import av
 import numpy as np
 
 _END = object()
+
+
+def silence_encoder_logs() -> None:
+    """Keep encoder chatter (SVT-AV1's banner, libx264's statistics) from burying a command's own output."""
+    os.environ.setdefault("SVT_LOG", "1")  # read when SVT-AV1 starts
+    av.logging.set_level(av.logging.ERROR)
+    av.logging.set_libav_level(av.logging.ERROR)  # LeRobot restores libav's own logger, which reads this level
 
 
 class H264Writer:
