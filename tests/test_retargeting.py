@@ -158,3 +158,15 @@ def test_default_config_file_matches_the_code_defaults():
     from teledex_lerobot.retargeting import RetargetingConfig
 
     assert RetargetingConfig.load(CONFIGS_DIR / "retargeting" / "default.yaml") == RetargetingConfig()
+
+
+def test_dexpilot_tied_joints_move_together():
+    config = {"dexpilot": {"tied_joints": {"index_dip": "index_mcp_pitch"}}}
+    retargeter = build_retargeter("linkerhand_l20", "dexpilot", "right", config)
+    open_hand = keypoints_from_angles(np.zeros(20), "right")
+    fist = keypoints_from_angles(np.r_[0.1, 0.6, 0.55, 1.3, np.tile([1.45, 0.0, 1.7, 1.0], 4)], "right")
+    for alpha in np.linspace(0, 1, 20):
+        q = retargeter.retarget((1 - alpha) * open_hand + alpha * fist)
+    names = retargeter.joint_names
+    assert q[names.index("index_dip")] == q[names.index("index_mcp_pitch")] > 0.3
+    assert retargeter.failures.total() == 0

@@ -58,3 +58,50 @@ def test_keypoint_kinematics_matches_the_kinematic_model(kinematics):
         expected = np.array([model.frame_jacobian(q, frame)[:3] for frame in keypoints.frames])
         assert np.allclose(jacobians, expected, atol=1e-12)
         assert np.allclose(keypoints.positions(q), positions)
+
+
+def test_solver_stacks_exactly_the_terms(kinematics):
+    """The solver's fused residual and Jacobian are the terms' own, stacked (so it minimises what they define)."""
+    from teledex_lerobot.retargeting.solver import BoxLeastSquaresSolver
+
+    model, keypoints = kinematics
+    rng = np.random.default_rng(11)
+    terms = list(_terms(rng, len(keypoints.frames), len(model.joint_names)).values())
+    solver = BoxLeastSquaresSolver(keypoints, terms, model.lower, model.upper)
+    weights = np.concatenate([term.row_weights for term in terms])
+    weighted_targets = weights * np.concatenate([term.row_targets for term in terms])
+    q = rng.uniform(model.lower, model.upper)
+    solver._evaluate(q)
+    residual, jacobian = solver._residual(weights, weighted_targets, weights[:, None])
+    state = _state(keypoints, q)
+    assert np.allclose(residual, np.concatenate([term.residual(state) for term in terms]), atol=1e-12)
+    assert np.allclose(jacobian, np.concatenate([term.residual_jacobian(state) for term in terms]), atol=1e-12)
+
+
+def test_solver_stays_in_limits_and_warm_start_matches_a_fresh_solve(kinematics):
+    """Targets out of reach drive joints onto their limits; reusing the last linearisation changes nothing."""
+    from teledex_lerobot.retargeting.solver import BoxLeastSquaresSolver, SolverSettings
+
+    model, keypoints = kinematics
+    rng = np.random.default_rng(5)
+    count = len(keypoints.frames)
+    position = KeypointPositionCost(np.arange(count), np.ones(count))
+    deviation = JointDeviationCost(1e-4, np.zeros(len(model.joint_names)))
+    settings = SolverSettings(max_iterations=50, step_tolerance_rad=1e-7)
+    warm = BoxLeastSquaresSolver(keypoints, [position, deviation], model.lower, model.upper, settings)
+    fresh = BoxLeastSquaresSolver(keypoints, [position, deviation], model.lower, model.upper, settings)
+    q = np.clip(np.zeros(len(model.joint_names)), model.lower, model.upper)
+    warm_starts = 0
+    for _ in range(5):
+        goal = rng.uniform(model.lower - 0.3, model.upper + 0.3)  # partly outside the limits
+        position.set_targets(keypoints.positions(np.clip(goal, model.lower, model.upper))
+                             + rng.normal(0, 0.002, (count, 3)))
+        deviation.set_reference(q)
+        warm_starts += warm._carried_over is not None
+        q_warm, _ = warm.solve(q)
+        fresh._carried_over = None
+        q_fresh, _ = fresh.solve(q)
+        assert np.all(q_warm >= model.lower) and np.all(q_warm <= model.upper)
+        assert np.allclose(q_warm, q_fresh, atol=1e-5)
+        q = q_warm
+    assert warm_starts >= 3  # the carried-over linearisation was used

@@ -1,4 +1,5 @@
-"""LeRobot plugin: TeleDex robots (teledex_arm, teledex_hand, teledex) and the teledex_render simulated camera.
+"""LeRobot plugin: TeleDex robots (teledex_arm, teledex_hand, teledex, teledex_followers) and the teledex_render
+simulated camera.
 
 LeRobot imports this package because the distribution is named lerobot_robot_teledex; importing the teleoperator
 package here registers our teleoperator types in the same step (one distribution, one discovery hook).
@@ -8,6 +9,7 @@ import lerobot_teleoperator_teledex  # noqa: F401  (registers --teleop.type valu
 
 from .config_render_camera import TeledexRenderCameraConfig
 from .config_teledex import TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
+from .followers import TeledexFollowers, TeledexFollowersConfig
 from .render_camera import TeledexRenderCamera
 from .teledex_robot import Teledex, TeledexArm, TeledexHand, TeledexRobotBase
 
@@ -16,6 +18,8 @@ __all__ = [
     "TeledexArm",
     "TeledexArmConfig",
     "TeledexConfig",
+    "TeledexFollowers",
+    "TeledexFollowersConfig",
     "TeledexHand",
     "TeledexHandConfig",
     "TeledexRenderCamera",

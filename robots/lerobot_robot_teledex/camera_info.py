@@ -1,8 +1,17 @@
 """What camera_info.json records for a LeRobot camera: resolution, intrinsics and pose where the camera knows them."""
 
+from teledex_lerobot.devices.realsense_info import realsense_camera_info
 from teledex_lerobot.storage.native import CameraInfo
 
 from .render_camera import TeledexRenderCamera
+
+
+def _is_realsense(camera) -> bool:
+    try:  # imported here: the module imports pyrealsense2, which fails without libusb
+        from lerobot.cameras.realsense import RealSenseCamera
+    except ImportError:
+        return False  # then no RealSenseCamera can exist either
+    return isinstance(camera, RealSenseCamera)
 
 
 def camera_info(camera) -> CameraInfo:
@@ -10,6 +19,8 @@ def camera_info(camera) -> CameraInfo:
         k = camera.renderer.intrinsics
         return CameraInfo(k.width, k.height, k.fx, k.fy, k.cx, k.cy,
                           world_from_camera=camera.renderer.world_from_camera.tolist())
+    if _is_realsense(camera) and camera.is_connected:
+        return realsense_camera_info(camera)
     intrinsics = getattr(camera, "intrinsics", None)  # cameras that expose a CameraInfo themselves
     if isinstance(intrinsics, CameraInfo):
         return intrinsics

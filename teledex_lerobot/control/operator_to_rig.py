@@ -9,7 +9,7 @@ from ..retargeting import HandCalibration, HandRetargeter, RetargetingConfig
 from ..retargeting.joint_mapping import with_operator_ranges
 from ..rig import Rig
 from .joint_mapping import joint_map_path, load_joint_map
-from .relative_arm import CartesianRelativeArm
+from .relative_arm import FAITHFUL, CartesianRelativeArm
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class OperatorToRig:
             self.hand_retargeter = HandRetargeter(hand.model, retargeting, hand.spec.side,
                                                   RetargetingConfig.load(retargeting_config or None), calibration)
         if "arm" in rig.parts:
-            self.arm_control = CartesianRelativeArm(rig.parts["arm"])
+            self.arm_control = CartesianRelativeArm(rig.parts["arm"], FAITHFUL)
 
     def reset(self) -> None:
         if self.arm_control is not None:

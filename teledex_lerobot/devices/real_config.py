@@ -27,8 +27,8 @@ class RealHardwareConfig:
     arm: CanPortConfig = field(default_factory=CanPortConfig)
     hand: CanPortConfig = field(default_factory=lambda: CanPortConfig(channel="can1"))
     # A device whose last measurement is older than this is in fault (feedback_timeout). The Piper streams at
-    # 200 Hz and hands are polled at hand_poll_hz, so 50 ms is several missed messages, and with the 10 ms watchdog
-    # period a silent device is flagged well within 100 ms.
+    # 200 Hz, the A7 is polled at a7_poll_hz and hands at hand_poll_hz, so 50 ms is several missed messages, and
+    # with the 10 ms watchdog period a silent device is flagged well within 100 ms.
     feedback_timeout_ms: float = 50.0
     watchdog_period_ms: float = 10.0
     connect_timeout_s: float = 3.0
@@ -44,6 +44,12 @@ class RealHardwareConfig:
     hand_speed_raw: int = 200
     hand_torque_raw: int = 200
     hand_tactile: bool = False
+    # Linker Arm A7: position/velocity polling rate (linkerbot's default is 100 Hz) and the motors' profile speed and
+    # acceleration (their own trapezoidal trajectory toward each target), set at connect. linkerbot accepts speeds in
+    # [0, 50] and accelerations in [1, 50].
+    a7_poll_hz: float = 100.0
+    a7_speed_rad_s: float = 3.0
+    a7_acceleration_rad_s2: float = 10.0
     # A commanded target may exceed the model limits by this much (float round-off) before it is a fault.
     limit_tolerance_rad: float = 1e-6
 
@@ -59,6 +65,12 @@ class RealHardwareConfig:
             problems.append(f"real.piper_gripper_effort_nm must be in [0, 5] (got {self.piper_gripper_effort_nm})")
         if self.hand_poll_hz <= 0:
             problems.append(f"real.hand_poll_hz must be > 0 (got {self.hand_poll_hz})")
+        if self.a7_poll_hz <= 0:
+            problems.append(f"real.a7_poll_hz must be > 0 (got {self.a7_poll_hz})")
+        if not 0 < self.a7_speed_rad_s <= 50:
+            problems.append(f"real.a7_speed_rad_s must be in (0, 50] (got {self.a7_speed_rad_s})")
+        if not 1 <= self.a7_acceleration_rad_s2 <= 50:
+            problems.append(f"real.a7_acceleration_rad_s2 must be in [1, 50] (got {self.a7_acceleration_rad_s2})")
         for name in ("hand_speed_raw", "hand_torque_raw"):
             if not 0 <= getattr(self, name) <= 255:
                 problems.append(f"real.{name} must be in [0, 255]")

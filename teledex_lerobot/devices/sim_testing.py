@@ -41,9 +41,9 @@ class BusListener:
     """Records every frame on a virtual channel (what a CAN sniffer would see)."""
 
     def __init__(self, channel: str):
+        self.frames: list[can.Message] = []  # before the notifier starts delivering
         self.bus = can.Bus(channel=channel, interface="virtual")
         self.notifier = can.Notifier(self.bus, [self._store], timeout=0.02)
-        self.frames: list[can.Message] = []
 
     def _store(self, message: can.Message) -> None:
         self.frames.append(message)

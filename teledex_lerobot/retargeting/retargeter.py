@@ -88,9 +88,9 @@ class HandRetargeter:
             return self._hold("solver_error")
         if not np.isfinite(solution).all():
             return self._hold("non_finite_solution")
-        self._solution = np.clip(solution, self.lower, self.upper)
+        self._solution = np.minimum(np.maximum(solution, self.lower), self.upper)
         alpha = self.config.low_pass_alpha
-        self._output = self._solution.copy() if self._output is None else (
+        self._output = self._solution if self._output is None or alpha == 1.0 else (
             self._output + alpha * (self._solution - self._output))
         self.last_frame_ok = True
         return self._output.copy()

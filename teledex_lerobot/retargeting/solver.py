@@ -1,10 +1,18 @@
 """Levenberg-Marquardt on the stacked residuals of the cost terms, inside the joint limits.
 
-One iteration = one kinematics pass (`KeypointKinematics.positions_and_jacobians`) + one 16x16 Cholesky solve.
-Box constraints by projection with an active set: a joint at a limit whose gradient pushes it outward is frozen for
-the step, the others take the damped Gauss-Newton step, and the result is clipped into the limits. A step that
-raises the cost is undone and retried with more damping (no kinematics needed: the retry reuses the last accepted
-linearisation). Warm-started from the previous frame, a few iterations converge.
+Every term's rows are r_i = w_i (x[plus_i] − x[minus_i] − t_i) over the state vector x = [keypoint coordinates; q; 0]
+(`costs.base`), so the solver stacks the rows of all terms once. A kinematics pass writes x and ∂x/∂q and gathers
+the unweighted rows x[plus] − x[minus] and their Jacobian; each iteration then weights them, forms JᵀJ and Jᵀr and
+solves one n×n Cholesky system (LAPACK dposv). On this machine a numpy call costs 1-2 µs whatever its size, so the
+code counts calls: a fixed few dozen per frame, whatever the hand.
+
+Joint limits: an active set per step. A joint whose step would leave the box (at a limit and pushed outward, or
+crossing one) stops at the limit and the others are solved again given that move; clipping instead would leave them
+moved as if it had gone on, which often raises the cost. A step that raises the cost is undone and retried with more
+damping (no kinematics needed). It stops when no joint moved more than `step_tolerance_rad` in the last step; the
+returned q is then within that of the last pass, whose linearisation, moved there to first order, serves as the first
+linearisation of the next solve when it starts from that q (the warm start at the previous frame's solution), so a
+frame that converges in two steps costs one kinematics pass.
 
 Optionally the joints are tied linearly, q = tie @ z (e.g. DexPilot's distal = medial joint): the solver then works
 on z and the cost terms still see q.
@@ -15,8 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import lapack
 
-from .costs import KinematicState, ResidualTerm
+from .costs import ResidualTerm, StateIndex
 from .keypoint_kinematics import KeypointKinematics
+
+_PINNED = 1e12  # diagonal entry that pins a joint's step (the costs' curvatures are < 1)
 
 
 @dataclass(frozen=True)
@@ -47,27 +57,46 @@ class BoxLeastSquaresSolver:
             self.lower_z, self.upper_z = self.lower[drives], self.upper[drives]
         else:
             self.lower_z, self.upper_z = self.lower, self.upper
-        self._identity = np.eye(len(self.lower_z))
 
-    def state(self, q: np.ndarray) -> KinematicState:
-        positions, jacobians = self.kinematics.positions_and_jacobians(q)
-        return KinematicState(q, positions, jacobians)
-
-    def cost(self, q: np.ndarray) -> float:
-        state = self.state(q)
-        return sum(term.value(state) for term in self.terms)
+        index = StateIndex(kinematics.num_keypoints, kinematics.num_joints)
+        rows = [term.rows(index) for term in terms]
+        self._plus = np.concatenate([plus for plus, _ in rows])
+        self._minus = np.concatenate([minus for _, minus in rows])
+        size_z = len(self.lower_z)
+        coordinates = 3 * kinematics.num_keypoints
+        self._x = np.zeros(index.size)  # [keypoint coordinates; q; 0]
+        self._x_jacobian = np.zeros((index.size, size_z))  # ∂x/∂z
+        self._x_jacobian[coordinates:index.zero] = np.eye(size_z) if tie is None else tie
+        self._positions = self._x[:coordinates]
+        self._q = self._x[coordinates:index.zero]
+        # the kinematics writes ∂p/∂q straight into ∂x/∂z, or into a scratch buffer first when q = tie @ z
+        self._position_jacobian = (self._x_jacobian[:coordinates] if tie is None
+                                   else np.zeros((coordinates, kinematics.num_joints)))
+        self._identity = np.eye(size_z)
+        self._damping, self._damping_identity = 0.0, np.zeros((size_z, size_z))
+        self._differences = self._difference_jacobian = None  # rows x[plus] − x[minus] and ∂/∂z, last pass
+        self._carried_over = None  # (z of the last kinematics pass, z returned) after a converged solve
 
     def solve(self, q_start: np.ndarray) -> tuple[np.ndarray, SolveReport]:
         """Minimise the summed terms from q_start (clipped into the limits). Raises on a singular system."""
         settings, tie = self.settings, self.tie
-        z = np.clip(self._to_z(q_start), self.lower_z, self.upper_z)
+        weights = np.concatenate([term.row_weights for term in self.terms])
+        weighted_targets = weights * np.concatenate([term.row_targets for term in self.terms])
+        weight_column = weights[:, None]
+        z = np.minimum(np.maximum(self._to_z(q_start), self.lower_z), self.upper_z)
+        carried_over, self._carried_over = self._carried_over, None
         damping = settings.initial_damping
         accepted = None  # (z, cost, JᵀJ, Jᵀr) of the last accepted iterate
-        report = SolveReport()
+        iteration = 0
         for iteration in range(settings.max_iterations):
-            q = z if tie is None else tie @ z
-            state = self.state(q)
-            residual = np.concatenate([term.residual(state) for term in self.terms])
+            if iteration == 0 and carried_over is not None and not np.count_nonzero(carried_over[1] != z):
+                # Warm start at the last solution: the last pass of the previous solve was made less than a step
+                # tolerance away, so its linearisation, moved there to first order, stands in for a new pass.
+                self._differences = self._differences + self._difference_jacobian @ (z - carried_over[0])
+            else:
+                self._evaluate(z)
+            z_evaluated = z
+            residual, jacobian = self._residual(weights, weighted_targets, weight_column)
             cost = float(residual @ residual)
             if accepted is not None and cost > accepted[1]:
                 z, cost, hessian, gradient = accepted  # undo the step; retry with more damping
@@ -75,34 +104,69 @@ class BoxLeastSquaresSolver:
                 if damping > settings.max_damping:
                     break
             else:
-                jacobian = np.concatenate([term.residual_jacobian(state) for term in self.terms])
-                if tie is not None:
-                    jacobian = jacobian @ tie
-                hessian, gradient = jacobian.T @ jacobian, jacobian.T @ residual
+                hessian, gradient = jacobian.T @ jacobian, residual @ jacobian
                 accepted = (z, cost, hessian, gradient)
                 damping = max(damping * 0.1, settings.initial_damping)
-            report.iterations, report.cost_before_last_step = iteration + 1, cost
-            step = self._step(z, hessian, gradient, damping)
-            z_next = np.minimum(np.maximum(z + step, self.lower_z), self.upper_z)
-            moved = np.abs(z_next - z).max()
+            z_next = self._step(z, hessian, gradient, damping)
+            converged = not np.count_nonzero(np.abs(z_next - z) >= settings.step_tolerance_rad)
             z = z_next
-            if moved < settings.step_tolerance_rad:
+            if converged:
+                if z_evaluated is accepted[0]:  # the buffers hold the pass at the z we stepped from
+                    self._carried_over = (z_evaluated, z)
                 break
-        return (z if tie is None else tie @ z), report
+        return (z if tie is None else tie @ z), SolveReport(iteration + 1, cost)
+
+    def _evaluate(self, z) -> None:
+        """One kinematics pass at z: the unweighted rows x[plus] − x[minus] and their Jacobian."""
+        if self.tie is None:
+            self._q[:] = z
+        else:
+            np.matmul(self.tie, z, out=self._q)
+        self.kinematics.evaluate(self._q, self._positions, self._position_jacobian)
+        if self.tie is not None:
+            np.matmul(self._position_jacobian, self.tie, out=self._x_jacobian[:len(self._positions)])
+        x, x_jacobian = self._x, self._x_jacobian
+        self._differences = x.take(self._plus) - x.take(self._minus)
+        self._difference_jacobian = x_jacobian.take(self._plus, axis=0) - x_jacobian.take(self._minus, axis=0)
+
+    def _residual(self, weights, weighted_targets, weight_column) -> tuple[np.ndarray, np.ndarray]:
+        """The stacked residual r (R,) and its Jacobian (R, n_z) from the rows of the last linearisation."""
+        residual = weights * self._differences
+        residual -= weighted_targets
+        return residual, self._difference_jacobian * weight_column
 
     def _step(self, z, hessian, gradient, damping) -> np.ndarray:
-        system = hessian + damping * self._identity
-        rhs = -gradient
-        blocked = ((z <= self.lower_z) & (gradient > 0)) | ((z >= self.upper_z) & (gradient < 0))
-        if blocked.any():
-            system[blocked, :] = 0.0
-            system[:, blocked] = 0.0
-            system[blocked, blocked] = 1.0
-            rhs = np.where(blocked, 0.0, rhs)
-        _, step, info = lapack.dposv(system, rhs)
-        if info != 0:
-            raise np.linalg.LinAlgError(f"retargeting normal equations not positive definite (LAPACK info {info})")
-        return step
+        """z after one damped Gauss-Newton step inside the limits (an active-set solve of the local model).
+
+        A joint whose step would leave the box (a joint at a limit pushed outward, or one crossing a limit) stops
+        at the limit, and the others are solved again given that move (no kinematics needed). Clipping instead
+        would leave the other joints moved as if it had gone on, which often raises the cost and costs a rejected
+        step. Symmetric systems: their transpose is the Fortran-ordered matrix LAPACK takes without a copy.
+        """
+        lower, upper = self.lower_z, self.upper_z
+        pinned, pinned_at = None, None
+        for _ in range(len(z) + 1):
+            if pinned is None:
+                system, rhs = hessian + self._damped_identity(damping), -gradient
+            else:  # a huge diagonal entry and its multiple of the pinned move on the right-hand side fix a joint
+                system = hessian + self._identity * np.where(pinned, _PINNED, damping)
+                rhs = np.where(pinned, _PINNED * (pinned_at - z), -gradient)
+            _, step, info = lapack.dposv(system.T, rhs, overwrite_a=True, overwrite_b=True)
+            if info != 0:
+                raise np.linalg.LinAlgError(f"retargeting normal equations not positive definite (LAPACK info {info})")
+            target = z + step if pinned is None else np.where(pinned, pinned_at, z + step)
+            inside = np.minimum(np.maximum(target, lower), upper)
+            leaving = inside != target
+            if not np.count_nonzero(leaving):  # (ndarray.any() costs several times more at this size)
+                return target
+            pinned = leaving if pinned is None else pinned | leaving
+            pinned_at = inside
+        return inside
+
+    def _damped_identity(self, damping: float) -> np.ndarray:
+        if damping != self._damping:  # (the damping rarely changes: one product saved per step)
+            self._damping, self._damping_identity = damping, self._identity * damping
+        return self._damping_identity
 
     def _to_z(self, q: np.ndarray) -> np.ndarray:
         if self.tie is None:

@@ -14,14 +14,17 @@ Per-keypoint weights within L_align (e.g. fingertips above joints) are in the co
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import expit
 
 from ..kinematics import KinematicModel
-from ..operator.keypoints import FINGER_CHAINS, KEYPOINT_NAMES, THUMB_TIP, WRIST
+from ..operator.keypoints import FINGER_CHAINS, KEYPOINT_NAMES, NUM_KEYPOINTS, THUMB_TIP, WRIST
 from .calibration import HandCalibration
 from .costs import JointDeviationCost, KeypointPositionCost, KeypointVectorCost
 from .hand_layout import HandLayout
 from .keypoint_kinematics import KeypointKinematics
 from .solver import BoxLeastSquaresSolver, SolverSettings
+
+_ONES_3 = np.ones(3)
 
 
 @dataclass(frozen=True)
@@ -44,22 +47,25 @@ class TeleDexRetargeter:
         self.kinematics = KeypointKinematics(model, layout.keypoint_frames, layout.base_rotation)
         count = len(layout.keypoint_frames)
 
-        # Eq. 5 as one product: p' = L @ (s * (p[h] − p[h_prev])) + Δ, L summing each finger's segments up to k.
-        self._human = np.array(layout.human_indices)
-        self._human_previous = np.empty(count, dtype=int)
-        self._scales = np.empty((count, 1))
-        self._cumulative = np.zeros((count, count))
+        # Eq. 5 as one linear map of the operator keypoints: p' = T @ p + Δ, with T = L diag(s) (E_h − E_h_prev), E
+        # selecting each keypoint and its predecessor on the finger, L summing each finger's segments up to k.
+        human = np.array(layout.human_indices)
+        human_previous = np.empty(count, dtype=int)
+        scales = np.empty((count, 1))
+        cumulative = np.zeros((count, count))
         self._offsets = np.zeros((count, 3))
         weights = np.empty(count)
         start = 0
         for finger in layout.fingers:
             span = slice(start, start + len(finger.frames))
-            self._human_previous[span] = (WRIST,) + finger.human_indices[:-1]
-            self._scales[span, 0] = calibration.segment_scales[finger.name]
-            self._cumulative[span, span] = np.tril(np.ones((len(finger.frames),) * 2))
+            human_previous[span] = (WRIST,) + finger.human_indices[:-1]
+            scales[span, 0] = calibration.segment_scales[finger.name]
+            cumulative[span, span] = np.tril(np.ones((len(finger.frames),) * 2))
             self._offsets[span] = calibration.root_offsets_m[finger.name]
             weights[span] = [settings.keypoint_weights[KEYPOINT_NAMES[i].split("_")[1]] for i in finger.human_indices]
             start = span.stop
+        selection = np.eye(NUM_KEYPOINTS)
+        self._target_map = cumulative @ (scales * (selection[human] - selection[human_previous]))  # (K, 21)
 
         self.alignment = KeypointPositionCost(np.arange(count), settings.alignment_weight * weights)
         self.smoothness = JointDeviationCost(settings.smoothness_weight, np.zeros(len(model.joint_names)))
@@ -72,26 +78,27 @@ class TeleDexRetargeter:
             thumb_tip = frame_index[layout.fingers[0].frames[-1]]
             self.coupling = KeypointVectorCost([thumb_tip] * len(pinch_fingers),
                                                [frame_index[f.frames[-1]] for f in pinch_fingers])
-            self._human_tips = np.array([FINGER_CHAINS[f.name][-1] for f in pinch_fingers])
+            human_tips = [FINGER_CHAINS[f.name][-1] for f in pinch_fingers]
+            self._pinch_map = np.eye(NUM_KEYPOINTS)[human_tips] - np.eye(NUM_KEYPOINTS)[THUMB_TIP]  # (F, 21)
+            # Eqs. 7-8 folded: β = sigmoid(σ (ρ − τ)) with ρ = 1 − (d − ρ_min) / span is sigmoid(a d + b).
             ranges = np.array([calibration.pinch_distance_range_m[f.name] for f in pinch_fingers])
-            self._rho_min, self._rho_span = ranges[:, 0], np.maximum(ranges[:, 1] - ranges[:, 0], 1e-3)
+            span = np.maximum(ranges[:, 1] - ranges[:, 0], 1e-3)
+            steepness, threshold = settings.pinch_sigmoid_steepness, settings.pinch_sigmoid_threshold
+            self._pinch_slope = -steepness / span
+            self._pinch_intercept = steepness * (1.0 - threshold + ranges[:, 0] / span)
             terms.insert(1, self.coupling)
         self.solver = BoxLeastSquaresSolver(self.kinematics, terms, model.lower, model.upper,
                                              solver_settings)
 
     def target_points(self, keypoints: np.ndarray) -> np.ndarray:
         """Eq. 5: the operator keypoints (21, 3), wrist frame, scaled and offset onto the robot hand: (K, 3)."""
-        segments = keypoints[self._human] - keypoints[self._human_previous]
-        return self._cumulative @ (self._scales * segments) + self._offsets
+        return self._target_map @ keypoints + self._offsets
 
     def pinch_weights(self, keypoints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Eqs. 6-8: the operator's thumb-tip → fingertip vectors R_H (F, 3) and their weights β (F,)."""
-        vectors = keypoints[self._human_tips] - keypoints[THUMB_TIP]
-        distances = np.sqrt((vectors * vectors).sum(axis=1))
-        proximity = 1.0 - (distances - self._rho_min) / self._rho_span
-        steepness, threshold = self.settings.pinch_sigmoid_steepness, self.settings.pinch_sigmoid_threshold
-        weights = 1.0 / (1.0 + np.exp(-steepness * (proximity - threshold)))
-        return vectors, weights
+        vectors = self._pinch_map @ keypoints
+        distances = np.sqrt((vectors * vectors) @ _ONES_3)
+        return vectors, expit(self._pinch_slope * distances + self._pinch_intercept)
 
     def solve(self, keypoints: np.ndarray, q_previous: np.ndarray) -> np.ndarray:
         """Joint vector for MediaPipe-21 keypoints (21, 3) in the wrist frame, warm-started at θ(t−1) = q_previous."""

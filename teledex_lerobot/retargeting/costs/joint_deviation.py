@@ -6,20 +6,16 @@ regularisation γ‖q‖² (reference = the open hand, w = γ).
 
 import numpy as np
 
-from .base import KinematicState, ResidualTerm
+from .base import ResidualTerm, StateIndex
 
 
 class JointDeviationCost(ResidualTerm):
     def __init__(self, weight: float, reference: np.ndarray):
-        self._sqrt_weight = float(np.sqrt(weight))
-        self.reference = np.asarray(reference, dtype=float).copy()
-        self._jacobian = self._sqrt_weight * np.eye(len(self.reference))
+        self.row_targets = np.asarray(reference, dtype=float).copy()
+        self.row_weights = np.full(len(self.row_targets), np.sqrt(weight))
 
     def set_reference(self, reference: np.ndarray) -> None:
-        self.reference = reference
+        self.row_targets = reference
 
-    def residual(self, state: KinematicState) -> np.ndarray:
-        return self._sqrt_weight * (state.q - self.reference)
-
-    def residual_jacobian(self, state: KinematicState) -> np.ndarray:
-        return self._jacobian
+    def rows(self, index: StateIndex) -> tuple[np.ndarray, np.ndarray]:
+        return index.joints(), index.zeros(index.num_joints)

@@ -6,7 +6,7 @@ task-space vectors (w = s(d_i), target = f(d_i) r̂_i).
 
 import numpy as np
 
-from .base import KinematicState, ResidualTerm
+from .base import ResidualTerm, StateIndex
 
 
 class KeypointVectorCost(ResidualTerm):
@@ -14,18 +14,13 @@ class KeypointVectorCost(ResidualTerm):
         """Indices into the kinematic state: vector i goes from keypoint origins[i] to keypoint tasks[i]."""
         self.origins = np.asarray(origins, dtype=int)
         self.tasks = np.asarray(tasks, dtype=int)
-        self.targets = np.zeros((len(self.tasks), 3))
-        self._sqrt_weights = np.ones((len(self.tasks), 1))
+        self.row_targets = np.zeros(3 * len(self.tasks))
+        self.row_weights = np.ones(3 * len(self.tasks))
 
     def set_targets(self, targets: np.ndarray, weights: np.ndarray) -> None:
         """(V, 3) target vectors in metres and (V,) weights ≥ 0."""
-        self.targets = targets
-        self._sqrt_weights = np.sqrt(weights)[:, None]
+        self.row_targets = targets.T.ravel()
+        self.row_weights = np.sqrt(np.concatenate((weights, weights, weights)))
 
-    def residual(self, state: KinematicState) -> np.ndarray:
-        vectors = state.positions[self.tasks] - state.positions[self.origins]
-        return ((vectors - self.targets) * self._sqrt_weights).ravel()
-
-    def residual_jacobian(self, state: KinematicState) -> np.ndarray:
-        jacobians = (state.jacobians[self.tasks] - state.jacobians[self.origins]) * self._sqrt_weights[:, :, None]
-        return jacobians.reshape(-1, jacobians.shape[-1])
+    def rows(self, index: StateIndex) -> tuple[np.ndarray, np.ndarray]:
+        return index.coordinates(self.tasks), index.coordinates(self.origins)

@@ -1,0 +1,108 @@
+"""teledex_followers: several TeleDex rigs recorded as one LeRobot robot (one master, several followers).
+
+Design: the robot is a thin composite of ordinary `teledex` robots, one per follower, each keeping its own devices
+and safety filter; every key and camera is prefixed "<follower>_". The input teleoperators build one control chain
+per follower (each with its own strategy) and emit the same prefixed keys when given the same `followers`, so
+teledex-record and lerobot-record record both rigs into one dataset with no change to either command."""
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from lerobot.robots import Robot, RobotConfig
+from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
+
+from .config_teledex import TeledexConfig
+from .teledex_robot import Teledex
+
+
+@RobotConfig.register_subclass("teledex_followers")
+@dataclass(kw_only=True)
+class TeledexFollowersConfig(RobotConfig):
+    # follower name -> preset (configs/presets/ name or .yaml path)
+    followers: dict[str, str] = field(default_factory=lambda: {"left": "piper_linkerhand_o6_single",
+                                                               "right": "piper_linkerhand_o6_single"})
+    backend: str = "sim"
+    max_step_s: float = 0.1
+    with_cameras: bool = True  # each follower's preset cameras, prefixed
+
+    def __post_init__(self):
+        if not self.followers:
+            raise ValueError("followers must name at least one follower: {name: preset}")
+        super().__post_init__()
+
+
+class TeledexFollowers(Robot):
+    config_class = TeledexFollowersConfig
+    name = "teledex_followers"
+
+    def __init__(self, config: TeledexFollowersConfig):
+        super().__init__(config)
+        self.config = config
+        self.robots = {}
+        for name, preset in config.followers.items():
+            robot_config = TeledexConfig(preset=preset, backend=config.backend, max_step_s=config.max_step_s)
+            if not config.with_cameras:  # the preset filled them in
+                robot_config.cameras = {}
+            self.robots[name] = Teledex(robot_config)
+        self.cameras = {f"{name}_{cam}": camera for name, robot in self.robots.items()
+                        for cam, camera in robot.cameras.items()}
+
+    @cached_property
+    def observation_features(self) -> dict:
+        return {f"{name}_{key}": value for name, robot in self.robots.items()
+                for key, value in robot.observation_features.items()}
+
+    @cached_property
+    def action_features(self) -> dict:
+        return {f"{name}_{key}": value for name, robot in self.robots.items()
+                for key, value in robot.action_features.items()}
+
+    @property
+    def is_connected(self) -> bool:
+        return all(robot.is_connected for robot in self.robots.values())
+
+    @check_if_already_connected
+    def connect(self, calibrate: bool = True) -> None:
+        for robot in self.robots.values():
+            robot.connect(calibrate)
+
+    @property
+    def is_calibrated(self) -> bool:
+        return True
+
+    def calibrate(self) -> None:
+        pass
+
+    def configure(self) -> None:
+        pass
+
+    @check_if_not_connected
+    def get_observation(self) -> dict:
+        return {f"{name}_{key}": value for name, robot in self.robots.items()
+                for key, value in robot.get_observation().items()}
+
+    @check_if_not_connected
+    def send_action(self, action: dict) -> dict:
+        sent = {}
+        for name, robot in self.robots.items():
+            prefix = f"{name}_"
+            own = {key.removeprefix(prefix): value for key, value in action.items() if key.startswith(prefix)}
+            sent.update({prefix + key: value for key, value in robot.send_action(own).items()})
+        return sent
+
+    def capture_timestamps_ns(self) -> dict[str, int]:
+        """One joint source for the sync check: the oldest part measurement of all followers (conservative)."""
+        return {"robot": min(t for robot in self.robots.values() for t in robot.capture_timestamps_ns().values())}
+
+    def device_faults(self) -> dict[str, str]:
+        return {f"{name}_{role}": message for name, robot in self.robots.items()
+                for role, message in robot.device_faults().items()}
+
+    def emergency_stop(self, engaged: bool = True) -> None:
+        for robot in self.robots.values():
+            robot.emergency_stop(engaged)
+
+    @check_if_not_connected
+    def disconnect(self) -> None:
+        for robot in self.robots.values():
+            robot.disconnect()

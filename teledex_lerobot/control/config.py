@@ -1,0 +1,170 @@
+"""Control configuration: every parameter of the teleoperation chain, with seed 002's values as defaults.
+
+A control config is a YAML file (configs/control/<name>.yaml, or any path) whose keys mirror these dataclasses;
+omitted keys keep their defaults and unknown keys are errors. Units are in the names (m, rad, s, ms, Hz).
+"""
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from ..paths import CONFIGS_DIR
+
+CONTROL_CONFIGS_DIR = CONFIGS_DIR / "control"
+STRATEGIES = ("direct", "hybrid")
+# How the hand is driven: a joint map of canonical angles (glove, or angles from keypoints), keypoint retargeting,
+# or a controller's analog input closing the hand from open to fist.
+HAND_METHODS = ("joint_mapping", "teledex", "dexpilot", "analog")
+
+
+@dataclass
+class RelativeArmConfig:
+    """Cartesian relative control of the arm's mount frame from an operator pose (seed 002 defaults)."""
+
+    translation_dead_zone_m: float = 0.015
+    rotation_dead_zone_rad: float = 0.035
+    translation_scale: float = 1.44  # controller expansion 1.2 x position gain 1.2
+    max_translation_m: float = 0.5  # of the target from the anchored mount pose
+    max_rotation_rad: float = 1.45
+    # Rotation from the operator frame (x forward, y left, z up) to the arm's base frame.
+    operator_to_base: list[list[float]] = field(default_factory=lambda: [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    ik_max_iterations: int = 100
+    ik_orientation_weight_m_per_rad: float = 0.1
+
+    def validate(self) -> None:
+        for name in ("translation_dead_zone_m", "rotation_dead_zone_rad"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"relative_arm.{name} must be >= 0")
+        for name in ("translation_scale", "max_translation_m", "max_rotation_rad", "ik_max_iterations"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"relative_arm.{name} must be > 0")
+
+
+@dataclass
+class OutputChainConfig:
+    """Shaping of every joint target before it leaves for the robot (seed 002 order and defaults)."""
+
+    average_weights: list[float] = field(default_factory=lambda: [0.1, 0.2, 0.3, 0.4])  # oldest .. newest
+    smoother_omega_rad_s: float = 30.0  # critically damped second order
+    soft_limit_margin_rad: float = 0.02  # the model's limits shrunk by this much on each side
+    # Seed 002 allows 0.006 rad per feedback frame at ~500 Hz, i.e. 3 rad/s; this is the same speed at 100 Hz.
+    max_step_rad_per_tick: float = 0.03
+    max_tick_s: float = 0.1  # a longer gap between ticks (a stall) advances the smoother by this much only
+
+    def validate(self) -> None:
+        if len(self.average_weights) == 0 or min(self.average_weights) < 0 or sum(self.average_weights) <= 0:
+            raise ValueError("output.average_weights must be non-negative with a positive sum")
+        for name in ("smoother_omega_rad_s", "max_step_rad_per_tick", "max_tick_s"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"output.{name} must be > 0")
+        if self.soft_limit_margin_rad < 0:
+            raise ValueError("output.soft_limit_margin_rad must be >= 0")
+
+
+@dataclass
+class StrategyConfig:
+    """The control strategy scheduler's choice: which input drives which part, and how."""
+
+    # "direct": joint space (glove angles -> hand joint map, leader arm joints -> arm joints);
+    # "hybrid": hand by retargeting / mapping, arm by Cartesian relative control of an operator pose with IK.
+    strategy: str = "hybrid"
+    side: str = "right"  # the operator hand (glove / hand tracking) that drives this rig
+    hand_method: str = "joint_mapping"
+    hand_analog_input: str = "right_grip"  # hand_method "analog": 0 = open hand, 1 = fist
+    joint_map: str = ""  # hand joint map file; "" = configs/joint_maps/<hand model>[_<side>].yaml
+    retargeting_config: str = ""
+    hand_calibration: str = ""
+    arm_pose_source: str = "right_controller"  # a pose of the input frame, e.g. right_controller, right_wrist
+    # The analog input whose press (>= anchor_threshold) engages the arm; "" = always engaged (e.g. keypoints).
+    anchor_input: str = "right_trigger"
+    anchor_threshold: float = 0.5
+    # direct arm: follower joint -> leader joint name; {} = the follower's joint names, else the leader's in order.
+    leader_joint_map: dict[str, str] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        if self.hand_method not in HAND_METHODS:
+            raise ValueError(f"hand_method must be one of {HAND_METHODS}, got {self.hand_method!r}")
+        if self.side not in ("right", "left"):
+            raise ValueError(f"side must be 'right' or 'left', got {self.side!r}")
+        if not 0 < self.anchor_threshold <= 1:
+            raise ValueError("anchor_threshold must be in (0, 1]")
+
+
+@dataclass
+class ControlConfig:
+    strategy: StrategyConfig = field(default_factory=StrategyConfig)
+    relative_arm: RelativeArmConfig = field(default_factory=RelativeArmConfig)
+    output: OutputChainConfig = field(default_factory=OutputChainConfig)
+    stale_timeout_ms: float = 200.0
+    # Input buttons -> state machine keys (seed 002 gamepad L1/L2/R1/R2); XR button names from inputs.xr_state.
+    key_bindings: dict[str, str] = field(default_factory=lambda: {"X": "L1", "Y": "L2", "B": "R1", "A": "R2"})
+    # Press L1 on connect and L2 once the zero pose is reached: for inputs without buttons (gloves, keypoints).
+    auto_start: bool = False
+    zero_pose_tolerance_rad: float = 0.02
+    diagnostics_period_s: float = 1.0
+
+    def validate(self) -> "ControlConfig":
+        self.strategy.validate()
+        self.relative_arm.validate()
+        self.output.validate()
+        if self.stale_timeout_ms <= 0 or self.diagnostics_period_s <= 0 or self.zero_pose_tolerance_rad <= 0:
+            raise ValueError("stale_timeout_ms, diagnostics_period_s and zero_pose_tolerance_rad must be > 0")
+        return self
+
+    @classmethod
+    def load(cls, source=None, **overrides) -> "ControlConfig":
+        """From None (defaults), a dict, a ControlConfig, a YAML path or a name in configs/control/; then the
+        `overrides` (nested dicts merge into the sections)."""
+        if isinstance(source, ControlConfig):
+            data = dataclasses.asdict(source)
+        elif source is None or source == "":
+            data = {}
+        elif isinstance(source, dict):
+            data = dict(source)
+        else:
+            data = _read_yaml(control_config_path(str(source)))
+        for key, value in overrides.items():
+            if isinstance(value, dict) and isinstance(data.get(key), dict):
+                data[key] = {**data[key], **value}
+            else:
+                data[key] = value
+        return _build(cls, data, "control config").validate()
+
+
+def control_config_path(name_or_path: str) -> Path:
+    if name_or_path.endswith((".yaml", ".yml")):
+        return Path(name_or_path).expanduser()
+    path = CONTROL_CONFIGS_DIR / f"{name_or_path}.yaml"
+    if not path.is_file():
+        available = sorted(p.stem for p in CONTROL_CONFIGS_DIR.glob("*.yaml"))
+        raise ValueError(f"Unknown control config {name_or_path!r}. Available: {available} (in "
+                         f"{CONTROL_CONFIGS_DIR}), or give a path to a .yaml file.")
+    return path
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise ValueError(f"Cannot read control config {path}: {err}") from err
+    if not isinstance(data, dict):
+        raise ValueError(f"Control config {path} must be a mapping")
+    return data
+
+
+def _build(cls, data: dict, where: str):
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected a mapping, got {type(data).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown}; valid keys: {sorted(fields)}")
+    values = {}
+    for key, value in data.items():
+        default = fields[key].default_factory() if fields[key].default_factory is not dataclasses.MISSING else None
+        values[key] = _build(type(default), value, f"{where}.{key}") if dataclasses.is_dataclass(default) else value
+    return cls(**values)

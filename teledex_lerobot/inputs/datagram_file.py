@@ -1,0 +1,61 @@
+"""Recorded datagram files ("teledex-datagrams/1"): the exact bytes an input device sent, with their timing.
+
+JSON lines. The first line is a header {"format": "teledex-datagrams/1", "parser": <name>, "description": str};
+each further line is {"t_ns": <ns since the first datagram>, "data": <base64 of the datagram bytes>}. Base64 keeps
+any payload (garbage and truncated packets included) exact.
+"""
+
+import base64
+import json
+import threading
+from pathlib import Path
+
+FORMAT = "teledex-datagrams/1"
+
+
+class DatagramWriter:
+    """Appends datagrams to a file as they arrive (thread-safe: sources call it from their own thread)."""
+
+    def __init__(self, path, parser: str, description: str = ""):
+        self._file = Path(path).open("w")
+        self._file.write(json.dumps({"format": FORMAT, "parser": parser, "description": description}) + "\n")
+        self._first_ns: int | None = None
+        self._lock = threading.Lock()
+
+    def write(self, data: bytes, received_ns: int) -> None:
+        with self._lock:
+            if self._first_ns is None:
+                self._first_ns = received_ns
+            line = {"t_ns": received_ns - self._first_ns, "data": base64.b64encode(data).decode()}
+            self._file.write(json.dumps(line) + "\n")
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+def write_datagrams(path, parser: str, datagrams: list[tuple[int, bytes]], description: str = "") -> None:
+    """Write (t_ns, bytes) pairs, t_ns from 0 and increasing."""
+    lines = [json.dumps({"format": FORMAT, "parser": parser, "description": description})]
+    lines += [json.dumps({"t_ns": int(t), "data": base64.b64encode(d).decode()}) for t, d in datagrams]
+    Path(path).write_text("\n".join(lines) + "\n")
+
+
+def read_datagrams(path) -> tuple[dict, list[tuple[int, bytes]]]:
+    """(header, [(t_ns, bytes), ...]); raises ValueError naming the file and line on a malformed file."""
+    path = Path(path)
+    lines = path.read_text().splitlines()
+    try:
+        header = json.loads(lines[0])
+        if header.get("format") != FORMAT:
+            raise ValueError(f"format is {header.get('format')!r}, expected {FORMAT!r}")
+        datagrams = []
+        for number, line in enumerate(lines[1:], start=2):
+            if line.strip():
+                entry = json.loads(line)
+                datagrams.append((int(entry["t_ns"]), base64.b64decode(entry["data"], validate=True)))
+    except (IndexError, KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"{path}: not a {FORMAT} file ({error})") from error
+    if not datagrams or any(b[0] < a[0] for a, b in zip(datagrams, datagrams[1:])):
+        raise ValueError(f"{path}: needs at least one datagram, in time order")
+    return header, datagrams

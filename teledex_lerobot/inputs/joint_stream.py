@@ -1,0 +1,23 @@
+"""Leader-arm joint datagrams <-> OperatorFrame: {"timestamp_ns": int (optional), "positions": {joint: rad}}.
+
+A leader arm read in this process needs no datagrams (the leader-arm teleoperator reads it directly); this format
+lets a leader on another machine stream its joints, and lets a leader session be recorded and replayed.
+"""
+
+import json
+
+from .frame import OperatorFrame
+
+
+def parse_joints(data: bytes, received_ns: int) -> OperatorFrame:
+    message = json.loads(data)
+    positions = {str(name): float(value) for name, value in message["positions"].items()}
+    if not positions:
+        raise ValueError("no joint positions")
+    return OperatorFrame(received_ns=received_ns, joint_positions=positions,
+                         sender_time_ns=message.get("timestamp_ns")).check_finite()
+
+
+def encode_joints(positions: dict[str, float], timestamp_ns: int = 0) -> bytes:
+    return json.dumps({"timestamp_ns": int(timestamp_ns), "positions": {k: round(float(v), 6) for k, v in
+                                                                         positions.items()}}).encode()

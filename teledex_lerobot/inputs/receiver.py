@@ -1,0 +1,66 @@
+"""InputReceiver: turns raw packets from any source into the newest OperatorFrame, counting what it rejects.
+
+Sources (transports, file replay) call `handle(data)` from their own thread the moment a packet arrives; the
+control loop reads `latest()` or blocks in `wait_newer()` (input-paced control). `on_frame`, if given, sees every
+accepted frame in the source's thread (button presses shorter than a control tick are not lost). A bad packet (not
+JSON, truncated, wrong schema, NaN) is counted in `parse_failures` and otherwise ignored: the previous frame stays
+the newest.
+"""
+
+import logging
+import threading
+from collections.abc import Callable
+
+from ..clock import now_ns
+from .datagram_file import DatagramWriter
+from .frame import OperatorFrame
+
+logger = logging.getLogger(__name__)
+
+Parser = Callable[[bytes, int], OperatorFrame]
+
+
+class InputReceiver:
+    def __init__(self, parse: Parser, recorder: DatagramWriter | None = None,
+                 on_frame: Callable[[OperatorFrame], None] | None = None):
+        self.parse = parse
+        self.recorder = recorder
+        self.on_frame = on_frame
+        self.packets = 0  # valid packets
+        self.parse_failures = 0
+        self._latest: OperatorFrame | None = None
+        self._sequence = 0
+        self._changed = threading.Condition()
+
+    def handle(self, data: bytes, received_ns: int | None = None) -> None:
+        received_ns = now_ns() if received_ns is None else received_ns
+        if self.recorder is not None:
+            self.recorder.write(data, received_ns)
+        try:
+            frame = self.parse(data, received_ns)
+        except Exception as error:  # noqa: BLE001 - a malformed packet of any kind must never stop the input
+            self.parse_failures += 1
+            if self.parse_failures == 1 or self.parse_failures % 1000 == 0:
+                logger.warning("Rejected input packet (%d so far): %s: %s", self.parse_failures,
+                               type(error).__name__, error)
+            return
+        if self.on_frame is not None:
+            self.on_frame(frame)
+        with self._changed:
+            self._latest = frame
+            self.packets += 1
+            self._sequence += 1
+            self._changed.notify_all()
+
+    def latest(self) -> OperatorFrame | None:
+        return self._latest
+
+    @property
+    def sequence(self) -> int:
+        """How many frames have been accepted (a new frame increments it)."""
+        return self._sequence
+
+    def wait_newer(self, sequence: int, timeout_s: float) -> bool:
+        """Block until a frame newer than `sequence` arrives; False on timeout."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._sequence > sequence, timeout_s)

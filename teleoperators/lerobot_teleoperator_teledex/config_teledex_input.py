@@ -1,0 +1,87 @@
+"""Configs of the live input teleoperators: UdexReal glove, XR headset (Pico/Quest/WebXR), generic keypoint stream,
+leader arm. Every one drives one rig, or several followers at once, through the control chain configured by a
+control config (configs/control/*.yaml: strategy, relative arm, output chain, stale timeout, key bindings)."""
+
+from dataclasses import dataclass, field
+
+from lerobot.teleoperators import TeleoperatorConfig
+
+SOURCES = ("udp", "unix", "websocket", "replay", "robot")
+
+
+@dataclass(kw_only=True)
+class TeledexInputConfig(TeleoperatorConfig):
+    # The rig driven, as for teledex_replay: a preset, or arm_model / hand_model (built-in names or URDF paths).
+    preset: str = "piper_linkerhand_o6_single"
+    arm_model: str = ""
+    hand_model: str = ""
+    side: str = "right"
+    # A name in configs/control/ or a .yaml path; "" = the device's default.
+    control: str = ""
+    # Where packets come from: udp (host:port), unix (a local datagram socket at socket_path), websocket
+    # (host:port), or replay (a recorded datagram file, played in real time through the same parser).
+    source: str = "udp"
+    host: str = "0.0.0.0"
+    port: int = 0  # 0 = the device's default port
+    socket_path: str = "/tmp/teledex_input.sock"
+    replay_file: str = ""  # a path, or a name in configs/streams/ (<name>.datagrams.jsonl)
+    replay_speed: float = 1.0
+    replay_loop: bool = True
+    # Write every received packet to this datagram file (replayable with source=replay).
+    record_to: str = ""
+    # One master, several followers: follower name -> preset. Keys become "<name>_<key>", to match
+    # --robot.type=teledex_followers with the same followers. Empty: one rig, unprefixed keys.
+    followers: dict[str, str] = field(default_factory=dict)
+    # Per-follower control config (name -> control config); followers not listed use `control`.
+    follower_controls: dict[str, str] = field(default_factory=dict)
+    # None = the control config's auto_start: press L1 on connect and L2 at the zero pose.
+    auto_start: bool | None = None
+
+    def __post_init__(self):
+        if self.source not in self.allowed_sources():
+            raise ValueError(f"source must be one of {self.allowed_sources()} (got {self.source!r})")
+        if self.source == "replay" and not self.replay_file:
+            raise ValueError("source=replay needs replay_file (a .datagrams.jsonl file)")
+        if self.replay_speed <= 0:
+            raise ValueError("replay_speed must be > 0")
+        unknown = sorted(set(self.follower_controls) - set(self.followers))
+        if unknown:
+            raise ValueError(f"follower_controls names unknown followers {unknown}; followers: {list(self.followers)}")
+
+    def allowed_sources(self) -> tuple[str, ...]:
+        return ("udp", "unix", "websocket", "replay")
+
+
+@TeleoperatorConfig.register_subclass("teledex_glove")
+@dataclass(kw_only=True)
+class TeledexGloveConfig(TeledexInputConfig):
+    """UdexReal HandDriver JSON over UDP (default port 5555)."""
+
+
+@TeleoperatorConfig.register_subclass("teledex_xr")
+@dataclass(kw_only=True)
+class TeledexXRConfig(TeledexInputConfig):
+    """XR state JSON (XRoboToolkit schema): Pico via a local bridge (source=unix), or any headset over UDP or
+    WebSocket (default port 8012 for websocket, 29000 for udp)."""
+
+
+@TeleoperatorConfig.register_subclass("teledex_keypoints")
+@dataclass(kw_only=True)
+class TeledexKeypointsConfig(TeledexInputConfig):
+    """Generic keypoint stream over UDP (default port 5566): 21 MediaPipe keypoints + wrist pose per hand."""
+
+
+@TeleoperatorConfig.register_subclass("teledex_leader_arm")
+@dataclass(kw_only=True)
+class TeledexLeaderArmConfig(TeledexInputConfig):
+    """A leader arm (any of our arms) copied joint by joint. source=robot reads it in this process; udp/replay take
+    joint datagrams (inputs.joint_stream)."""
+
+    source: str = "robot"
+    leader_model: str = "piper"
+    leader_side: str = "right"
+    leader_backend: str = "sim"  # fake | sim | real (real: e.g. a Piper in teach mode)
+    leader_rate_hz: float = 200.0
+
+    def allowed_sources(self) -> tuple[str, ...]:
+        return ("robot", "udp", "replay")

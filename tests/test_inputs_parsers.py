@@ -1,0 +1,163 @@
+"""Input parsers, datagram files and transports: round trips, schema variants, bad packets counted, loopback only."""
+
+import json
+import socket
+import threading
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from teledex_lerobot.inputs import (InputReceiver, encode_joints, encode_keypoints, encode_udexreal, encode_xr_state,
+                                    parse_joints, parse_keypoints, parse_udexreal, parse_xr_state)
+from teledex_lerobot.inputs.datagram_file import DatagramWriter, read_datagrams, write_datagrams
+from teledex_lerobot.inputs.sources import (FileReplaySource, UdpSource, UnixDatagramSource, WebSocketSource,
+                                            send_datagrams)
+from teledex_lerobot.inputs.websocket import WebSocketClient
+from teledex_lerobot.operator.hand_model import keypoints_from_angles
+from teledex_lerobot.operator.poses import FIST, POWER_GRASP
+
+POSE = np.r_[0.4, -0.2, 1.1, Rotation.from_euler("xyz", [0.2, -0.1, 0.5]).as_quat()]
+
+
+def world_hand(side="right"):
+    keypoints = keypoints_from_angles(POWER_GRASP, side)
+    return keypoints @ Rotation.from_euler("xyz", [0.3, 0.2, -0.4]).as_matrix().T + [0.3, -0.1, 1.0]
+
+
+def test_xr_state_round_trip_and_variants():
+    data = encode_xr_state(timestamp_ns=7, head=POSE, controllers={"right": {
+        "pose": POSE, "trigger": 0.8, "grip": 0.3, "primary": True}}, hands_m={"right": world_hand()})
+    frame = parse_xr_state(data, 123)
+    assert frame.received_ns == 123 and frame.sender_time_ns == 7
+    for name in ("right_controller", "head"):
+        assert frame.poses[name][:3] == pytest.approx(POSE[:3], abs=1e-5)
+        assert abs(np.dot(frame.poses[name][3:], POSE[3:])) == pytest.approx(1.0, abs=1e-5)
+    assert frame.analog["right_trigger"] == 0.8 and frame.buttons["A"] and not frame.buttons["B"]
+    expected = keypoints_from_angles(POWER_GRASP, "right")
+    assert frame.hand_keypoints_m["right"] == pytest.approx(expected, abs=1e-5)
+    assert frame.poses["right_wrist"][:3] == pytest.approx(world_hand()[0], abs=1e-5)
+    # XR frame -> operator frame: XR -z (forward) is operator +x
+    raw = json.loads(data)
+    assert [float(v) for v in raw["Controller"]["right"]["pose"].split(",")[:3]] == pytest.approx(
+        [0.2, 1.1, -0.4], abs=1e-6)
+    # the PC service's wrapper, and WebXR's 25-joint hands, parse the same
+    wrapped = json.dumps({"functionName": "Tracking", "value": data.decode()}).encode()
+    assert parse_xr_state(wrapped, 0).analog == frame.analog
+    webxr = parse_xr_state(encode_xr_state(hands_m={"right": world_hand()}, webxr_hands=True), 0)
+    assert webxr.hand_keypoints_m["right"] == pytest.approx(expected, abs=1e-5)
+
+
+def test_glove_keypoint_and_joint_round_trips():
+    frame = parse_udexreal(encode_udexreal({"right": FIST, "left": FIST}), 1)
+    assert set(frame.hand_angles_rad) == {"right", "left"}
+    assert frame.hand_angles_rad["right"] == pytest.approx(FIST, abs=1e-5)
+    keypoints = keypoints_from_angles(FIST, "left")
+    frame = parse_keypoints(encode_keypoints("left", keypoints, POSE, analog={"left_clutch": 1.0}), 2)
+    assert frame.hand_keypoints_m["left"] == pytest.approx(keypoints, abs=1e-5)
+    assert frame.poses["left_wrist"] == pytest.approx(POSE, abs=1e-5) and frame.analog == {"left_clutch": 1.0}
+    assert parse_joints(encode_joints({"joint1": 0.5}), 3).joint_positions == {"joint1": 0.5}
+
+
+BAD_PACKETS = [
+    b"", b"\x00\xff\xfe", b"{", b"[1, 2]", b'"text"', b"{}",
+    b'{"Controller": {"right": {"pose": "1,2,3"}}}',  # too few numbers
+    b'{"Controller": {"right": {"pose": "nan,0,0,0,0,0,1"}}}',
+    b'{"Controller": {"right": {"pose": "0,0,0,0,0,0,0"}}}',  # zero quaternion
+]
+
+
+def test_bad_packets_are_counted_never_raised():
+    receiver = InputReceiver(parse_xr_state)
+    good = encode_xr_state(controllers={"right": {"pose": POSE, "trigger": 1.0}})
+    receiver.handle(good)
+    for packet in BAD_PACKETS + [good[: len(good) // 2]]:
+        receiver.handle(packet)
+    assert receiver.parse_failures == len(BAD_PACKETS)  # "{}" (a valid, empty state) passes; the truncated fails
+    assert receiver.packets == 2 and receiver.latest().analog == {}
+    glove = InputReceiver(parse_udexreal)
+    truncated = json.loads(encode_udexreal({"right": FIST}))
+    truncated["UdexReal"]["Parameter"] = truncated["UdexReal"]["Parameter"][:10]
+    for packet in (json.dumps(truncated).encode(), b'{"g": {"Parameter": [{"Name": "r0", "Value": "x"}]}}', b"{}"):
+        glove.handle(packet)
+    assert glove.parse_failures == 3 and glove.latest() is None
+
+
+def test_datagram_file_round_trip_and_recorder(tmp_path):
+    datagrams = [(0, b"a"), (5_000_000, b"\x00\xff"), (9_000_000, b"{}")]
+    path = tmp_path / "x.datagrams.jsonl"
+    write_datagrams(path, "xr_state", datagrams, "test")
+    header, read = read_datagrams(path)
+    assert header["parser"] == "xr_state" and read == datagrams
+    recorded = tmp_path / "rec.datagrams.jsonl"
+    writer = DatagramWriter(recorded, "joints")
+    receiver = InputReceiver(parse_joints, writer)
+    for t, data in datagrams:
+        receiver.handle(data, 1000 + t)
+    writer.close()
+    assert read_datagrams(recorded)[1] == datagrams
+    (tmp_path / "bad.jsonl").write_text('{"format": "other"}\n')
+    with pytest.raises(ValueError, match="not a teledex-datagrams/1 file"):
+        read_datagrams(tmp_path / "bad.jsonl")
+
+
+def _run_source(source, send, expected=4):
+    """Start the source, send, and wait (bounded) until `expected` packets were handled, good or bad."""
+    receiver = InputReceiver(parse_joints)
+    source.start(receiver)
+    try:
+        send()
+        for _ in range(100):
+            if receiver.packets + receiver.parse_failures >= expected:
+                break
+            threading.Event().wait(0.02)
+    finally:
+        source.stop()
+    return receiver
+
+
+def packets(n=3):
+    return [(i * 1_000_000, encode_joints({"joint1": 0.1 * i})) for i in range(n)] + [(3_000_000, b"garbage")]
+
+
+def test_udp_unix_and_websocket_loopback(tmp_path):
+    udp = UdpSource("127.0.0.1", 0)
+    receiver = _run_source(udp, lambda: send_datagrams(packets(), udp.address))
+    assert receiver.packets == 3 and receiver.latest().joint_positions == {"joint1": pytest.approx(0.2)}
+    path = str(tmp_path / "in.sock")
+    unix = UnixDatagramSource(path)
+    assert _run_source(unix, lambda: send_datagrams(packets(), path)).packets == 3
+
+    websocket = WebSocketSource("127.0.0.1", 0)
+
+    def send():
+        client = WebSocketClient(*websocket.address)
+        for _, data in packets():
+            client.send(data)
+        client.send(encode_joints({"joint1": 9.0}).decode())  # text frames too
+        client.close()
+
+    receiver = _run_source(websocket, send, expected=5)
+    assert receiver.packets == 4 and receiver.parse_failures == 1
+
+
+def test_websocket_rejects_non_websocket_clients():
+    websocket = WebSocketSource("127.0.0.1", 0)
+    websocket.start(InputReceiver(parse_joints))
+    try:
+        with socket.create_connection(websocket.address, timeout=2) as plain:
+            plain.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert b"400" in plain.recv(100)
+    finally:
+        websocket.stop()
+
+
+def test_file_replay_source(tmp_path):
+    path = tmp_path / "j.datagrams.jsonl"
+    write_datagrams(path, "joints", packets(), "")
+    source = FileReplaySource(path, speed=10.0, loop=False)
+    receiver = InputReceiver(parse_joints)
+    source.start(receiver)
+    source._thread.join(timeout=2.0)
+    source.stop()
+    assert receiver.packets == 3 and receiver.parse_failures == 1

@@ -1,0 +1,178 @@
+"""The live input teleoperators, over loopback with the recorded datagram fixtures (configs/streams/*.datagrams.jsonl):
+glove (UDP), XR controllers (local socket), XR hand tracking (WebSocket), keypoints (UDP), leader arm (in-process and
+replayed), file replay, and one master driving two followers."""
+
+import socket
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from lerobot_robot_teledex import Teledex, TeledexConfig, TeledexFollowers, TeledexFollowersConfig
+from lerobot_teleoperator_teledex import (TeledexGlove, TeledexGloveConfig, TeledexKeypoints, TeledexKeypointsConfig,
+                                          TeledexLeaderArm, TeledexLeaderArmConfig, TeledexXR, TeledexXRConfig)
+from teledex_lerobot.clock import now_ns
+from teledex_lerobot.control.state_machine import TeleopState
+from teledex_lerobot.inputs import encode_xr_state
+from teledex_lerobot.inputs.datagram_file import read_datagrams
+from teledex_lerobot.inputs.sources import send_datagrams
+from teledex_lerobot.paths import STREAMS_DIR
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def fixture(name):
+    return read_datagrams(STREAMS_DIR / f"{name}.datagrams.jsonl")[1]
+
+
+def drive(teleop, send, robot=None, seconds=None):
+    """Run `send` in a thread while ticking get_action (-> robot) at ~100 Hz until it is done; actions in order."""
+    sender = threading.Thread(target=send, daemon=True)
+    teleop.connect()
+    if robot is not None:
+        robot.connect()
+    actions = []
+    try:
+        sender.start()
+        started = time.monotonic()
+        while sender.is_alive() or (seconds and time.monotonic() - started < seconds):
+            action = teleop.get_action()
+            assert teleop.sample_capture_ns is None or 0 <= now_ns() - teleop.sample_capture_ns < 5e9
+            actions.append(robot.send_action(action) if robot is not None else action)
+            time.sleep(0.01)
+        sender.join(timeout=10)
+    finally:
+        teleop.disconnect()
+        if robot is not None:
+            robot.disconnect()
+    return actions
+
+
+def values(actions, keys):
+    return np.array([[action[k] for k in keys] for action in actions])
+
+
+def assert_within_limits(part, q):
+    assert np.all(q >= part.lower - 1e-9) and np.all(q <= part.upper + 1e-9)
+
+
+def test_glove_over_udp_closes_the_hand_and_counts_bad_packets():
+    port = free_port()
+    teleop = TeledexGlove(TeledexGloveConfig(host="127.0.0.1", port=port))
+    robot = Teledex(TeledexConfig(backend="fake"))
+    assert teleop.action_features == robot.action_features
+
+    def send():
+        send_datagrams(fixture("glove_open_close") + [(8_100_000_000, b"\x00garbage"), (8_110_000_000, b'{"g":')],
+                       ("127.0.0.1", port), speed=8.0)
+
+    actions = drive(teleop, send, robot)
+    hand, arm = teleop.rig.parts["hand"], teleop.rig.parts["arm"]
+    q = values(actions, hand.keys)
+    assert_within_limits(hand, q)
+    span = (q.max(0) - q.min(0)) / (hand.upper - hand.lower)
+    assert np.all(span[2:] > 0.5), span  # the four finger flexions close over most of their range
+    assert np.allclose(values(actions, arm.keys), arm.home, atol=1e-6)  # a glove alone does not move the arm
+    assert teleop.state_machine.state == TeleopState.TELEOPERATION  # auto_start: L1, then L2 at the zero pose
+    assert teleop.receiver is None  # disconnected
+    assert teleop.diagnostics.ticks >= 0
+
+
+def test_xr_controller_over_local_socket(tmp_path):
+    path = str(tmp_path / "xr.sock")
+    teleop = TeledexXR(TeledexXRConfig(source="unix", socket_path=path))
+    actions = drive(teleop, lambda: (time.sleep(0.1), send_datagrams(fixture("xr_controller_reach"), path, 3.0)))
+    arm, hand = teleop.rig.parts["arm"], teleop.rig.parts["hand"]
+    # buttons X then Y: ZeroPos, Teleoperation; the trigger held: the arm follows the circle; the grip: a fist
+    assert teleop.state_machine.state == TeleopState.TELEOPERATION
+    q_arm, q_hand = values(actions, arm.keys), values(actions, hand.keys)
+    assert_within_limits(arm, q_arm)
+    assert np.ptp(q_arm, axis=0).max() > 0.05
+    assert np.all(q_hand.max(0) - q_hand.min(0) > 0.3 * (hand.upper - hand.lower))
+
+
+def test_xr_hand_tracking_over_websocket():
+    from teledex_lerobot.inputs.websocket import WebSocketClient
+
+    port = free_port()
+    teleop = TeledexXR(TeledexXRConfig(source="websocket", host="127.0.0.1", port=port, control="xr_hand_tracking",
+                                       auto_start=True))
+
+    def send():
+        time.sleep(0.1)
+        client = WebSocketClient("127.0.0.1", port)
+        started = time.monotonic()
+        for t_ns, data in fixture("xr_hand_tracking"):
+            time.sleep(max(0.0, started + t_ns / 4e9 - time.monotonic()))
+            client.send(data.decode())
+        client.close()
+
+    actions = drive(teleop, send)
+    hand = teleop.rig.parts["hand"]
+    q = values(actions, hand.keys)
+    assert_within_limits(hand, q)
+    assert np.all(np.ptp(q, axis=0)[2:] > 0.3 * (hand.upper - hand.lower)[2:])
+    assert teleop.receiver is None
+
+
+def test_keypoint_stream_moves_arm_and_hand():
+    port = free_port()
+    teleop = TeledexKeypoints(TeledexKeypointsConfig(host="127.0.0.1", port=port))
+    actions = drive(teleop, lambda: send_datagrams(fixture("keypoints_wrist_motion"), ("127.0.0.1", port), 5.0))
+    arm = teleop.rig.parts["arm"]
+    q = values(actions, arm.keys)
+    assert_within_limits(arm, q)
+    assert np.ptp(q, axis=0).max() > 0.05
+
+
+def test_leader_arm_in_process_and_replayed():
+    teleop = TeledexLeaderArm(TeledexLeaderArmConfig(leader_backend="fake", preset="piper_linkerhand_o6_single"))
+    arm = teleop.rig.parts["arm"]
+    target = arm.home + np.array([0.3, -0.2, 0.2, 0.1, -0.2, 0.3])
+
+    def move_leader():
+        time.sleep(0.2)
+        teleop._source.leader.devices["arm"].command(target)
+        time.sleep(0.8)
+
+    actions = drive(teleop, move_leader)
+    assert values(actions, arm.keys)[-1] == pytest.approx(target, abs=1e-3)
+    replay = TeledexLeaderArm(TeledexLeaderArmConfig(source="replay", replay_file="leader_arm_wave", replay_speed=3,
+                                                     replay_loop=False))
+    q = values(drive(replay, lambda: time.sleep(2.0)), arm.keys)
+    assert np.ptp(q[:, 0]) > 0.3 and np.ptp(q[:, 4]) > 0.2  # joint1 and joint5 wave, the others hold
+    assert np.ptp(q[:, [1, 2, 3, 5]], axis=0).max() < 1e-6
+
+
+def test_one_master_two_followers_each_with_its_own_chain():
+    followers = {"left": "piper_linkerhand_o6_single", "right": "piper_linkerhand_o6_single"}
+    teleop = TeledexXR(TeledexXRConfig(source="udp", host="127.0.0.1", port=free_port(), followers=followers,
+                                       follower_controls={"left": "xr_left_hybrid"}))
+    robot = TeledexFollowers(TeledexFollowersConfig(followers=followers, backend="fake", with_cameras=False))
+    assert teleop.action_features == robot.action_features
+    assert all(k.startswith(("left_", "right_")) for k in robot.action_features)
+    port = teleop.config.port
+
+    def send():
+        start = np.array([0.35, 0.2, 1.0, 0.0, 0.0, 0.0, 1.0])
+        datagrams = []
+        for k in range(150):
+            left = start + [0.0, 0.0, 0.001 * k, 0, 0, 0, 0]  # the left hand rises with its trigger held
+            buttons = {"primary": 10 <= k < 12, "secondary": 20 <= k < 22}  # X (ZeroPos), Y (Teleoperation)
+            datagrams.append((k * 10_000_000, encode_xr_state(controllers={
+                "left": {"pose": left, "trigger": 1.0 if k > 30 else 0.0, "grip": 1.0, **buttons},
+                "right": {"pose": start, "trigger": 0.0, "grip": 0.0}})))
+        send_datagrams(datagrams, ("127.0.0.1", port))
+
+    actions = drive(teleop, send, robot)
+    left_arm = values(actions, [f"left_{k}" for k in teleop.followers["left_"].rig.parts["arm"].keys])
+    right_arm = values(actions, [f"right_{k}" for k in teleop.followers["right_"].rig.parts["arm"].keys])
+    left_hand = values(actions, [f"left_{k}" for k in teleop.followers["left_"].rig.parts["hand"].keys])
+    assert np.ptp(left_arm, axis=0).max() > 0.05  # follows the left controller
+    assert np.ptp(right_arm, axis=0).max() < 1e-6  # the right trigger is never pressed
+    assert left_hand[-1].mean() > left_hand[0].mean()  # left grip closes the left hand
