@@ -25,7 +25,7 @@ from ..clock import now_ns
 from ..kinematics import KinematicModel, linker_a7_urdf_path
 from . import a7_protocol as ap
 from .joint_device import SimDynamicsConfig, SimulatedJointDevice
-from .sim_bus import SimBus
+from .sim_bus import BusSimulator, SimBus
 
 PROFILE_HZ = 500.0  # the motors' setpoint update rate
 TEMPERATURE_C = 35.0
@@ -46,8 +46,11 @@ class A7SimConfig:
         feedback_hz=1000.0, time_constant_s=0.02, noise_std=0.0, latency_ms=0.0))
 
 
-class A7Simulator:
+class A7Simulator(BusSimulator):
+    loop_name = "a7-sim-profile"
+
     def __init__(self, config: A7SimConfig | None = None):
+        super().__init__()
         self.config = config or A7SimConfig()
         self.motor_ids = ap.motor_ids(self.config.side)
         self.model = KinematicModel.from_urdf(linker_a7_urdf_path(self.config.side))
@@ -57,8 +60,6 @@ class A7Simulator:
                                               self.config.dynamics.feedback_hz or 1000.0)
         self._bus = SimBus(self.config.interface, self.config.channel, self._on_frame, "a7-sim")
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         # per-motor registers, guarded by _lock
         self.enabled = [False] * ap.JOINTS
         self.mode = [0] * ap.JOINTS
@@ -76,29 +77,6 @@ class A7Simulator:
         self.requests_received = 0
         # (motor id, raw 0x0A payload) of the latest targets, for bus-level checks
         self.targets_received: deque[tuple[int, bytes]] = deque(maxlen=1000)
-
-    # --- lifecycle ---
-    def start(self) -> "A7Simulator":
-        self._dynamics.connect()
-        self._bus.open()
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="a7-sim-profile", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=1.0)
-            self._thread = None
-        self._bus.close()
-        self._dynamics.disconnect()
-
-    def __enter__(self) -> "A7Simulator":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     # --- fault injection ---
     def silence(self, joints: Iterable[int] | None = None, silent: bool = True) -> None:

@@ -21,7 +21,7 @@ from ..kinematics import KinematicModel
 from ..models import resolve_urdf
 from . import linkerhand_protocol as lp
 from .joint_device import SimDynamicsConfig, SimulatedJointDevice
-from .sim_bus import SimBus
+from .sim_bus import BusSimulator, SimBus
 
 LEGACY_FORCE = (0x20, 0x21, 0x22, 0x23)
 VERSION_TRIPLETS = {0xC1: (1, 0, 0), 0xC2: (2, 1, 3), 0xC4: (1, 2, 0)}  # PCB, firmware, mechanical
@@ -39,8 +39,9 @@ class LinkerHandSimConfig:
         feedback_hz=500.0, time_constant_s=0.03, noise_std=0.0, latency_ms=0.0))
 
 
-class LinkerHandSimulator:
+class LinkerHandSimulator(BusSimulator):
     def __init__(self, config: LinkerHandSimConfig | None = None):
+        super().__init__()
         self.config = config or LinkerHandSimConfig()
         self.layout = lp.layout_for(self.config.model)
         self.model = KinematicModel.from_urdf(resolve_urdf(self.config.model, self.config.side))
@@ -60,22 +61,6 @@ class LinkerHandSimulator:
         self._mute = False
         self.requests_received = 0
         self.position_sets: deque[tuple[int, bytes]] = deque(maxlen=1000)  # (cmd, values) of every set received
-
-    # --- lifecycle ---
-    def start(self) -> "LinkerHandSimulator":
-        self._dynamics.connect()
-        self._bus.open()
-        return self
-
-    def stop(self) -> None:
-        self._bus.close()
-        self._dynamics.disconnect()
-
-    def __enter__(self) -> "LinkerHandSimulator":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     # --- fault injection and observation ---
     def set_motor_fault(self, motor: int, code: int) -> None:

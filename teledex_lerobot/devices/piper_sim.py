@@ -23,7 +23,7 @@ from ..kinematics import KinematicModel
 from ..paths import URDF_DIR
 from . import piper_protocol as pp
 from .joint_device import SimDynamicsConfig, SimulatedJointDevice
-from .sim_bus import SimBus
+from .sim_bus import BusSimulator, SimBus
 
 ARM_JOINTS = 6
 FEEDBACK_HZ = 200.0
@@ -41,8 +41,11 @@ class PiperSimConfig:
         feedback_hz=1000.0, time_constant_s=0.02, noise_std=0.0, latency_ms=0.0))
 
 
-class PiperSimulator:
+class PiperSimulator(BusSimulator):
+    loop_name = "piper-sim-feedback"
+
     def __init__(self, config: PiperSimConfig | None = None):
+        super().__init__()
         self.config = config or PiperSimConfig()
         self.model = KinematicModel.from_urdf(URDF_DIR / "piper.urdf")  # joint1..6, gripper
         self._lower, self._upper = self.model.lower, self.model.upper
@@ -51,8 +54,6 @@ class PiperSimulator:
                                               self.config.dynamics.feedback_hz or 1000.0)
         self._bus = SimBus(self.config.interface, self.config.channel, self._on_frame, "piper-sim")
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         # device state, guarded by _lock
         self.motor_enabled = [False] * ARM_JOINTS
         self.gripper_enabled = False
@@ -70,29 +71,6 @@ class PiperSimulator:
         self._angle_limit_joints: set[int] = set()
         self._comm_error_joints: set[int] = set()
         self.commands_received = 0
-
-    # --- lifecycle ---
-    def start(self) -> "PiperSimulator":
-        self._dynamics.connect()
-        self._bus.open()
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="piper-sim-feedback", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=1.0)
-            self._thread = None
-        self._bus.close()
-        self._dynamics.disconnect()
-
-    def __enter__(self) -> "PiperSimulator":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     # --- fault injection ---
     def silence(self, silent: bool = True) -> None:

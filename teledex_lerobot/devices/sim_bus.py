@@ -104,3 +104,41 @@ class SimBus:
                 self._on_frame(message)
             except Exception:  # a malformed frame must not kill the simulated device
                 logger.exception("%s: error handling frame %s", self._name, message)
+
+
+class BusSimulator:
+    """The lifecycle every device simulator shares: its joint dynamics, its end of the bus and, for simulators that
+    send on their own (feedback streams, motion profiles), a background loop `_run` that ends when `_stop` is set.
+    Subclasses set `_dynamics` and `_bus` in __init__ and call super().__init__() first."""
+
+    loop_name: str | None = None  # the background thread's name; None = the simulator only answers frames
+
+    def __init__(self):
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def start(self):
+        self._dynamics.connect()
+        self._bus.open()
+        if self.loop_name is not None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name=self.loop_name, daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+            self._thread = None
+        self._bus.close()
+        self._dynamics.disconnect()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
