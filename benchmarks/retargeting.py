@@ -226,8 +226,9 @@ def main(argv=None) -> None:
     results = {name: metrics(reference, keypoints, references, seconds, joints[-len(keypoints):])
                for name, (seconds, joints) in (runs | floors).items()}
     setup = (f"{Path(args.urdf).name}, {len(reference.joint_names)} DoF, {len(keypoints)} frames x {args.repeats} "
-             f"repeats (times: the repeat with the lowest median), low-pass alpha {args.low_pass_alpha}; references: scale = {scale:.4f} x operator tips "
-             f"(robot/operator hand-size ratio unless --scale), calibrated = operator tips through the "
+             f"repeats (times: the repeat with the lowest median), low-pass alpha {args.low_pass_alpha}; "
+             f"references: scale = {scale:.4f} x operator tips (robot/operator hand-size ratio unless --scale), "
+             f"calibrated = operator tips through the "
              f"{reference.calibration.operator!r} calibration (eq. 5)")
     aims = {"teledex": "calibrated", "joint_mapping": "angles", "dex-retargeting vector (calibrated)": "calibrated"}
     print(setup)

@@ -140,7 +140,7 @@ def test_sim_tracks_target_within_velocity_limits():
         part = robot.rig.parts["hand"]
         target = (part.lower + part.upper) / 2
         start = np.array([robot.get_observation()[k] for k in part.keys])
-        deadline = time.monotonic() + 3.0
+        deadline = time.monotonic() + 10.0  # generous: a loaded CI machine starves the device thread
         stamps = set()
         while time.monotonic() < deadline:
             robot.send_action(dict(zip(part.keys, target, strict=True)))

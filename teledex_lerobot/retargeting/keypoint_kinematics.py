@@ -12,7 +12,7 @@ at every keypoint, and reads everything from the one matrix `computeJointJacobia
 
 On this machine a numpy call costs 1-2 µs whatever its size, so the pass is a fixed handful of calls on
 precomputed gather indices (one `take` per quantity, one batched matmul for every keypoint's Jacobian) writing
-into caller-owned buffers: ~15 calls per pass instead of one per keypoint.
+into caller-owned buffers: ~15 calls per pass, whatever the number of keypoints.
 
 Mimic joints are independent joints for pinocchio, driven by q_full = A q + b (chains resolved by the URDF parser);
 Jacobians are folded back through A, so their columns are the model's actuated joints. Positions are expressed in
@@ -79,9 +79,9 @@ class KeypointKinematics:
         # Per coordinate c, the rows [v_c; ω_{c+1}; ω_{c+2}] of the real joints: (3, 3, m).
         rows = np.array([[c, 3 + _NEXT[c], 3 + _AFTER_NEXT[c]] for c in range(3)])
         self._motion_gather = rows[:, :, None] * nv + real_rows[None, None, :]
-        # Per coordinate c and keypoint k, the factors [1, p_{c+2}, −p_{c+1}] from the buffer [p; −p; 1]: (3, K, 3).
-        flat = lambda c, k: c * count + k  # noqa: E731 - coordinate-major index
-        self._lever_gather = np.array([[[6 * count, flat(_AFTER_NEXT[c], k), 3 * count + flat(_NEXT[c], k)]
+        # Per coordinate c and keypoint k, the factors [1, p_{c+2}, −p_{c+1}] from the buffer [p; −p; 1] (p
+        # coordinate-major): (3, K, 3).
+        self._lever_gather = np.array([[[6 * count, _AFTER_NEXT[c] * count + k, (3 + _NEXT[c]) * count + k]
                                         for k in range(count)] for c in range(3)])
         self._levers = np.zeros(6 * count + 1)
         self._levers[-1] = 1.0

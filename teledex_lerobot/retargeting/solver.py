@@ -9,10 +9,10 @@ code counts calls: a fixed few dozen per frame, whatever the hand.
 Joint limits: an active set per step. A joint whose step would leave the box (at a limit and pushed outward, or
 crossing one) stops at the limit and the others are solved again given that move; clipping instead would leave them
 moved as if it had gone on, which often raises the cost. A step that raises the cost is undone and retried with more
-damping (no kinematics needed). It stops when no joint moved more than `step_tolerance_rad` in the last step; the
-returned q is then within that of the last pass, whose linearisation, moved there to first order, serves as the first
-linearisation of the next solve when it starts from that q (the warm start at the previous frame's solution), so a
-frame that converges in two steps costs one kinematics pass.
+damping (no kinematics needed). It stops when the last step moved the joints less than `step_tolerance_rad` (2-norm,
+so no joint moved more). The returned q is then that close to the last pass, whose linearisation, moved to q to
+first order, is the first linearisation of the next solve when it starts from q (the warm start at the previous
+frame's solution): a frame that converges in two steps costs one kinematics pass.
 
 Optionally the joints are tied linearly, q = tie @ z (e.g. DexPilot's distal = medial joint): the solver then works
 on z and the cost terms still see q.
@@ -32,7 +32,7 @@ _PINNED = 1e12  # diagonal entry that pins a joint's step (the costs' curvatures
 @dataclass(frozen=True)
 class SolverSettings:
     max_iterations: int = 6
-    step_tolerance_rad: float = 1e-3  # stop when no joint moved more than this in the last step
+    step_tolerance_rad: float = 1e-3  # stop when the last step moved the joints less than this (2-norm)
     initial_damping: float = 1e-7  # λ in (JᵀJ + λI); the costs are in m² and rad²
     max_damping: float = 1e3
 
@@ -80,6 +80,7 @@ class BoxLeastSquaresSolver:
     def solve(self, q_start: np.ndarray) -> tuple[np.ndarray, SolveReport]:
         """Minimise the summed terms from q_start (clipped into the limits). Raises on a singular system."""
         settings, tie = self.settings, self.tie
+        tolerance_squared = settings.step_tolerance_rad ** 2
         weights = np.concatenate([term.row_weights for term in self.terms])
         weighted_targets = weights * np.concatenate([term.row_targets for term in self.terms])
         weight_column = weights[:, None]
@@ -108,7 +109,8 @@ class BoxLeastSquaresSolver:
                 accepted = (z, cost, hessian, gradient)
                 damping = max(damping * 0.1, settings.initial_damping)
             z_next = self._step(z, hessian, gradient, damping)
-            converged = not np.count_nonzero(np.abs(z_next - z) >= settings.step_tolerance_rad)
+            moved = z_next - z
+            converged = moved @ moved < tolerance_squared  # the 2-norm bounds every joint's move
             z = z_next
             if converged:
                 if z_evaluated is accepted[0]:  # the buffers hold the pass at the z we stepped from
