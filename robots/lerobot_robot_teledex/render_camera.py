@@ -31,6 +31,7 @@ class TeledexRenderCamera(Camera):
         self._thread: threading.Thread | None = None
         self._frame: np.ndarray | None = None
         self._frame_capture_ns: int | None = None
+        self._frame_published_ns: int | None = None
         self._frame_counter = 0
         self._consumed_counter = 0
 
@@ -69,6 +70,12 @@ class TeledexRenderCamera(Camera):
         self._stop.set()
         self._thread.join(timeout=2.0)
         self._thread = None
+
+    @property
+    def published_ns(self) -> int | None:
+        """When the latest frame became available to readers (capture plus rendering and latency)."""
+        with self._lock:
+            return self._frame_published_ns
 
     @property
     def capture_ns(self) -> int | None:
@@ -110,7 +117,7 @@ class TeledexRenderCamera(Camera):
             if latency_s and self._stop.wait(latency_s):
                 break
             with self._new_frame:
-                self._frame, self._frame_capture_ns = image, capture_ns
+                self._frame, self._frame_capture_ns, self._frame_published_ns = image, capture_ns, now_ns()
                 self._frame_counter += 1
                 self._new_frame.notify_all()
             next_tick += int(period_s * 1e9)

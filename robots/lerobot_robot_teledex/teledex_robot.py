@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 # frame is used however old (up to an hour), and the sync check flags it.
 CAMERA_WAIT_MS = 150
 STALE_FRAME_MAX_AGE_MS = 3_600_000
+# A frame published more than this fraction of a frame period before get_observation began is not fresh.
+FRESH_FRAME_PERIODS = 0.1
 
 
 class TeledexRobotBase(Robot):
@@ -104,20 +106,21 @@ class TeledexRobotBase(Robot):
     def get_observation(self) -> dict:
         """Camera frames first (the freshest not yet returned, waiting for one if need be), then each part's
         measurement captured closest to the newest frame, so one observation describes one instant."""
-        images = {name: self._read_frame(name, cam) for name, cam in self.cameras.items()}
+        started_ns = now_ns()
+        images = {name: self._read_frame(name, cam, started_ns) for name, cam in self.cameras.items()}
         frame_times = [cam.capture_ns for cam in self.cameras.values() if getattr(cam, "capture_ns", None)]
         reference_ns = max(frame_times) if frame_times else now_ns()
         states = {role: device.read_nearest(reference_ns) for role, device in self.devices.items()}
         self._observation_capture_ns = {role: state.capture_ns for role, state in states.items()}
         return {**self.rig.join({role: state.positions for role, state in states.items()}), **images}
 
-    def _read_frame(self, name: str, cam):
+    def _read_frame(self, name: str, cam, started_ns: int):
         try:
             frame = cam.async_read(timeout_ms=CAMERA_WAIT_MS)
-            capture_ns = getattr(cam, "capture_ns", None)
-            if capture_ns is not None and (now_ns() - capture_ns) > 0.5e9 / cam.fps:
-                # older than half a frame period: the next frame is closer to now, wait for it. This locks the
-                # control loop to the camera's frame clock, so each observation is one instant.
+            published_ns = getattr(cam, "published_ns", None)
+            if published_ns is not None and started_ns - published_ns > FRESH_FRAME_PERIODS * 1e9 / cam.fps:
+                # The frame had been waiting: the next one is closer to now, so wait for it. The control loop then
+                # locks onto the camera's frame clock and every observation is one instant.
                 frame = cam.async_read(timeout_ms=CAMERA_WAIT_MS)
             return frame
         except TimeoutError:

@@ -250,11 +250,13 @@ class Recorder:
         recording = native is not None
         stats = EpisodeStats()
         started = time.perf_counter()
+        next_tick = started  # the schedule: a tick that starts more than half a period behind it is late
         next_report = started + 1.0
         while (time.perf_counter() - started) < duration_s and not self.events.end_episode:
             if stop is not None and stop():
                 break
             tick = time.perf_counter()
+            late = tick - next_tick > period_s / 2
             observation = self.robot.get_observation()
             action = self.teleop.get_action()
             input_ns = getattr(self.teleop, "sample_capture_ns", None) or now_ns()
@@ -265,21 +267,23 @@ class Recorder:
                                                    self.cfg.dataset.single_task))
                 native.add_frame(frame_ns=packet.checked_ns, qpos=_values(observation, sent), action=_values(sent, sent),
                                  packet=packet, images={n: observation[n] for n in self.robot.cameras})
-            busy = time.perf_counter() - tick
-            if recording:
-                stats.add(packet, late=busy > period_s)
+                stats.add(packet, late=late)
                 if tick >= next_report:
                     next_report += 1.0
-                    elapsed = tick - started
-                    s = stats.summary()
-                    faults = self.robot.device_faults() if hasattr(self.robot.robot, "device_faults") else {}
-                    print(f"  episode {self.dataset.meta.total_episodes}  {elapsed:5.1f} s  "
-                          f"{stats.frames / max(elapsed, 1e-9):5.1f} fps  sync ok {100 * s['sync_success_rate']:5.1f}%"
-                          f"  late {stats.late_frames}"
-                          + "".join(f"\n  FAULT {role}: {message}" for role, message in faults.items()), flush=True)
-            if busy < period_s:
-                time.sleep(period_s - busy)
+                    self._print_progress(stats, tick - started)
+            next_tick = max(next_tick + period_s, time.perf_counter() - period_s / 2)  # never catch up in a burst
+            delay_s = next_tick - time.perf_counter()
+            if delay_s > 0:
+                time.sleep(delay_s)
         return stats
+
+    def _print_progress(self, stats: EpisodeStats, elapsed_s: float) -> None:
+        summary = stats.summary()
+        faults = self.robot.device_faults() if hasattr(self.robot.robot, "device_faults") else {}
+        print(f"  episode {self.dataset.meta.total_episodes}  {elapsed_s:5.1f} s  "
+              f"{stats.frames / max(elapsed_s, 1e-9):5.1f} fps  sync ok {100 * summary['sync_success_rate']:5.1f}%"
+              f"  late {stats.late_frames}" + "".join(f"\n  FAULT {role}: {message}" for role, message in faults.items()),
+              flush=True)
 
     def _save(self, index: int, native: NativeEpisodeWriter | None, stats: EpisodeStats) -> None:
         """Both formats get the episode or neither does: the native one is saved first (an atomic rename) and is
