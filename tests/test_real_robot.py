@@ -6,8 +6,8 @@ import time
 import pytest
 from piper_sdk import C_PiperInterface_V2
 
-from lerobot_robot_teledex.config_teledex import TeledexConfig
-from lerobot_robot_teledex.teledex_robot import Teledex
+from lerobot_robot_teledex.config_teledex import TeledexConfig, TeledexHandConfig
+from lerobot_robot_teledex.teledex_robot import Teledex, TeledexHand
 from teledex_lerobot.devices.linkerhand_sim import LinkerHandSimConfig, LinkerHandSimulator
 from teledex_lerobot.devices.piper_sim import PiperSimConfig, PiperSimulator
 from teledex_lerobot.devices.real_config import CanPortConfig
@@ -69,3 +69,33 @@ def test_a_device_fault_never_crashes_the_loop(real_robot):
         time.sleep(0.01)
     assert robot.devices["arm"].fault() is None
     assert robot.devices["hand"].fault().kind == "feedback_timeout"
+
+
+def test_tactile_matrices_are_optional_observations():
+    """With real.hand_tactile, every taxel of the L10's 12x6 matrices is an observation; pressing rises as the
+    fingers close. Off (the default), the features equal backend=sim's."""
+    hand_channel = unique_channel("robot-tactile")
+    hand = LinkerHandSimulator(LinkerHandSimConfig(model="linkerhand_l10", channel=hand_channel)).start()
+    config = TeledexHandConfig(model="linkerhand_l10", backend="real")
+    config.real.hand = CanPortConfig("virtual", hand_channel)
+    config.real.hand_tactile = True
+    config.real.feedback_timeout_ms = RELAXED_FEEDBACK_TIMEOUT_MS
+    robot = TeledexHand(config)
+    try:
+        assert len(robot.tactile_keys) == 5 * 12 * 6 and "hand_tactile_index_r11c5" in robot.observation_features
+        assert "hand_tactile_index_r0c0" not in TeledexHand(TeledexHandConfig(model="linkerhand_l10")).observation_features
+        robot.connect()
+        part = robot.rig.parts["hand"]
+        closed = dict(zip(part.keys, part.upper, strict=True))
+
+        def index_pressed():
+            robot.send_action(closed)
+            observation = robot.get_observation()
+            return observation["hand_tactile_index_r11c5"] > 200
+
+        assert wait_until(index_pressed, 5.0, period_s=0.02)
+        assert set(robot.get_observation()) == set(robot.observation_features)
+    finally:
+        if robot.is_connected:
+            robot.disconnect()
+        hand.stop()

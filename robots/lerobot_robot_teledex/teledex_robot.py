@@ -14,6 +14,8 @@ from teledex_lerobot.clock import now_ns
 from teledex_lerobot.control.safety import JointSafety
 from teledex_lerobot.devices.factory import make_joint_device
 from teledex_lerobot.devices.joint_device import JointDevice
+from teledex_lerobot.devices.linkerhand_protocol import FINGERS as TACTILE_FINGERS
+from teledex_lerobot.devices.linkerhand_protocol import tactile_shape_of
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
 
@@ -55,8 +57,25 @@ class TeledexRobotBase(Robot):
         raise NotImplementedError
 
     @cached_property
+    def tactile_shape(self) -> tuple[int, int] | None:
+        """Taxels per finger (rows, columns) when the real hand's tactile matrices are observed, else None."""
+        hand = self.rig.parts.get("hand")
+        if self.config.backend != "real" or not self.config.real.hand_tactile or hand is None:
+            return None
+        return tactile_shape_of(hand.spec.model)
+
+    @cached_property
+    def tactile_keys(self) -> list[str]:
+        """One float per taxel, `hand_tactile_<finger>_r<row>c<column>`, 0-255 (0 = no contact)."""
+        if self.tactile_shape is None:
+            return []
+        rows, columns = self.tactile_shape
+        return [f"hand_tactile_{finger}_r{r}c{c}" for finger in TACTILE_FINGERS
+                for r in range(rows) for c in range(columns)]
+
+    @cached_property
     def observation_features(self) -> dict[str, type | tuple]:
-        features: dict[str, type | tuple] = dict.fromkeys(self.rig.action_keys, float)
+        features: dict[str, type | tuple] = dict.fromkeys(self.rig.action_keys + self.tactile_keys, float)
         features.update({name: (cam.height, cam.width, 3) for name, cam in self.cameras.items()})
         return features
 
@@ -112,7 +131,16 @@ class TeledexRobotBase(Robot):
         reference_ns = max(frame_times) if frame_times else now_ns()
         states = {role: device.read_nearest(reference_ns) for role, device in self.devices.items()}
         self._observation_capture_ns = {role: state.capture_ns for role, state in states.items()}
-        return {**self.rig.join({role: state.positions for role, state in states.items()}), **images}
+        return {**self.rig.join({role: state.positions for role, state in states.items()}), **self._taxels(),
+                **images}
+
+    def _taxels(self) -> dict[str, float]:
+        if not self.tactile_keys:
+            return {}
+        matrices = self.devices["hand"].tactile()
+        zeros = np.zeros(self.tactile_shape)  # until the first complete matrix of a finger has arrived
+        values = np.concatenate([np.asarray(matrices.get(f, zeros), float).reshape(-1) for f in TACTILE_FINGERS])
+        return dict(zip(self.tactile_keys, values.tolist(), strict=True))
 
     def _read_frame(self, name: str, cam, started_ns: int):
         try:

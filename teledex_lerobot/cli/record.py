@@ -330,7 +330,8 @@ class Recorder:
             "cameras": cameras,
             "collection": {"control_frequency_hz": d.fps, "dt_s": 1 / d.fps, "video_codec": "libx264",
                            "data_format": "video_compressed", "qpos_dim": len(self.robot.action_features),
-                           "camera_streams": list(cameras), "tactile_sensors": []},
+                           "camera_streams": list(cameras),
+                           "tactile_sensors": ["hand"] if getattr(self.robot.robot, "tactile_keys", None) else []},
             "sync": {"policy": asdict(self.robot.policy), **stats.summary()},
             "lerobot": {"repo_id": d.repo_id, "root": str(Path(d.root).resolve()), "episode_index": index},
         }
