@@ -74,12 +74,13 @@ LAYOUTS: dict[str, HandLayout] = {
         fault_frames=_blocks((0x35, 0, 5), (0x36, 5, 5)), tactile_matrix_code=0xC6, tactile_shape=(12, 6)),
     # L20: base pitch x5 (0x01), abduction x5 (0x02), thumb roll (0x03, first byte; 4 reserved), tips x5 (0x04).
     # Our 16 URDF joints skip the 4 reserved raw slots 11-14. Speed 0x05 (5 motors), faults 0x07; 0x02/0x03 are
-    # positions on the L20, so it has no torque frames, and its temperatures use other frames (not read here).
+    # positions on the L20, so it has no torque frames. The vendor SDK reports temperatures as unsupported on the
+    # L20 (no frame to read). Tactile matrices: 12x6 per finger, requested with 0xC6 as on the L10.
     "linkerhand_l20": HandLayout(
         "linkerhand_l20", dof=16, raw_size=20, joint_to_raw=(*range(11), 15, 16, 17, 18, 19),
         position_frames=_blocks((0x03, 10, 5), (0x04, 15, 5), (0x01, 0, 5), (0x02, 5, 5)),
         speed_frames=_blocks((0x05, 0, 5)), torque_frames=(), temperature_frames=(),
-        fault_frames=_blocks((0x07, 0, 5)), tactile_matrix_code=None, tactile_shape=None),
+        fault_frames=_blocks((0x07, 0, 5)), tactile_matrix_code=0xC6, tactile_shape=(12, 6)),
 }
 
 
