@@ -87,22 +87,11 @@ class A7Simulator(BusSimulator):
     def set_temperature(self, joint: int, celsius: float) -> None:
         self.temperature_c[joint] = celsius
 
-    def unplug(self) -> None:
-        """The CAN cable comes out: the simulator leaves the bus."""
-        self.stop()
-
     # --- what a test can observe directly ---
-    def true_positions(self) -> np.ndarray:
-        return self._dynamics.read().positions.copy()
-
     def target(self) -> np.ndarray:
         """The targets the motors accepted last (rad), after decoding and clamping."""
         with self._lock:
             return self._target.copy()
-
-    @property
-    def frames_sent(self) -> int:
-        return self._bus.frames_sent
 
     # --- frames ---
     def _on_frame(self, message: can.Message) -> None:

@@ -70,12 +70,6 @@ class LinkerHandSimulator(BusSimulator):
     def stop_replying(self, mute: bool = True) -> None:
         self._mute = mute
 
-    def unplug(self) -> None:
-        self.stop()
-
-    def true_positions(self) -> np.ndarray:
-        return self._dynamics.read().positions.copy()
-
     def target_raw(self) -> np.ndarray:
         """The position bytes the hand accepted last, in joint order."""
         with self._lock:

@@ -85,22 +85,11 @@ class PiperSimulator(BusSimulator):
         self._comm_error_joints.clear()
         self._angle_limit_joints.clear()
 
-    def unplug(self) -> None:
-        """The CAN cable comes out: the simulator leaves the bus."""
-        self.stop()
-
     # --- what a test can observe directly ---
-    def true_positions(self) -> np.ndarray:
-        return self._dynamics.read().positions.copy()
-
     def target(self) -> np.ndarray:
         """The target the arm accepted last (joint1..6 rad, gripper m), after decoding and clamping."""
         with self._lock:
             return self._target.copy()
-
-    @property
-    def frames_sent(self) -> int:
-        return self._bus.frames_sent
 
     # --- command handling ---
     def _on_frame(self, message: can.Message) -> None:

@@ -142,3 +142,16 @@ class BusSimulator:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+    def unplug(self) -> None:
+        """The CAN cable comes out: the simulator leaves the bus."""
+        self.stop()
+
+    # --- what a test can observe directly ---
+    def true_positions(self):
+        """Where the simulated joints really are (no noise, no delay)."""
+        return self._dynamics.read().positions.copy()
+
+    @property
+    def frames_sent(self) -> int:
+        return self._bus.frames_sent
