@@ -5,36 +5,25 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
+from commands import command, command_env, run
 
 pytestmark = pytest.mark.slow
 
-BIN = Path(sys.executable).parent
 FPS = 25
 
 
-def env(tmp: Path) -> dict:
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "HF_LEROBOT_HOME": str(tmp / "lerobot_home")}
-
-
 def record_args(root: Path, repo_id: str, episodes: int, seconds: float, *extra: str) -> list[str]:
-    return [str(BIN / "teledex-record"), "--robot.type=teledex", "--robot.id=t", "--teleop.type=teledex_replay",
-            "--teleop.id=t", f"--dataset.repo_id={repo_id}", f"--dataset.root={root}", "--dataset.single_task=grasp",
-            f"--dataset.fps={FPS}", f"--dataset.num_episodes={episodes}", f"--dataset.episode_time_s={seconds}",
-            "--dataset.reset_time_s=0.2", "--dataset.push_to_hub=false", *extra]
-
-
-def run(args: list[str], tmp: Path, timeout: float = 600) -> str:
-    done = subprocess.run(args, env=env(tmp), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, f"{' '.join(args[:2])} failed ({done.returncode}):\n{output[-4000:]}"
-    return output
+    return command("teledex-record", "--robot.type=teledex", "--robot.id=t", "--teleop.type=teledex_replay",
+                   "--teleop.id=t", f"--dataset.repo_id={repo_id}", f"--dataset.root={root}",
+                   "--dataset.single_task=grasp", f"--dataset.fps={FPS}", f"--dataset.num_episodes={episodes}",
+                   f"--dataset.episode_time_s={seconds}", "--dataset.reset_time_s=0.2", "--dataset.push_to_hub=false",
+                   *extra)
 
 
 @pytest.fixture(scope="module")
@@ -124,8 +113,8 @@ def test_vitra_export(recorded, work):
 
 def test_sync_report_both_formats(recorded, work):
     for source in (recorded, Path(f"{recorded}_native")):
-        output = run([str(BIN / "teledex-sync-report"), str(source), "--json", str(work / "r.json"), "--plot",
-                      str(work / "r.png")], work)
+        output = run(command("teledex-sync-report", str(source), "--json", str(work / "r.json"), "--plot",
+                             str(work / "r.png")), work)
         result = json.loads((work / "r.json").read_text())
         assert result["overall"]["frames"] > 90 and result["overall"]["sync_success_rate"] >= 0.99
         assert set(result["overall"]["source_lag"]) == {"arm", "hand", "top", "input"}
@@ -136,7 +125,8 @@ def test_resume_with_other_fps_is_refused_and_changes_nothing(recorded, work):
     before = sorted(p.relative_to(recorded) for p in recorded.rglob("*"))
     args = record_args(recorded, "local/rec", 1, 1, "--resume=true")
     args[args.index(f"--dataset.fps={FPS}")] = "--dataset.fps=50"
-    done = subprocess.run(args, env=env(work), capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    done = subprocess.run(args, env=command_env(work), capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
     assert done.returncode != 0 and "fps: dataset has 25" in done.stderr
     assert sorted(p.relative_to(recorded) for p in recorded.rglob("*")) == before
 
@@ -147,7 +137,7 @@ def test_sigkill_mid_episode_loses_only_that_episode_then_trains(work):
     from teledex_lerobot.storage.native import native_episode_dirs
 
     root = work / "crash"
-    process = subprocess.Popen(record_args(root, "local/crash", 3, 3), env=env(work), stdout=subprocess.PIPE,
+    process = subprocess.Popen(record_args(root, "local/crash", 3, 3), env=command_env(work), stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 240
     for line in process.stdout:
@@ -159,7 +149,7 @@ def test_sigkill_mid_episode_loses_only_that_episode_then_trains(work):
     dataset = LeRobotDataset("local/crash", root=root)  # loads as it is, before any repair
     assert dataset.meta.total_episodes == 1 and len(dataset) == dataset.meta.episodes[0]["length"]
     assert [p.name for p in native_episode_dirs(Path(f"{root}_native"))] == ["episode_000000"]
-    output = run([str(BIN / "teledex-repair"), str(root)], work)
+    output = run(command("teledex-repair", str(root)), work)
     assert "episode_000001.partial" in output
     run(record_args(root, "local/crash", 1, 1, "--resume=true"), work)  # recording continues where it stopped
     assert LeRobotDataset("local/crash", root=root).meta.total_episodes == 2
@@ -167,9 +157,9 @@ def test_sigkill_mid_episode_loses_only_that_episode_then_trains(work):
     for policy, extra in (("act", []), ("diffusion", ["--policy.down_dims=[32,64,128]", "--policy.horizon=8",
                                                       "--policy.n_action_steps=4"])):
         out = work / f"train_{policy}"
-        run([str(BIN / "lerobot-train"), "--dataset.repo_id=local/crash", f"--dataset.root={root}",
-             f"--policy.type={policy}", "--policy.device=cpu", "--policy.push_to_hub=false",
-             "--policy.pretrained_backbone_weights=null", "--steps=2", "--batch_size=2", "--log_freq=1",
-             "--save_freq=2", "--num_workers=0", "--wandb.enable=false", f"--output_dir={out}", *extra], work)
+        run(command("lerobot-train", "--dataset.repo_id=local/crash", f"--dataset.root={root}",
+                    f"--policy.type={policy}", "--policy.device=cpu", "--policy.push_to_hub=false",
+                    "--policy.pretrained_backbone_weights=null", "--steps=2", "--batch_size=2", "--log_freq=1",
+                    "--save_freq=2", "--num_workers=0", "--wandb.enable=false", f"--output_dir={out}", *extra), work)
         config = json.loads((out / "checkpoints/000002/pretrained_model/config.json").read_text())
         assert set(config["input_features"]) == {"observation.state", "observation.images.top"}  # no diagnostics

@@ -6,16 +6,13 @@ from dataclasses import dataclass, field
 
 from lerobot.teleoperators import TeleoperatorConfig
 
+from .config_rig import TeledexRigTeleopConfig
+
 SOURCES = ("udp", "unix", "websocket", "replay", "robot")
 
 
 @dataclass(kw_only=True)
-class TeledexInputConfig(TeleoperatorConfig):
-    # The rig driven, as for teledex_replay: a preset, or arm_model / hand_model (built-in names or URDF paths).
-    preset: str = "piper_linkerhand_o6_single"
-    arm_model: str = ""
-    hand_model: str = ""
-    side: str = "right"
+class TeledexInputConfig(TeledexRigTeleopConfig):
     # A name in configs/control/ or a .yaml path; "" = the device's default.
     control: str = ""
     # Where packets come from: udp (host:port), unix (a local datagram socket at socket_path), websocket

@@ -4,20 +4,16 @@ from dataclasses import dataclass
 
 from lerobot.teleoperators import TeleoperatorConfig
 
+from .config_rig import TeledexRigTeleopConfig
+
 RETARGETING_CHOICES = ("auto", "joint_mapping", "teledex", "dexpilot")
 
 
 @TeleoperatorConfig.register_subclass("teledex_replay")
 @dataclass(kw_only=True)
-class TeledexReplayConfig(TeleoperatorConfig):
+class TeledexReplayConfig(TeledexRigTeleopConfig):
     # A stream name in configs/streams/ (e.g. demo_grasp, open_close, pinches) or a path to a .npz operator stream.
     stream: str = "demo_grasp"
-    # The rig driven; must be the robot's rig. A preset name, or leave the preset and give arm_model / hand_model
-    # (built-in names or URDF paths) to drive --robot.type=teledex_arm / teledex_hand.
-    preset: str = "piper_linkerhand_o6_single"
-    arm_model: str = ""
-    hand_model: str = ""
-    side: str = "right"
     # How the hand is driven: "teledex" / "dexpilot" retarget hand keypoints (keypoint streams only);
     # "joint_mapping" maps canonical hand angles (any stream); "auto" = teledex for keypoint streams (unless
     # joint_map is given), joint_mapping otherwise.

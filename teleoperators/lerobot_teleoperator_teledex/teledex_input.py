@@ -26,7 +26,6 @@ from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
 
 from .config_teledex_input import TeledexGloveConfig, TeledexInputConfig, TeledexKeypointsConfig, TeledexXRConfig
-from .teledex_replay import rig_for
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +61,7 @@ class TeledexInputTeleop(Teleoperator):
                                                            self.state_machine, name)
         else:
             control = ControlConfig.load(config.control or self.default_control)
-            self.followers[""] = RigController(rig_for(config), control, self.state_machine)
+            self.followers[""] = RigController(config.rig(), control, self.state_machine)
         first = next(iter(self.followers.values())).config
         self.auto_start = first.auto_start if config.auto_start is None else config.auto_start
         self.button_keys = ButtonKeys(first.key_bindings)

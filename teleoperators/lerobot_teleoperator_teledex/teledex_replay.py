@@ -13,8 +13,6 @@ from teledex_lerobot.clock import now_ns
 from teledex_lerobot.control.operator_to_rig import OperatorToRig
 from teledex_lerobot.operator.stream import OperatorStream, interpolate_pose
 from teledex_lerobot.paths import STREAMS_DIR
-from teledex_lerobot.presets import PartSpec, load_preset
-from teledex_lerobot.rig import Rig
 
 from .config_teledex_replay import TeledexReplayConfig
 
@@ -42,14 +40,6 @@ def hand_method(retargeting: str, stream_kind: str, joint_map: str = "") -> str:
     return retargeting
 
 
-def rig_for(config: TeledexReplayConfig) -> Rig:
-    if config.arm_model or config.hand_model:
-        arm = PartSpec(config.arm_model, config.side) if config.arm_model else None
-        hand = PartSpec(config.hand_model, config.side) if config.hand_model else None
-        return Rig.from_parts(arm, hand)
-    return Rig.from_preset(load_preset(config.preset))
-
-
 class TeledexReplay(Teleoperator):
     config_class = TeledexReplayConfig
     name = "teledex_replay"
@@ -57,7 +47,7 @@ class TeledexReplay(Teleoperator):
     def __init__(self, config: TeledexReplayConfig):
         super().__init__(config)
         self.config = config
-        self.rig = rig_for(config)
+        self.rig = config.rig()
         self.stream: OperatorStream | None = None
         self.mapper: OperatorToRig | None = None
         self._canonical_angles: np.ndarray | None = None
