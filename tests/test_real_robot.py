@@ -69,6 +69,16 @@ def test_a_device_fault_never_crashes_the_loop(real_robot):
         time.sleep(0.01)
     assert robot.devices["arm"].fault() is None
     assert robot.devices["hand"].fault().kind == "feedback_timeout"
+    assert list(robot.device_faults()) == ["hand"] and "hand" in robot.device_faults()["hand"].lower()
+    hand.stop_replying(False)  # the operator fixes the hand and re-arms it once feedback is back
+
+    def rearmed():
+        robot.clear_faults()
+        return robot.device_faults() == {}
+
+    assert wait_until(rearmed, 3.0, period_s=0.05)
+    time.sleep(0.2)
+    assert robot.device_faults() == {}  # fresh feedback keeps it clear
 
 
 def test_tactile_matrices_are_optional_observations():
