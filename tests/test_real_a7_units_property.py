@@ -60,7 +60,7 @@ def test_a7_commands_on_the_bus_stay_within_limits(a7_on_bus, q):
     in_range = bool(np.all(np.isfinite(q)) and np.all((q >= A7_PART.lower - tolerance)
                                                       & (q <= A7_PART.upper + tolerance)))
     # every motor receives one target frame, or none when the driver rejected the target
-    arrived = wait_until(lambda: len(sim.targets_received) >= ap.JOINTS, 0.2 if in_range else 0.02)
+    arrived = wait_until(lambda: len(sim.targets_received) >= ap.JOINTS, 1.0 if in_range else 0.02)
     assert arrived == in_range
     if in_range:
         by_motor = dict(sim.targets_received)
