@@ -3,10 +3,10 @@
 from dataclasses import dataclass
 from pathlib import Path
 
+from .geometry.sides import check_side
 from .kinematics import linker_a7_urdf_path
 from .paths import URDF_DIR
 
-SIDES = ("right", "left")
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,7 @@ def is_urdf_path(model: str) -> bool:
 
 def resolve_urdf(model: str, side: str) -> Path:
     """A built-in model name or a path to a URDF file -> the URDF path to load."""
-    if side not in SIDES:
-        raise ValueError(f"side must be one of {SIDES} (got {side!r})")
+    check_side(side)
     if is_urdf_path(model):
         path = Path(model).expanduser()
         if not path.is_file():

@@ -82,7 +82,7 @@ def test_urdf_path_lists_available_models_when_unknown():
 
 
 def test_a7_path_errors(monkeypatch):
-    with pytest.raises(ValueError, match="side must be one of"):
+    with pytest.raises(ValueError, match="side must be .right. or .left."):
         linker_a7_urdf_path("middle")
     monkeypatch.setattr(kinematics_paths.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ModuleNotFoundError, match="linkerbot.*not installed"):

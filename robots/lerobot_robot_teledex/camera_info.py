@@ -1,7 +1,7 @@
 """What camera_info.json records for a LeRobot camera: resolution, intrinsics and pose where the camera knows them."""
 
 from teledex_lerobot.devices.realsense_info import realsense_camera_info
-from teledex_lerobot.storage.native import CameraInfo
+from teledex_lerobot.geometry.camera import CameraInfo
 
 from .render_camera import TeledexRenderCamera
 

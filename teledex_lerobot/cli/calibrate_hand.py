@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..geometry.sides import SIDES
 from ..operator.keypoints import FINGERTIP_INDICES
 from ..operator.stream import OperatorStream
 from ..paths import CONFIGS_DIR
@@ -29,7 +30,7 @@ _POSE_FRACTION = 0.1  # the most-extended tenth of the recording is taken as the
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hand", required=True, help="built-in hand model (e.g. linkerhand_l20) or a URDF path")
-    parser.add_argument("--side", default="right", choices=["right", "left"])
+    parser.add_argument("--side", default="right", choices=SIDES)
     parser.add_argument("--operator", required=True, help="operator name, stored in the file and its path")
     parser.add_argument("--recording", required=True, type=Path, help="operator stream .npz or keypoints .npy")
     parser.add_argument("--pose-frames", default="", help="START:STOP sample range of the calibration pose")

@@ -22,11 +22,12 @@ from ..devices.a7_sim import A7SimConfig, A7Simulator
 from ..devices.linkerhand_protocol import LAYOUTS
 from ..devices.linkerhand_sim import LinkerHandSimConfig, LinkerHandSimulator
 from ..devices.piper_sim import PiperSimConfig, PiperSimulator
+from ..geometry.sides import SIDES
 
 
 def _hand_spec(text: str) -> tuple[str, str, str]:
     parts = text.split(":", 2)
-    if len(parts) != 3 or parts[0] not in LAYOUTS or parts[1] not in ("right", "left"):
+    if len(parts) != 3 or parts[0] not in LAYOUTS or parts[1] not in SIDES:
         raise argparse.ArgumentTypeError(f"expected MODEL:SIDE:CHANNEL with MODEL in {sorted(LAYOUTS)} and SIDE "
                                          f"right/left (got {text!r})")
     return parts[0], parts[1], parts[2]
@@ -34,7 +35,7 @@ def _hand_spec(text: str) -> tuple[str, str, str]:
 
 def _a7_spec(text: str) -> tuple[str, str]:
     parts = text.split(":", 1)
-    if len(parts) != 2 or parts[0] not in ("right", "left") or not parts[1]:
+    if len(parts) != 2 or parts[0] not in SIDES or not parts[1]:
         raise argparse.ArgumentTypeError(f"expected SIDE:CHANNEL with SIDE right/left (got {text!r})")
     return parts[0], parts[1]
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from ..geometry.sides import check_side
 from ..paths import CONFIGS_DIR
 
 CONTROL_CONFIGS_DIR = CONFIGS_DIR / "control"
@@ -88,8 +89,7 @@ class StrategyConfig:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
         if self.hand_method not in HAND_METHODS:
             raise ValueError(f"hand_method must be one of {HAND_METHODS}, got {self.hand_method!r}")
-        if self.side not in ("right", "left"):
-            raise ValueError(f"side must be 'right' or 'left', got {self.side!r}")
+        check_side(self.side, "strategy.side")
         if not 0 < self.anchor_threshold <= 1:
             raise ValueError("anchor_threshold must be in (0, 1]")
 

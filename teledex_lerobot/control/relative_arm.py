@@ -14,7 +14,7 @@ import time
 import numpy as np
 from ..kinematics import solve_ik
 from .config import RelativeArmConfig
-from .rotations import matrix_to_rotvec, quat_to_matrix, rotvec_to_matrix
+from ..geometry.rotations import matrix_to_rotvec, quat_to_matrix, rotvec_to_matrix
 
 # A recorded stream replays faithfully: no dead zone, no gain, no clamp.
 FAITHFUL = RelativeArmConfig(translation_dead_zone_m=0.0, rotation_dead_zone_rad=0.0, translation_scale=1.0,

@@ -13,6 +13,7 @@ import json
 
 import numpy as np
 
+from ..geometry.sides import check_side
 from ..operator.hand_model import keypoints_in_wrist_frame
 from ..operator.keypoints import validate_keypoints
 from .frame import OperatorFrame
@@ -22,8 +23,7 @@ def parse_keypoints(data: bytes, received_ns: int) -> OperatorFrame:
     message = json.loads(data)
     frame = OperatorFrame(received_ns=received_ns, sender_time_ns=message.get("timestamp_ns"))
     for side, hand in message["hands"].items():
-        if side not in ("right", "left"):
-            raise ValueError(f"unknown hand side {side!r}")
+        check_side(side, "hands key")
         keypoints = np.asarray(hand["keypoints_m"], dtype=float)
         validate_keypoints(keypoints)
         if keypoints.ndim != 2:

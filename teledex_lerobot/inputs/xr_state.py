@@ -18,7 +18,7 @@ import json
 
 import numpy as np
 
-from ..control.rotations import matrix_to_quat, quat_to_matrix
+from ..geometry.rotations import matrix_to_quat, quat_to_matrix
 from ..operator.hand_model import keypoints_in_wrist_frame, wrist_frame_rotation
 from ..operator.keypoints import OPENXR26_INDEX_FOR_MEDIAPIPE21
 from .frame import OperatorFrame

@@ -3,10 +3,9 @@
 import importlib.util
 from pathlib import Path
 
+from ..geometry.sides import check_side
 from ..paths import URDF_DIR
 from .errors import UrdfError
-
-SIDES = ("left", "right")
 
 
 def urdf_path(name: str) -> Path:
@@ -25,8 +24,7 @@ def linker_a7_urdf_path(side: str) -> Path:
     Base link `Base_Link` (a torso; the right file puts the shoulder 1.217 m above it, the left file at 0 m);
     end-effector link `{Right,Left}_Wrist_Roll_Link`. Raises ModuleNotFoundError if linkerbot is not installed.
     """
-    if side not in SIDES:
-        raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+    check_side(side)
     # find_spec locates the package without importing it (its arm module pulls in pinocchio and python-can).
     spec = importlib.util.find_spec("linkerbot")
     if spec is None or spec.origin is None:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from teledex_lerobot.geometry.sides import check_side
 from teledex_lerobot.operator.keypoints import (
     CANONICAL_ANGLE_NAMES,
     INDEX_MCP,
@@ -43,7 +44,6 @@ from teledex_lerobot.operator.keypoints import (
     NUM_CANONICAL_ANGLES,
     PINKY_MCP,
     WRIST,
-    check_side,
     validate_keypoints,
 )
 

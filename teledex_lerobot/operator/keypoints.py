@@ -13,7 +13,6 @@ Keypoints follow MediaPipe's 21-point hand order, in metres, in the operator *wr
 
 import numpy as np
 
-HAND_SIDES = ("right", "left")
 FINGER_NAMES = ("thumb", "index", "middle", "ring", "pinky")
 
 NUM_KEYPOINTS = 21
@@ -45,13 +44,6 @@ NUM_CANONICAL_ANGLES = len(CANONICAL_ANGLE_NAMES)
 # proximal, (intermediate,) distal, tip. MediaPipe keeps the thumb metacarpal as its CMC point and drops the palm and
 # the four other metacarpals.
 OPENXR26_INDEX_FOR_MEDIAPIPE21 = np.array([1, 2, 3, 4, 5, 7, 8, 9, 10, 12, 13, 14, 15, 17, 18, 19, 20, 22, 23, 24, 25])
-
-
-def check_side(side: str) -> str:
-    """Return `side` if it is "right" or "left", else raise ValueError."""
-    if side not in HAND_SIDES:
-        raise ValueError(f"hand side must be 'right' or 'left', got {side!r}")
-    return side
 
 
 def validate_keypoints(keypoints) -> None:

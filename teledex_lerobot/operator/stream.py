@@ -31,7 +31,8 @@ import numpy as np
 
 from teledex_lerobot.operator.glove import NUM_GLOVE_ANGLES, glove_to_canonical
 from teledex_lerobot.operator.hand_model import angles_from_keypoints
-from teledex_lerobot.operator.keypoints import HAND_SIDES, NUM_KEYPOINTS
+from teledex_lerobot.geometry.sides import SIDES
+from teledex_lerobot.operator.keypoints import NUM_KEYPOINTS
 
 FORMAT = "teledex-operator-stream/1"
 _FORMAT_FAMILY = FORMAT.rsplit("/", 1)[0] + "/"
@@ -168,7 +169,7 @@ def _check_stream(arrays: dict, source: str) -> None:
         if isinstance(file_format, str) and file_format.startswith(_FORMAT_FAMILY):
             fail("format", f"is {file_format!r}; this reader supports {FORMAT!r}", "use a matching teledex-lerobot")
         fail("format", f"is {file_format!r}, not an operator stream", f"write files with format {FORMAT!r}")
-    for key, allowed in (("kind", KINDS), ("side", HAND_SIDES)):
+    for key, allowed in (("kind", KINDS), ("side", SIDES)):
         if not isinstance(arrays[key], str) or arrays[key] not in allowed:
             fail(key, f"is {arrays[key]!r}", f"use one of {allowed}")
     data_key, data_dtype, sample_shape = _DATA_KEYS[arrays["kind"]]

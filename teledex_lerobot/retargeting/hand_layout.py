@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kinematics import KinematicModel, UrdfError
-from ..operator.keypoints import FINGER_CHAINS, FINGER_NAMES, check_side
+from ..geometry.sides import check_side
+from ..operator.keypoints import FINGER_CHAINS, FINGER_NAMES
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ import numpy as np
 from ..control.joint_mapping import joint_map_path, load_joint_map
 from ..kinematics import KinematicModel
 from ..models import resolve_urdf
-from ..operator.keypoints import check_side
+from ..geometry.sides import check_side
 from .calibration import HandCalibration, default_calibration
 from .config import RetargetingConfig
 from .conventions import to_internal

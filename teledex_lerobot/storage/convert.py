@@ -24,7 +24,8 @@ from .lerobot_sink import (
     source_names_in,
     write_sidecar,
 )
-from .native import CameraInfo, NativeEpisodeWriter, load_native_episode, native_episode_dirs
+from ..geometry.camera import CameraInfo
+from .native import NativeEpisodeWriter, load_native_episode, native_episode_dirs
 from .video import read_video_frames
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..geometry.camera import CameraInfo
 from ..sync import SyncPacket
 from .video import H264Writer
 
@@ -33,22 +34,6 @@ NATIVE_FORMAT = "teledex-native/1"
 PARTIAL_SUFFIX = ".partial"
 TELEMETRY_KEYS = ("joint_names", "qpos", "qvel", "action", "frame_timestamps_ns", "source_names",
                   "source_timestamps_ns", "sync_valid", "sync_fresh", "sync_consistent", "sync_max_diff_ns")
-
-
-@dataclass(frozen=True)
-class CameraInfo:
-    """Pinhole intrinsics in pixels; None where the camera does not tell (they are never guessed)."""
-
-    width: int
-    height: int
-    fx: float | None = None
-    fy: float | None = None
-    cx: float | None = None
-    cy: float | None = None
-    distortion_model: str = "plumb_bob"
-    distortion: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0)
-    # 4x4 pose of the camera's optical frame in the rig's world (arm base) frame, when known
-    world_from_camera: list[list[float]] | None = None
 
 
 def episode_dir_name(index: int) -> str:

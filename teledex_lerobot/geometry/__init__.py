@@ -1,0 +1,1 @@
+"""Neutral geometry every layer may use: rotations, sides, camera intrinsics. Imports nothing else of ours."""
