@@ -49,7 +49,7 @@ def decode_config(cls: type[T], data: dict[str, Any], where: str) -> T:
     try:
         return draccus.decode(cls, data)
     except draccus.utils.DecodingError as error:
-        raise ValueError(f"{where}: {error}") from error
+        raise ValueError(f"{where}: {' '.join(str(error).split())}") from error  # one line, the key's path first
 
 
 def load_config(cls: type[T], source: "str | dict | T | None", folder: Path, what: str,

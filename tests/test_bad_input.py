@@ -85,5 +85,5 @@ def test_joint_map_with_unknown_human_angle(tmp_path):
 def test_bad_preset_key(tmp_path):
     path = tmp_path / "p.yaml"
     path.write_text("arm: {model: piper, sidee: left}\n")
-    with pytest.raises(ValueError, match="unknown key.*sidee"):
+    with pytest.raises(ValueError, match="arm.*sidee.*not valid"):
         TeledexConfig(preset=str(path))
