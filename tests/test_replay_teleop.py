@@ -173,3 +173,20 @@ def test_an_operator_stream_converts_to_a_file_that_replays_identically(tmp_path
     assert header["parser"] == "keypoints" and header["control"] == "keypoints_hybrid"
     assert datagrams == read_datagrams(STREAMS_DIR / "pinches.datagrams.jsonl")[1]
     assert TeledexReplay(TeledexReplayConfig(replay_file=str(target))).parser == "keypoints"
+
+
+def test_keyboard_keys_step_the_state_machine_and_teledex_record_forwards_them():
+    from teledex_lerobot.cli.record import RecordingEvents
+
+    teleop = TeledexReplay(TeledexReplayConfig(replay_file="xr_controller_reach"))  # buttons only: no auto start
+    machine = teleop.state_machine
+    assert machine.state == TeleopState.EMERGENCY
+    assert teleop.press_keyboard_key("z") and machine.state == TeleopState.ZERO_POS
+    assert teleop.press_keyboard_key("t") and machine.state == TeleopState.TELEOPERATION
+    assert teleop.press_keyboard_key("p") and machine.state == TeleopState.DOWN
+    assert teleop.press_keyboard_key("e") and machine.state == TeleopState.EMERGENCY
+    assert not teleop.press_keyboard_key("n")  # not a teleoperation key
+    # teledex-record keeps its own keys and hands the others on
+    events = RecordingEvents()
+    assert events.on_key("n") and events.end_episode
+    assert not events.on_key("z")

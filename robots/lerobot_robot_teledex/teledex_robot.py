@@ -55,6 +55,9 @@ class TeledexRobotBase(Robot):
         # Prefix of the keys the measured pose is published under for teleoperators (a follower's name + "_").
         self.measured_key_prefix = ""
         self.pacing = FramePacing()
+        # What this session commanded, for the summary logged at disconnect: command count and each joint's range.
+        self.commands_sent = 0
+        self._sent_range: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # the rig's kinematic models are not thread-safe; every render camera draws from its own thread
         self._scene_lock = threading.Lock()
 
@@ -181,6 +184,9 @@ class TeledexRobotBase(Robot):
         for role, target in targets.items():
             sent[role] = self.safety[role].apply(target, measured[role])
             self.devices[role].command(sent[role])
+            low, high = self._sent_range.get(role, (sent[role], sent[role]))
+            self._sent_range[role] = (np.minimum(low, sent[role]), np.maximum(high, sent[role]))
+        self.commands_sent += 1
         return self.rig.join(sent)
 
     def capture_timestamps_ns(self) -> dict[str, int]:
@@ -210,7 +216,9 @@ class TeledexRobotBase(Robot):
             device.disconnect()
         self.devices = {}
         self._observation_capture_ns = {}
-        logger.info("%s disconnected", self)
+        spans = [float(np.max(high - low)) for low, high in self._sent_range.values()]
+        logger.info("%s disconnected (%d commands sent, the widest joint range commanded %.3f)", self,
+                    self.commands_sent, max(spans, default=0.0))
 
     def _attach_render_cameras(self) -> None:
         home = {role: part.home for role, part in self.rig.parts.items()}
