@@ -36,13 +36,14 @@ class Grasp:
 
 
 # Fingers pitched this much below horizontal: the Piper's wrist cannot point the hand level near the table.
-GRASP_PITCH_RAD = np.radians(25)
+GRASP_PITCH_RAD = np.radians(50)
 # A pinch along the fingers: the opposed thumb's tip on the near face, the fingertips curling onto the far face.
-# Cube: the thumb tip level with the half's mid-height (the offset from the thumb tip is horizontal in the world).
+# Cube: straight fingertips just beyond the far face near the table, the thumb behind the near face; closing
+# rakes the half against the thumb.
 CUBE_GRASP = Grasp(
-    object_in_hand_m=(-0.015, 0.051, 0.154),
+    object_in_hand_m=(-0.015, 0.037, 0.155),
     preshape={"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.0, "mcp_pitch": 0.0},
-    closed={"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.05, "mcp_pitch": 0.75},
+    closed={"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.05, "mcp_pitch": 0.6},
 )
 # Bottle (palm sideways): the thumb tip on the bottle's axis, the pinch along the fingers.
 BOTTLE_GRASP = Grasp(
@@ -124,6 +125,11 @@ class ScriptedExpert:
         self._object_in_hand: np.ndarray | None = None
         self.segments = self._plan_cube(world) if self.task_name == "cube_assembly" else self._plan_bottle(world)
         self.phase = self.segments[0].name
+
+    @property
+    def plan_duration_s(self) -> float:
+        """Seconds from reset to the end of the last movement."""
+        return sum(segment.duration_s for segment in self.segments[:-1])
 
     def hand_pose(self, world) -> np.ndarray:
         return world.body_pose(f"hand/{self.hand.model.description.root_link}")

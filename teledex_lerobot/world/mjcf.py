@@ -40,7 +40,7 @@ SMALL_BODY_MASS_KG = 0.005
 SMALL_BODY_RADIUS_M = 0.005
 # Servo stiffness: the full URDF effort at this position error.
 ARM_FULL_EFFORT_ERROR_RAD = 0.05
-HAND_FULL_EFFORT_ERROR_RAD = 0.25
+HAND_FULL_EFFORT_ERROR_RAD = 0.1
 ARM_ARMATURE = 0.05
 HAND_ARMATURE = 0.002
 MIMIC_SOLREF = "0.005 1"  # stiff coupling (the Inspire hand's MuJoCo model uses the same)

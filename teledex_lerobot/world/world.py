@@ -56,6 +56,12 @@ class WorldConfig:
         self.contact.validate()
 
 
+def object_state_names(task_name: str) -> list[str]:
+    """Names of a task's object-state values (position m, quaternion wxyz per object), in World.object_state()
+    order."""
+    return [f"{name}_{c}" for name in make_task(task_name).objects for c in ("x", "y", "z", "qw", "qx", "qy", "qz")]
+
+
 def camera_pose(view: str, centre_m: np.ndarray, distance_m: float = CAMERA_DISTANCE_M) -> np.ndarray:
     """4x4 pose of a camera's optical frame (x right, y down, z forward) looking at centre_m from a named view."""
     if view not in VIEWS:
@@ -226,11 +232,6 @@ class World:
         pose[:3, :3] = body.xmat.reshape(3, 3)
         pose[:3, 3] = body.xpos
         return pose
-
-    @property
-    def object_state_names(self) -> list[str]:
-        """Names of the object-state values, in `object_state()` order."""
-        return [f"{name}_{c}" for name in self.task.objects for c in ("x", "y", "z", "qw", "qx", "qy", "qz")]
 
     def object_state(self) -> np.ndarray:
         values = []
