@@ -11,6 +11,7 @@ from .config_render_camera import TeledexRenderCameraConfig
 from .config_teledex import TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
 from .followers import TeledexFollowers, TeledexFollowersConfig
 from .config_world_camera import TeledexWorldCameraConfig
+from .env_config import TeledexEnvConfig
 from .render_camera import TeledexRenderCamera
 from .world_camera import TeledexWorldCamera
 from .teledex_robot import Teledex, TeledexArm, TeledexHand, TeledexRobotBase
@@ -20,6 +21,7 @@ __all__ = [
     "TeledexArm",
     "TeledexArmConfig",
     "TeledexConfig",
+    "TeledexEnvConfig",
     "TeledexFollowers",
     "TeledexFollowersConfig",
     "TeledexHand",
