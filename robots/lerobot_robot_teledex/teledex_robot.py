@@ -19,8 +19,10 @@ from teledex_lerobot.devices.linkerhand_protocol import FINGERS as TACTILE_FINGE
 from teledex_lerobot.devices.linkerhand_protocol import tactile_shape_of
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
+from teledex_lerobot.world.devices import current_world, make_world_devices
+from teledex_lerobot.world.world import object_state_names
 
-from .config_teledex import TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
+from .config_teledex import WORLD_BACKEND, TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
 from .frame_pacing import FramePacing
 from .render_camera import TeledexRenderCamera
 
@@ -82,8 +84,15 @@ class TeledexRobotBase(Robot):
                 for r in range(rows) for c in range(columns)]
 
     @cached_property
+    def object_state_keys(self) -> list[str]:
+        """backend=mujoco with world.observe_objects: the task's object poses, after the joints."""
+        world = self.config.world
+        return object_state_names(world.task) if self.config.backend == WORLD_BACKEND and world.observe_objects else []
+
+    @cached_property
     def observation_features(self) -> dict[str, type | tuple]:
-        features: dict[str, type | tuple] = dict.fromkeys(self.rig.action_keys + self.tactile_keys, float)
+        features: dict[str, type | tuple] = dict.fromkeys(
+            self.rig.action_keys + self.tactile_keys + self.object_state_keys, float)
         features.update({name: (cam.height, cam.width, 3) for name, cam in self.cameras.items()})
         return features
 
@@ -97,8 +106,11 @@ class TeledexRobotBase(Robot):
 
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
-        devices = {role: make_joint_device(self.config.backend, part, self.config.sim, self.config.real)
-                   for role, part in self.rig.parts.items()}
+        if self.config.backend == WORLD_BACKEND:
+            devices = make_world_devices(self.rig, self.config)
+        else:
+            devices = {role: make_joint_device(self.config.backend, part, self.config.sim, self.config.real)
+                       for role, part in self.rig.parts.items()}
         connected = []
         try:
             for device in devices.values():
@@ -145,7 +157,14 @@ class TeledexRobotBase(Robot):
         self._observation_capture_ns = {role: state.capture_ns for role, state in states.items()}
         joints = self.rig.join({role: state.positions for role, state in states.items()})
         self._publish_measured(joints)
-        return {**joints, **self._taxels(), **images}
+        return {**joints, **self._taxels(), **self._object_state(), **images}
+
+    def _object_state(self) -> dict[str, float]:
+        if not self.object_state_keys:
+            return {}
+        world = current_world()
+        with world.lock:
+            return dict(zip(self.object_state_keys, world.object_state().tolist(), strict=True))
 
     def _publish_measured(self, joints: dict[str, float]) -> None:
         """For teleoperators in this process, which start from where the robot is (control.measured_pose)."""
