@@ -44,6 +44,7 @@ class TeledexFollowers(Robot):
             if not config.with_cameras:  # the preset filled them in
                 robot_config.cameras = {}
             self.robots[name] = Teledex(robot_config)
+            self.robots[name].measured_key_prefix = f"{name}_"
         self.cameras = {f"{name}_{cam}": camera for name, robot in self.robots.items()
                         for cam, camera in robot.cameras.items()}
 

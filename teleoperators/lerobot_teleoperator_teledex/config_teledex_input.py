@@ -33,6 +33,13 @@ class TeledexInputConfig(TeledexRigTeleopConfig):
     follower_controls: dict[str, str] = field(default_factory=dict)
     # None = the control config's auto_start: press L1 on connect and L2 at the zero pose.
     auto_start: bool | None = None
+    # Overrides of the control config's strategy: how the hand is driven (joint_mapping, teledex, dexpilot,
+    # analog) and the operator's calibration file from teledex-calibrate-hand. "" = the control config's.
+    hand_method: str = ""
+    hand_calibration: str = ""
+    # Listen to the keyboard for the state machine's keys (e = Emergency, z = zero pose, t = teleoperation,
+    # p = park). teledex-record turns this off and forwards its own key presses instead.
+    keyboard: bool = True
 
     def __post_init__(self):
         if self.source not in self.allowed_sources():
