@@ -5,7 +5,7 @@ import time
 from lerobot_robot_teledex import Teledex, TeledexConfig
 from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 from teledex_lerobot.clock import now_ns
-from teledex_lerobot.devices.joint_device import SimDynamicsConfig
+from teledex_lerobot.devices.simulated import SimDynamicsConfig
 from teledex_lerobot.sync import SyncPolicy
 
 FAULT_START_S, FAULT_S, TOLERANCE_MS = 1.0, 1.0, 100.0

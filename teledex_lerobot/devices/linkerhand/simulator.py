@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 import can
 import numpy as np
 
-from ..kinematics import KinematicModel
-from ..models import resolve_urdf
-from . import linkerhand_protocol as lp
-from .joint_device import SimDynamicsConfig, SimulatedJointDevice
-from .sim_bus import BusSimulator, SimBus
+from ...kinematics import KinematicModel
+from ...models import resolve_urdf
+from ..can.simulator import BusSimulator, SimBus
+from ..simulated import FirstOrderJointDevice, SimDynamicsConfig
+from . import protocol as lp
 
 LEGACY_FORCE = (0x20, 0x21, 0x22, 0x23)
 VERSION_TRIPLETS = {0xC1: (1, 0, 0), 0xC2: (2, 1, 3), 0xC4: (1, 2, 0)}  # PCB, firmware, mechanical
@@ -48,7 +48,7 @@ class LinkerHandSimulator(BusSimulator):
         self.lower = self.model.lower[: self.layout.dof]
         self.upper = self.model.upper[: self.layout.dof]
         self.hand_id = self.layout.hand_id(self.config.side)
-        self._dynamics = SimulatedJointDevice(self.lower.copy(), self.model.velocity_limits[: self.layout.dof],
+        self._dynamics = FirstOrderJointDevice(self.lower.copy(), self.model.velocity_limits[: self.layout.dof],
                                               self.config.dynamics, self.config.dynamics.feedback_hz or 500.0)
         self._bus = SimBus(self.config.interface, self.config.channel, self._on_frame, f"{self.config.model}-sim")
         self._blocks = self.layout.blocks_by_cmd()
