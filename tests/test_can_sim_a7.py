@@ -1,4 +1,4 @@
-"""The A7 simulator against the unmodified linkerbot A7 class and raw frames (notes/hardware.md §2.5 and §7)."""
+"""The A7 simulator against the unmodified linkerbot A7 class and raw frames."""
 
 import can
 import numpy as np

@@ -1,7 +1,8 @@
 """teledex-sim as its own process on the teledex loopback CAN bus, reached the way a vendor demo program would:
 the unmodified piper_sdk, linkerbot's O6 and linkerbot's A7 each enable, move and read back their simulated device.
 Killing teledex-sim is a cable pull our drivers see within the feedback timeout; swapped arm/hand channels fail at
-connect saying so; a channel no teledex-sim serves fails naming it."""
+connect saying so, and teledex-doctor says so too; a channel no teledex-sim serves fails naming it; a second
+teledex-sim joins the bus the first one runs."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The Piper simulator against the unmodified piper_sdk (notes/hardware.md §7 checklist)."""
+"""The Piper simulator against the unmodified piper_sdk: feedback, enable, mode gate, limits."""
 
 import time
 

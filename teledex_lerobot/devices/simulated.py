@@ -14,7 +14,7 @@ import numpy as np
 from ..clock import now_ns
 from .joint_device import JointDevice, JointState
 
-# Feedback rates of the real devices (notes/hardware.md): Piper streams joints at 200 Hz; LinkerHand angles are
+# Feedback rates of the real devices: Piper streams joints at 200 Hz; LinkerHand angles are
 # polled at 60 Hz by the vendor SDK. The `sim` backend publishes at these rates.
 DEFAULT_FEEDBACK_HZ = {"arm": 200.0, "hand": 60.0}
 

@@ -1,7 +1,7 @@
 """Agilex Piper through the unmodified vendor SDK (piper_sdk C_PiperInterface_V2), over any python-can interface.
 
-Connection (notes/hardware.md §1.2): the SDK's documented seam for non-socketcan interfaces, CreateCanBus with the
-configured interface, then ConnectPort (read threads; queries limits and firmware). Startup: CAN control + joint
+Connection: the SDK's documented seam for non-socketcan interfaces, CreateCanBus with the configured interface,
+then ConnectPort (read threads; queries limits and firmware). Startup: CAN control + joint
 mode, then EnableArm until every motor reports driver-enabled (foc_status bit 6), then the gripper if it is driven.
 Each command resends MotionCtrl_2 (the arm acts on joint targets only in CAN + joint mode; the vendor demos do the
 same) and JointCtrl/GripperCtrl in integer device units (0.001 deg, 0.001 mm; the SDK rejects floats).
@@ -167,10 +167,10 @@ class PiperJointDevice(RealJointDevice):
 
     @staticmethod
     def _release(sdk) -> None:
-        """DisconnectPort, plus the thread handling it lacks (notes §1.2: its hasattr check never matches, so it
-        never joins the read thread, and it never stops the monitor and FPS threads). The read thread is stopped
-        first, while the bus is still open: it blocks in recv(1 s), and frames still arriving wake it at once.
-        Finally the per-channel singleton is dropped so a reconnect builds a fresh interface."""
+        """DisconnectPort, plus the thread handling it lacks (its hasattr check never matches a name-mangled
+        attribute, so it never joins the read thread, and it never stops the monitor and FPS threads). The read
+        thread is stopped first, while the bus is still open: it blocks in recv(1 s), and frames still arriving wake
+        it at once. Finally the per-channel singleton is dropped so a reconnect builds a fresh interface."""
         read_stop = getattr(sdk, "_C_PiperInterface_V2__read_can_stop_event", None)
         read_thread = getattr(sdk, "_C_PiperInterface_V2__can_deal_th", None)
         if read_stop is not None and read_thread is not None:

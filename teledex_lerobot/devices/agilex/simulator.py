@@ -1,6 +1,6 @@
 """A simulated Agilex Piper on a python-can bus: what the unmodified piper_sdk talks to in tests and teledex-sim.
 
-Reproduces the checklist of notes/hardware.md §7: unsolicited feedback at the real rates (status, end pose, joints,
+Reproduces what the SDK relies on: unsolicited feedback at the real rates (status, end pose, joints,
 gripper and motor high-speed frames at 200 Hz, motor low-speed frames at 40 Hz: about 3040 frames/s), the enable
 state machine (foc_status bit 6 of every motor, gripper status bit 6), mode gating (joint targets act only after
 0x151 selects CAN control + joint mode), the speed percentage, joint limits (targets clamped, status "target over

@@ -1,7 +1,7 @@
 """A simulated Linker Arm A7 on a python-can bus: what the unmodified linkerbot A7 class talks to in tests and
 teledex-sim.
 
-Reproduces notes/hardware.md §2.5 and §7: seven motors on their own IDs (51-57 right, 61-67 left) answering every
+Reproduces what linkerbot's A7 relies on: seven motors on their own IDs (51-57 right, 61-67 left) answering every
 register linkerbot reads ([reg] -> [reg, float32 LE]; the handshake and enabled registers in one byte) at whatever
 rate it polls; the enable and mode registers gate motion (a target acts only on an enabled motor in profile
 position mode); targets beyond the URDF limits are clamped, as a motor's own soft limits would; the profile speed,

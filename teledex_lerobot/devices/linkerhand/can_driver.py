@@ -1,6 +1,6 @@
 """LinkerHand L10 / L20 (and any hand in protocol.LAYOUTS) through our own CAN driver on python-can.
 
-The vendor's L10/L20 code is not usable as a library (notes §2.1: hardcoded socketcan, `sudo ip link` and
+The vendor's L10/L20 code is not usable as a library (hardcoded socketcan, `sudo ip link` and
 sys.exit in LinkerHandApi), and linkerbot has no L10/L20, so we speak the protocol directly. Nothing is pushed by
 the hand: a poll thread requests positions at hand_poll_hz and temperatures/faults at a few Hz; the receive thread
 caches replies. A measurement is published when the last position frame of a poll cycle arrives, stamped with that

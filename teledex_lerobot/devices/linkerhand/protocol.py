@@ -1,4 +1,5 @@
-"""LinkerHand CAN protocol facts (notes/hardware.md §2.2): frame layouts per model and the 0-255 position scale.
+"""LinkerHand CAN protocol facts, read from linkerbot and the vendor's GitHub SDK: frame layouts per model and the
+0-255 position scale.
 
 One standard ID per hand (0x27 right, 0x28 left); frames are [cmd, values...] of variable length; a frame holding
 only [cmd] is a read request and the hand answers on the same ID with [cmd, values...]; after a set command the

@@ -1,6 +1,6 @@
 """A simulated LinkerHand (O6, L10 or L20) on a python-can bus: what linkerbot's O6 and our L10/L20 driver talk to.
 
-Reproduces notes/hardware.md §7: requests [cmd] answered on the same ID with [cmd, values...]; set commands
+Reproduces what the vendor SDKs rely on: requests [cmd] answered on the same ID with [cmd, values...]; set commands
 applied and answered with the current values; positions in the model's frame layout (0-255, 255 = open);
 speed, torque, temperature and fault frames; version (0x64, 0xC1/0xC2/0xC4), serial number (0xC0, four frames);
 tactile summaries (0xB1-0xB5), matrices ([0xBn, code] -> one frame per row [0xBn, row<<4, values...]) and the
