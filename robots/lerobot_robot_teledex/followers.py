@@ -11,6 +11,8 @@ from functools import cached_property
 from lerobot.robots import Robot, RobotConfig
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
+from teledex_lerobot.control import robot_link
+
 from .config_teledex import TeledexConfig
 from .teledex_robot import Teledex
 
@@ -45,6 +47,8 @@ class TeledexFollowers(Robot):
                 robot_config.cameras = {}
             self.robots[name] = Teledex(robot_config)
             self.robots[name].measured_key_prefix = f"{name}_"
+        # built after its followers, so its announcement (every follower, prefixed) is the one teleoperators see
+        robot_link.announce_rigs(self, {f"{name}_": robot.rig_parts() for name, robot in self.robots.items()})
         self.cameras = {f"{name}_{cam}": camera for name, robot in self.robots.items()
                         for cam, camera in robot.cameras.items()}
 
