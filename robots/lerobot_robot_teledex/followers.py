@@ -12,6 +12,7 @@ from lerobot.robots import Robot, RobotConfig
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
 from teledex_lerobot.control import robot_link
+from teledex_lerobot.presets import load_preset
 
 from .config_teledex import TeledexConfig
 from .teledex_robot import Teledex
@@ -23,11 +24,19 @@ class TeledexFollowersConfig(RobotConfig):
     # follower name -> preset (configs/presets/ name or .yaml path)
     followers: dict[str, str] = field(default_factory=lambda: {"left": "piper_linkerhand_o6_single",
                                                                "right": "piper_linkerhand_o6_single"})
+    # A preset of several rigs (e.g. bimanual_piper_linkerhand_l10): its followers replace `followers`.
+    preset: str = ""
     backend: str = "sim"
     max_step_s: float = 0.1
     with_cameras: bool = True  # each follower's preset cameras, prefixed
 
     def __post_init__(self):
+        if self.preset:
+            followers = load_preset(self.preset).followers
+            if not followers:
+                raise ValueError(f"Preset {self.preset!r} is one rig: use --robot.type=teledex --robot.preset="
+                                 f"{self.preset}, or give --robot.followers")
+            self.followers = dict(followers)
         if not self.followers:
             raise ValueError("followers must name at least one follower: {name: preset}")
         super().__post_init__()
