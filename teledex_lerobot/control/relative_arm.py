@@ -16,6 +16,7 @@ from ..geometry.rotations import matrix_to_rotvec, quat_to_matrix, rotvec_to_mat
 from ..kinematics import solve_ik
 from .config import RelativeArmConfig
 
+
 def pose_matrix(pose_xyz_quat: np.ndarray) -> np.ndarray:
     """[x, y, z, qx, qy, qz, qw] -> 4x4."""
     matrix = np.eye(4)
