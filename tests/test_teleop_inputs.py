@@ -19,6 +19,8 @@ from teledex_lerobot.inputs.datagram_file import read_datagrams
 from teledex_lerobot.inputs.sources import send_datagrams
 from teledex_lerobot.paths import STREAMS_DIR
 
+PRESET = "piper_linkerhand_o6_single"
+
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
@@ -71,7 +73,7 @@ def assert_within_limits(part, q):
 
 def test_glove_over_udp_closes_the_hand_and_counts_bad_packets():
     port = free_port()
-    teleop = TeledexGlove(TeledexGloveConfig(host="127.0.0.1", port=port))
+    teleop = TeledexGlove(TeledexGloveConfig(preset=PRESET, host="127.0.0.1", port=port))
     robot = Teledex(TeledexConfig(backend="fake"))
     assert teleop.action_features == robot.action_features
 
@@ -97,7 +99,7 @@ def test_glove_over_udp_closes_the_hand_and_counts_bad_packets():
 
 def test_xr_controller_over_local_socket(tmp_path):
     path = str(tmp_path / "xr.sock")
-    teleop = TeledexXR(TeledexXRConfig(source="unix", socket_path=path))
+    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="unix", socket_path=path))
     actions = drive(teleop, lambda: (time.sleep(0.1), send_datagrams(fixture("xr_controller_reach"), path, 3.0)))
     arm, hand = teleop.rig.parts["arm"], teleop.rig.parts["hand"]
     # buttons X then Y: ZeroPos, Teleoperation; the trigger held: the arm follows the circle; the grip: a fist
@@ -112,8 +114,8 @@ def test_xr_hand_tracking_over_websocket():
     from teledex_lerobot.inputs.websocket import WebSocketClient
 
     port = free_port()
-    teleop = TeledexXR(TeledexXRConfig(source="websocket", host="127.0.0.1", port=port, control="xr_hand_tracking",
-                                       auto_start=True))
+    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="websocket", host="127.0.0.1", port=port,
+                                       control="xr_hand_tracking", auto_start=True))
 
     def send():
         time.sleep(0.1)
@@ -134,7 +136,7 @@ def test_xr_hand_tracking_over_websocket():
 
 def test_keypoint_stream_moves_arm_and_hand():
     port = free_port()
-    teleop = TeledexKeypoints(TeledexKeypointsConfig(host="127.0.0.1", port=port))
+    teleop = TeledexKeypoints(TeledexKeypointsConfig(preset=PRESET, host="127.0.0.1", port=port))
     actions = drive(teleop, lambda: send_datagrams(fixture("wrist_motion"), ("127.0.0.1", port), 5.0))
     arm = teleop.rig.parts["arm"]
     q = values(actions, arm.keys)
@@ -155,8 +157,8 @@ def test_leader_arm_in_process_and_replayed():
 
     actions = drive(teleop, move_leader)
     assert values(actions, arm.keys)[-1] == pytest.approx(target, abs=1e-3)
-    replay = TeledexLeaderArm(TeledexLeaderArmConfig(source="replay", replay_file="leader_arm_wave", replay_speed=3,
-                                                     replay_loop=False))
+    replay = TeledexLeaderArm(TeledexLeaderArmConfig(preset=PRESET, source="replay", replay_file="leader_arm_wave",
+                                                     replay_speed=3, replay_loop=False))
     q = values(drive(replay, lambda: time.sleep(2.0)), arm.keys)
     assert np.ptp(q[:, 0]) > 0.3 and np.ptp(q[:, 4]) > 0.2  # joint1 and joint5 wave, the others hold
     assert np.ptp(q[:, [1, 2, 3, 5]], axis=0).max() < 1e-6

@@ -84,6 +84,9 @@ class TeledexConfig(TeledexRobotConfig):
 
     def __post_init__(self):
         preset = load_preset(self.preset)  # fails early, naming the available presets
+        if preset.followers:
+            raise ValueError(f"Preset {self.preset!r} is several rigs ({', '.join(preset.followers)}): use "
+                             f"--robot.type=teledex_followers --robot.preset={self.preset}")
         if not self.cameras:
             camera = TeledexWorldCameraConfig if self.backend == WORLD_BACKEND else TeledexRenderCameraConfig
             self.cameras = {name: camera(**settings) for name, settings in preset.cameras.items()}

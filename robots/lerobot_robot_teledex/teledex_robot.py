@@ -11,7 +11,7 @@ from lerobot.robots import Robot
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
 from teledex_lerobot.clock import now_ns
-from teledex_lerobot.control import measured_pose
+from teledex_lerobot.control import robot_link
 from teledex_lerobot.control.safety import JointSafety
 from teledex_lerobot.devices.joint_device import JointDevice, TactileLayout
 from teledex_lerobot.devices.registry import build_devices, tactile_layout
@@ -45,6 +45,7 @@ class TeledexRobotBase(Robot):
         super().__init__(config)
         self.config = config
         self.rig = self._build_rig()
+        robot_link.announce_rigs(self, {"": self.rig_parts()})
         self.cameras = make_cameras_from_configs(config.cameras)
         self.safety = {
             role: JointSafety(part.lower, part.upper, part.velocity_limits * config.max_step_s)
@@ -161,8 +162,14 @@ class TeledexRobotBase(Robot):
             return dict(zip(self.object_state_keys, world.object_state().tolist(), strict=True))
 
     def _publish_measured(self, joints: dict[str, float]) -> None:
-        """For teleoperators in this process, which start from where the robot is (control.measured_pose)."""
-        measured_pose.publish({self.measured_key_prefix + key: value for key, value in joints.items()})
+        """For teleoperators in this process, which start from where the robot is (control.robot_link)."""
+        robot_link.publish_measured({self.measured_key_prefix + key: value for key, value in joints.items()})
+
+    def rig_parts(self) -> robot_link.RigParts:
+        """What this robot's rig is built from, for teleoperators that drive the robot's own rig."""
+        specs = {role: part.spec for role, part in self.rig.parts.items()}
+        source = getattr(self.config, "preset", "") or " + ".join(spec.model for spec in specs.values())
+        return robot_link.RigParts(specs.get("arm"), specs.get("hand"), self.rig.hand_mount_spec, source)
 
     def _taxels(self) -> dict[str, float]:
         if not self.tactile_keys:

@@ -131,6 +131,11 @@ class Recorder:
         if hasattr(cfg.teleop, "keyboard"):
             cfg.teleop.keyboard = False  # one keyboard listener, ours: it forwards the teleop's keys below
         self.teleop = make_teleoperator_from_config(cfg.teleop)
+        if set(self.teleop.action_features) != set(self.robot.action_features):
+            raise ValueError(
+                f"The teleoperator drives {list(self.teleop.action_features)} but the robot takes "
+                f"{list(self.robot.action_features)}: they are different rigs, and nothing was created. Give the rig "
+                "once, to the robot (leave --teleop.preset, arm_model and hand_model empty), or make them match.")
         self.source_names = [*self._joint_sources(), *self.robot.cameras, INPUT_SOURCE]
         self.features = dataset_features(self.robot, self.source_names, cfg.dataset.video)
         self.events = RecordingEvents()

@@ -3,7 +3,7 @@ RigController per follower -> actions. Every input takes this one route to the r
 
 Each get_action() is one control tick: the newest frame (stale after the control config's timeout), the state
 machine keys its buttons, gestures or the keyboard pressed, and every follower's strategy and output chain. The
-controllers start from the robot's measured pose (control.measured_pose). `sample_capture_ns` is the local arrival
+controllers start from the robot's measured pose (control.robot_link). `sample_capture_ns` is the local arrival
 time of the frame behind the action (the recorder's input timestamp for sync).
 """
 
@@ -18,7 +18,7 @@ from lerobot.utils.keyboard_input import create_key_listener
 
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.config_files import resolve_file
-from teledex_lerobot.control import measured_pose
+from teledex_lerobot.control import robot_link
 from teledex_lerobot.control.config import ControlConfig
 from teledex_lerobot.control.diagnostics import Diagnostics
 from teledex_lerobot.control.gestures import PinchButtons
@@ -56,12 +56,16 @@ class TeledexInputTeleop(Teleoperator):
         self.state_machine = TeleopStateMachine()
         self.followers: dict[str, RigController] = {}  # key prefix ("" for a single rig) -> controller
         if config.followers:
-            rigs = {f"{name}_": (Rig.from_preset(load_preset(preset)), config.follower_controls.get(name), name)
-                    for name, preset in config.followers.items()}
+            rigs = {f"{name}_": Rig.from_preset(load_preset(preset)) for name, preset in config.followers.items()}
         else:
-            rigs = {"": (config.rig(), None, "")}
-        for prefix, (rig, own_control, name) in rigs.items():
-            self.followers[prefix] = RigController(rig, self._control_config(own_control), self.state_machine, name)
+            rigs = config.rigs()
+        names = {prefix: prefix.removesuffix("_") for prefix in rigs}
+        unknown = sorted(set(config.follower_controls) - set(names.values()))
+        if unknown:
+            raise ValueError(f"follower_controls names unknown followers {unknown}; followers: {list(names.values())}")
+        for prefix, rig in rigs.items():
+            control = self._control_config(config.follower_controls.get(names[prefix]))
+            self.followers[prefix] = RigController(rig, control, self.state_machine, names[prefix])
         first = next(iter(self.followers.values())).config
         self.auto_start = first.auto_start if config.auto_start is None else config.auto_start
         self.button_keys = ButtonKeys(first.key_bindings)
@@ -124,7 +128,8 @@ class TeledexInputTeleop(Teleoperator):
         self._source = self._make_source()
         self._source.start(receiver)
         self.receiver = receiver
-        self._connected_ns = now_ns()  # on the clock measured_pose stamps with
+        self._connected_ns = now_ns()  # on the clock robot_link stamps with
+        self._rig_checked = False
         if self.config.keyboard:
             self._key_listener = create_key_listener(self.press_keyboard_key, controls_help=self.keyboard_help())
         if self.auto_start:
@@ -165,13 +170,26 @@ class TeledexInputTeleop(Teleoperator):
         return ", ".join(f"{name} = {key}" for name, key in self.keyboard_keys.items())
 
     def _measured(self, prefix: str, controller: RigController):
-        parts = {role: measured_pose.read([prefix + key for key in part.keys], self._connected_ns)
+        parts = {role: robot_link.read_measured([prefix + key for key in part.keys], self._connected_ns)
                  for role, part in controller.rig.parts.items()}
         return None if any(q is None for q in parts.values()) else parts
+
+    def _check_rig(self) -> None:
+        """Once the robot has published its measured pose: its keys must be ours, or nothing is commanded."""
+        published = robot_link.keys_published_since(self._connected_ns)
+        if not published:
+            return
+        if published != set(self.action_features):
+            raise ValueError(f"{self} drives {list(self.action_features)}, but the robot measures {sorted(published)}: "
+                             "they are different rigs. Leave --teleop.preset (and arm_model/hand_model) empty to drive "
+                             "the robot's own rig.")
+        self._rig_checked = True
 
     @check_if_not_connected
     def get_action(self) -> dict[str, float]:
         started = time.perf_counter()
+        if not self._rig_checked:
+            self._check_rig()
         now = self.clock()
         frame = self.receiver.latest()
         if self.auto_start and self.state_machine.state == TeleopState.ZERO_POS and all(
@@ -198,7 +216,7 @@ class TeledexInputTeleop(Teleoperator):
     def send_feedback(self, feedback: dict) -> None:
         """A loop that passes the robot's observation here gives the controllers its measured pose (TeleDex robots
         publish it themselves); other keys are ignored. No haptics yet."""
-        measured_pose.publish({key: feedback[key] for key in self.action_features if key in feedback})
+        robot_link.publish_measured({key: feedback[key] for key in self.action_features if key in feedback})
 
     @check_if_not_connected
     def disconnect(self) -> None:
