@@ -1,7 +1,7 @@
 """Linker Arm A7 through the vendor's linkerbot SDK (A7 class), on any python-can interface that does not echo.
 
 Connection: A7(side, channel, interface) pings the seven motors (20 ms each), reads 11 registers per motor and
-starts its poll threads. We then poll only what we use: positions at a7_poll_hz and temperatures at 20 Hz (an
+starts its poll threads. We then poll only what we use: positions at settings.poll_hz and temperatures at 20 Hz (an
 over-temperature is seen within 100 ms). Joint velocities are differentiated per motor from the timestamped
 positions rather than polled: linkerbot spaces every frame it sends by a 0.3 ms busy-wait, so each polled register
 costs CPU, and dropping velocity (100 Hz) and torque (20 Hz) polling halves it. Startup: A7.enable() (reset errors,
