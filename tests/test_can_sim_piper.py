@@ -5,6 +5,7 @@ import time
 import numpy as np
 import pytest
 from piper_sdk import C_PiperInterface_V2
+from piper_sdk.piper_param.piper_param_manager import C_PiperParamManager
 from scipy.spatial.transform import Rotation
 
 from teledex_lerobot.devices.agilex import protocol as pp
@@ -86,7 +87,7 @@ def test_end_pose_is_the_flange_fk(sim_and_sdk):
     assert (rpy.inv() * Rotation.from_matrix(expected[:3, :3])).magnitude() < np.radians(0.01)
     # the SDK's own DH forward kinematics (dh_is_offset=1) agrees with the frames we send
     sdk.EnableFkCal()
-    time.sleep(0.02)
+    assert wait_until(lambda: any(sdk.GetFK("feedback")[-1]))  # computed on the next feedback frame
     sdk_link6 = sdk.GetFK("feedback")[-1]
     np.testing.assert_allclose(np.array(sdk_link6[:3]) / 1000, expected[:3, 3], atol=2e-4)
 
@@ -125,3 +126,19 @@ def test_feedback_frames_and_rates():
     assert abs(joints / low_speed - 5) < 1
     assert all(len(m.data) == 8 and not m.is_extended_id for m in listener.frames)
     assert sim.frames_sent == len(listener.frames)
+
+
+def test_limit_query_answers_the_vendors_per_joint_limits(sim_and_sdk):
+    """Each motor answers 0x472 with its own limits from piper_sdk's table (as installed), in 0.1 deg. (Ask one motor
+    at a time: the SDK's GetAllMotorAngleLimitMaxSpd stores one shared message object in all six slots, so it
+    shows the last motor's reply six times.)"""
+    sim, sdk = sim_and_sdk
+    table = C_PiperParamManager().GetPiperParamOrigin()["joint_limit"]
+    for motor in range(1, 7):
+        sdk.SearchMotorMaxAngleSpdAccLimit(motor, 0x01)
+        assert wait_until(lambda: sdk.GetCurrentMotorAngleLimitMaxVel().current_motor_angle_limit_max_vel
+                          .motor_num == motor)
+        reply = sdk.GetCurrentMotorAngleLimitMaxVel().current_motor_angle_limit_max_vel
+        lower, upper = table[f"j{motor}"]
+        assert (reply.min_angle_limit, reply.max_angle_limit) == (round(np.degrees(lower) * 10),
+                                                                  round(np.degrees(upper) * 10))

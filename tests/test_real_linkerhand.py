@@ -109,3 +109,17 @@ def test_tactile_matrices(hand_rig):
     assert all(matrix.shape == shape for matrix in device.tactile().values())
     closed = part.upper.copy()
     assert wait_until(lambda: (device.command(closed), device.tactile()["index"].max() > 200)[1], 3.0)
+
+
+@pytest.mark.parametrize("plugged, expected", [("linkerhand_l10", "linkerhand_o6"), ("linkerhand_o6", "linkerhand_l10"),
+                                               ("linkerhand_l20", "linkerhand_l10")])
+def test_a_different_hand_model_is_refused_at_connect(plugged, expected):
+    """The hand's own identity replies decide: its driver never drives another model's frames."""
+    channel = unique_channel("wrong-model")
+    with LinkerHandSimulator(LinkerHandSimConfig(model=plugged, channel=channel)) as sim:
+        device = build_part_device("real", RigPart("hand", PartSpec(expected, "right")), SimDynamicsConfig(),
+                                   bus_config(hand_channel=channel))
+        code = plugged.removeprefix("linkerhand_").upper()
+        with pytest.raises(df.DeviceUnavailable, match=f"reports itself as a LinkerHand {code} .*Fix: plug in the "):
+            device.connect()
+        assert not sim.position_sets  # nothing was sent to move it

@@ -125,6 +125,31 @@ def test_joint_error_bit_is_a_fault(strict_piper_rig):
     assert wait_until(lambda: (device.clear_fault(), device.fault())[1] is None, 0.5)
 
 
+@pytest.mark.parametrize("bit, named", [(1, "motor over-temperature"), (4, "collision"), (5, "driver error"),
+                                        (3, "driver over-temperature")])
+def test_motor_driver_status_bits_are_faults(strict_piper_rig, bit, named):
+    sim, device, part = strict_piper_rig
+    assert rearm_until_healthy(device)
+    raised_at = now_ns()
+    sim.set_motor_status(4, 1 << bit)
+    assert wait_for_fault(device, lambda fault: fault.kind == df.JOINT_ERROR)
+    assert f"joint 4 motor driver: {named}" in device.fault().message
+    assert device.fault().detected_ns - raised_at < DETECTION_LIMIT_NS  # the low-speed frames come at 40 Hz
+    sim.set_motor_status(4, 0)
+    assert wait_until(lambda: (device.clear_fault(), device.fault())[1] is None, 0.5)
+
+
+def test_a_single_frame_communication_error_is_counted_not_latched(piper_rig):
+    sim, device, part = piper_rig
+    assert rearm_until_healthy(device)
+    sim.set_joint_error(2, single_frame=True)
+    assert wait_until(lambda: device.health()["comm_error_frames"] == 1)
+    assert device.health()["comm_error_joints"] == {2: 1}
+    frames = sim.frames_sent
+    assert wait_until(lambda: sim.frames_sent > frames + 10 * 15)  # ten more status ticks of 15 frames each
+    assert device.fault() is None and device.health()["comm_error_frames"] == 1
+
+
 def test_emergency_stop_on_the_arm_is_a_fault(piper_rig):
     sim, device, part = piper_rig
     device._sdk.EmergencyStop(pp.ESTOP_STOP)  # e.g. from another program on the bus

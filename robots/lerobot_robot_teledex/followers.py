@@ -108,9 +108,21 @@ class TeledexFollowers(Robot):
         """One joint source for the sync check: the oldest part measurement of all followers (conservative)."""
         return {"robot": min(t for robot in self.robots.values() for t in robot.capture_timestamps_ns().values())}
 
+    def active_faults(self) -> dict:
+        return {f"{name}_{role}": fault for name, robot in self.robots.items()
+                for role, fault in robot.active_faults().items()}
+
     def device_faults(self) -> dict[str, str]:
-        return {f"{name}_{role}": message for name, robot in self.robots.items()
-                for role, message in robot.device_faults().items()}
+        return {part: fault.message for part, fault in self.active_faults().items()}
+
+    def clear_faults(self) -> dict[str, str]:
+        for robot in self.robots.values():
+            robot.clear_faults()
+        return self.device_faults()
+
+    def device_health(self) -> dict[str, dict]:
+        return {f"{name}_{role}": health for name, robot in self.robots.items()
+                for role, health in robot.device_health().items()}
 
     def emergency_stop(self, engaged: bool = True) -> None:
         for robot in self.robots.values():

@@ -13,6 +13,7 @@ from lerobot.utils.decorators import check_if_already_connected, check_if_not_co
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.control import robot_link
 from teledex_lerobot.control.safety import JointSafety
+from teledex_lerobot.devices.device_fault import DeviceFault
 from teledex_lerobot.devices.joint_device import JointDevice, TactileLayout
 from teledex_lerobot.devices.registry import build_devices, tactile_layout
 from teledex_lerobot.presets import load_preset
@@ -203,8 +204,10 @@ class TeledexRobotBase(Robot):
         measured = self.measured_positions()
         sent = {}
         for role, target in targets.items():
-            sent[role] = self.safety[role].apply(target, measured[role])
-            self.devices[role].command(sent[role])
+            commanded = self.safety[role].apply(target, measured[role])
+            self.devices[role].command(commanded)
+            held = self.devices[role].held_target()  # a faulted device keeps its last target: that is what was sent
+            sent[role] = commanded if held is None else held
             low, high = self._sent_range.get(role, (sent[role], sent[role]))
             self._sent_range[role] = (np.minimum(low, sent[role]), np.maximum(high, sent[role]))
         self.commands_sent += 1
@@ -215,13 +218,23 @@ class TeledexRobotBase(Robot):
         own. Before any observation: the devices' latest measurements."""
         return self._observation_capture_ns or {role: d.read().capture_ns for role, d in self.devices.items()}
 
+    def active_faults(self) -> dict[str, DeviceFault]:
+        """Every part whose device has a latched fault (kind, message, when it was detected), at this instant."""
+        return {role: fault for role, device in self.devices.items() if (fault := device.fault())}
+
     def device_faults(self) -> dict[str, str]:
         """Every part whose device reports a fault, with the message (what happened and what to check)."""
-        return {role: fault.message for role, device in self.devices.items() if (fault := device.fault())}
+        return {role: fault.message for role, fault in self.active_faults().items()}
 
-    def clear_faults(self) -> None:
+    def clear_faults(self) -> dict[str, str]:
+        """Re-arm every device; the faults whose cause is still there (re-detected at once) remain, returned."""
         for device in self.devices.values():
             device.clear_fault()
+        return self.device_faults()
+
+    def device_health(self) -> dict[str, dict]:
+        """Per part, the real driver's counters (reader starvation, faults latched, bus errors counted)."""
+        return {role: device.health() for role, device in self.devices.items() if hasattr(device, "health")}
 
     def emergency_stop(self, engaged: bool = True) -> None:
         """Hold every joint where it is (engaged) or resume following actions."""

@@ -17,6 +17,12 @@ COMMAND_OUT_OF_RANGE = "command_out_of_range"  # a target outside the model's li
 BUS_ERROR = "bus_error"  # the CAN interface itself failed (send errors, interface gone)
 
 
+class DeviceUnavailable(ConnectionError):
+    """A device that cannot be reached at connect (interface missing or down, nothing answering, a different device
+    answering): the message is one line saying what was found and the fix, for commands to print without a
+    traceback."""
+
+
 @dataclass(frozen=True)
 class DeviceFault:
     kind: str

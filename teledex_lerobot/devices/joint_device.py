@@ -54,6 +54,12 @@ class JointDevice(ABC):
     def command(self, positions: np.ndarray) -> None:
         """Set a position target. The caller has already applied limits."""
 
+    def held_target(self) -> np.ndarray | None:
+        """The target the hardware holds: the last one that reached it. A faulted real device drops new targets and
+        keeps its last accepted one, so this, not the command, is what a recording must store. None: every
+        command reaches the device (simulated backends)."""
+        return None
+
     def fault(self) -> "DeviceFault | None":
         """The latched fault, if any (real drivers; see device_fault.py). A faulted device holds its last target."""
         return None

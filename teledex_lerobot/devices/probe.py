@@ -4,10 +4,8 @@ frames, and the fix for a device that does not answer (another device answering 
 Each vendor's probe lives in its folder (devices/<vendor>/probe.py) and is registered with its device models.
 """
 
-import subprocess
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import can
 
@@ -35,23 +33,12 @@ class Report:
 
 
 def check_socketcan(port: CanPortConfig, report: Report) -> bool:
-    """Interface present, up, at the expected bitrate. Only for socketcan; other interfaces have no such state."""
-    if port.interface != "socketcan":
-        return True
-    net = Path("/sys/class/net") / port.channel
-    if not net.exists():
-        report.problem(f"no CAN interface {port.channel!r}", "plug in the USB-CAN adapter; list interfaces with "
-                       "`ip -br link show type can`; set the right --*-channel")
-        return False
-    if (net / "operstate").read_text().strip() not in ("up", "unknown"):
-        report.problem(f"{port.channel} is down", f"sudo ip link set {port.channel} up type can bitrate {port.bitrate}")
-        return False
-    details = subprocess.run(["ip", "-details", "link", "show", port.channel], capture_output=True, text=True).stdout
-    if f"bitrate {port.bitrate}" not in details:
-        report.problem(f"{port.channel} is not at {port.bitrate} bit/s",
-                       f"sudo ip link set {port.channel} down && sudo ip link set {port.channel} up type can "
-                       f"bitrate {port.bitrate}")
-    return True
+    """Interface present, up, at the expected bitrate (socketcan; other interfaces have no such state). False when
+    the device cannot be probed at all."""
+    problem = port.socketcan_problem()
+    if problem is not None:
+        report.problem(*problem)
+    return problem is None or "bit/s" in problem[0]
 
 
 def open_bus(port: CanPortConfig, report: Report) -> can.BusABC | None:

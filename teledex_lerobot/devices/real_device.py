@@ -5,9 +5,14 @@ errors the device itself reports, always for the device's full joint vector (its
 driven subset (RigPart.indices) and keeps undriven joints at their home target. This class turns those into the
 fault contract:
 - a target that is non-finite or outside the model's limits is never sent (command_out_of_range);
-- a measurement older than feedback_timeout_ms, checked every watchdog_period_ms, is a feedback_timeout;
-- an error the device reports is a joint_error; a failed send is a bus_error.
-Once in fault, new targets are dropped, so the hardware holds the last safe target, until clear_fault().
+- a device silent for longer than feedback_timeout_ms is a feedback_timeout. Silence is judged every
+  watchdog_period_ms from the bus's receive timestamps (can.liveness.BusLiveness, on the bus the driver reads),
+  so a reader of ours that the host did not schedule is told apart from a silent device: it is logged and counted
+  (health()), never latched. A driver that watches no bus falls back to the age of its newest measurement;
+- an error the device reports is a joint_error; a failed send, or a bus the interface reports as failed, is a
+  bus_error.
+Once in fault, new targets are dropped, so the hardware holds the last safe target (held_target()), until
+clear_fault(), which also rebuilds the driver's connection when its SDK gave up on the bus.
 """
 
 import logging
@@ -19,14 +24,18 @@ import numpy as np
 
 from ..clock import now_ns
 from .can.identify import identify, swapped_channel_hint
+from .can.liveness import SILENT, STARVED, BusLiveness
 from .can.port import CanPortConfig
 from .device_fault import (BUS_ERROR, COMMAND_OUT_OF_RANGE, FEEDBACK_TIMEOUT, JOINT_ERROR, DeviceFault,
-                           make_fault)
+                           DeviceUnavailable, make_fault)
 from .joint_device import JointDevice, JointState
 from .real_config import SharedRealConfig
 
 logger = logging.getLogger(__name__)
 
+# A reader of ours that has taken nothing from the bus for this long is not merely late: its thread is stuck or
+# dead, and the loop is blind; that is a fault even though the device may be fine.
+READER_STALL_LIMIT_MS = 2000.0
 # Measurements kept for read_nearest: the watchdog and every read record the newest one, so at least the last
 # ~0.6 s at the 10 ms watchdog period.
 SEEN_HISTORY = 64
@@ -55,9 +64,13 @@ class RealJointDevice(JointDevice):
         self._fault_lock = threading.Lock()
         self._stop = threading.Event()
         self._watchdog: threading.Thread | None = None
+        self._io_lock = threading.RLock()  # supervision never looks at a connection being rebuilt
         self.last_safe_target: np.ndarray | None = None
         self._seen: deque[JointState] = deque(maxlen=SEEN_HISTORY)
         self._seen_lock = threading.Lock()
+        self.liveness: BusLiveness | None = None  # set by the driver's _open() once it has its bus
+        self._starved_since_ns: int | None = None
+        self._health = {"reader_starved": 0, "reader_starved_longest_ms": 0.0, "faults_latched": 0}
 
     # --- what a driver implements ---
     @abstractmethod
@@ -83,11 +96,26 @@ class RealJointDevice(JointDevice):
     def _startup(self) -> None:
         """Runs once feedback flows, before the watchdog starts (enable sequences, speed settings)."""
 
+    def _needs_reopen(self) -> bool:
+        """Whether the connection is beyond repair without rebuilding it (the SDK stopped using its bus)."""
+        return False
+
+    def _bus_problem(self) -> str | None:
+        """A failure the CAN interface itself reports (error-passive, bus-off), as a message."""
+        return None
+
     # --- the JointDevice contract ---
     def connect(self) -> None:
         self._fault = None
         self.last_safe_target = None
         self._seen.clear()
+        self._connect_io()
+        self._stop.clear()
+        self._watchdog = threading.Thread(target=self._watch, name=f"{self.name}-watchdog", daemon=True)
+        self._watchdog.start()
+
+    def _connect_io(self) -> None:
+        self.liveness = None
         self._open()
         try:
             self._wait_for_feedback()
@@ -95,9 +123,6 @@ class RealJointDevice(JointDevice):
         except BaseException:
             self._close()
             raise
-        self._stop.clear()
-        self._watchdog = threading.Thread(target=self._watch, name=f"{self.name}-watchdog", daemon=True)
-        self._watchdog.start()
 
     def disconnect(self) -> None:
         self._stop.set()
@@ -125,7 +150,7 @@ class RealJointDevice(JointDevice):
             self._raise(COMMAND_OUT_OF_RANGE, f"{problem}; target not sent, holding the last safe target")
             return
         if self._fault is not None:
-            return  # hold: the hardware keeps the last target it accepted
+            return  # hold: the hardware keeps the last target it accepted (held_target())
         device_target = self.device_target.copy()
         device_target[self.driven] = target
         try:
@@ -136,15 +161,36 @@ class RealJointDevice(JointDevice):
         self.device_target = device_target
         self.last_safe_target = target
 
+    def held_target(self) -> np.ndarray:
+        """The driven joints' target the hardware holds: the last one it accepted (before the first command, where
+        the device was at connect)."""
+        return self.device_target[self.driven].copy()
+
     def fault(self) -> DeviceFault | None:
         """The latched fault, or None while the device is healthy."""
         return self._fault
 
     def clear_fault(self) -> None:
-        """Re-arm after the operator has dealt with the cause; a cause still present is re-detected at once."""
-        with self._fault_lock:
-            self._fault = None
-        self._supervise()
+        """Re-arm after the operator has dealt with the cause; a cause still present is re-detected at once. When the
+        SDK has given up on its bus (a bus-off, an interface that went away), the connection is rebuilt first; if
+        that fails, the fault stays, saying why."""
+        with self._io_lock:
+            if self._needs_reopen():
+                try:
+                    self._reopen()
+                except Exception as error:
+                    logger.warning("%s: reconnecting failed: %s", self.name, error)
+                    return
+            if self.liveness is not None:
+                self.liveness.forget_past_silence(now_ns())
+            with self._fault_lock:
+                self._fault = None
+            self._supervise(rearming=True)
+
+    def health(self) -> dict:
+        """Counters for the session report: how often our reader was starved (and the longest time), faults
+        latched, and whatever the driver adds."""
+        return dict(self._health)
 
     # --- internals ---
     def _range_problem(self, target: np.ndarray) -> str | None:
@@ -160,19 +206,26 @@ class RealJointDevice(JointDevice):
                    f"[{self.lower[outside]}, {self.upper[outside]}]"
         return None
 
+    def _reopen(self) -> None:
+        """Rebuild the connection the SDK abandoned; the hardware keeps its last target meanwhile."""
+        logger.info("%s: rebuilding the connection", self.name)
+        self._close()
+        self._connect_io()
+
     def _raise(self, kind: str, message: str) -> None:
         with self._fault_lock:
             if self._fault is not None:
                 return  # keep the first cause: later faults are usually its consequences
             self._fault = make_fault(kind, f"{self.name}: {message}")
+            self._health["faults_latched"] += 1
         logger.error("%s", self._fault.message)
 
     def _wait_for_feedback(self) -> None:
         deadline = now_ns() + int(self.config.connect_timeout_s * 1e9)
         while self._latest_state() is None:
             if now_ns() > deadline:
-                raise ConnectionError(f"{self.name}: no feedback within {self.config.connect_timeout_s} s. "
-                                      f"{self._silence_explained()}")
+                raise DeviceUnavailable(f"{self.name}: no feedback within {self.config.connect_timeout_s} s. "
+                                        f"{self._silence_explained()}")
             self._stop.wait(0.005)
 
     def _silence_explained(self) -> str:
@@ -202,16 +255,54 @@ class RealJointDevice(JointDevice):
                 self._seen.append(state)
         return state
 
-    def _supervise(self) -> None:
-        state = self._latest_state()
-        if state is not None:
-            self._remember(JointState(state.positions[self.driven], state.velocities[self.driven],
-                                      state.capture_ns))
-        age_ms = (now_ns() - state.capture_ns) / 1e6 if state is not None else float("inf")
-        if age_ms > self.config.feedback_timeout_ms:
-            self._raise(FEEDBACK_TIMEOUT, f"no feedback for {age_ms:.0f} ms (limit "
-                                          f"{self.config.feedback_timeout_ms:.0f} ms). {self._no_feedback_hint()}")
+    def _supervise(self, rearming: bool = False) -> None:
+        """rearming: a device still silent at a re-arm keeps its fault at once, with no confirmation delay."""
+        with self._io_lock:
+            state = self._latest_state()
+            if state is not None:
+                self._remember(JointState(state.positions[self.driven], state.velocities[self.driven],
+                                          state.capture_ns))
+            self._check(state, rearming)
+
+    def _check(self, state: JointState | None, rearming: bool) -> None:
+        silence = self._silence(state, confirm=not rearming)
+        if silence is not None:
+            self._raise(FEEDBACK_TIMEOUT, f"{silence} (limit {self.config.feedback_timeout_ms:.0f} ms). "
+                                          f"{self._no_feedback_hint()}")
+            return
+        problem = self._bus_problem()
+        if problem is not None:
+            self._raise(BUS_ERROR, problem)
             return
         error = self._device_error()
         if error is not None:
             self._raise(JOINT_ERROR, error)
+
+    def _silence(self, state: JointState | None, confirm: bool = True) -> str | None:
+        """What shows the device silent, or None. A starved reader of ours is logged (once per episode of it, with
+        its length) and counted."""
+        now = now_ns()
+        timeout_ms = self.config.feedback_timeout_ms
+        if self.liveness is None:
+            age_ms = (now - state.capture_ns) / 1e6 if state is not None else float("inf")
+            return f"no feedback for {age_ms:.0f} ms" if age_ms > timeout_ms else None
+        verdict = self.liveness.judge(now, timeout_ms, confirm)
+        if verdict.state == STARVED:
+            if self._starved_since_ns is None:
+                self._starved_since_ns = now - int(verdict.age_ms * 1e6)
+                self._health["reader_starved"] += 1
+            if verdict.age_ms > READER_STALL_LIMIT_MS:
+                return f"our reader of the bus has taken nothing from it for {verdict.age_ms:.0f} ms (it is stuck)"
+            return None
+        if self._starved_since_ns is not None:
+            behind_ms = (now - self._starved_since_ns) / 1e6
+            self._starved_since_ns = None
+            self._health["reader_starved_longest_ms"] = max(self._health["reader_starved_longest_ms"], behind_ms)
+            logger.info("%s: our reader of the bus fell %.0f ms behind (this host was busy); the device kept "
+                        "sending, so this is not a device fault", self.name, behind_ms)
+        if verdict.state != SILENT:
+            return None
+        source = f" from {verdict.source}" if verdict.source else ""  # devices with several sources name them
+        if verdict.ended:
+            return f"the device went silent{source} for {verdict.age_ms:.0f} ms (by the bus's receive times)"
+        return f"no feedback{source} for {verdict.age_ms:.0f} ms (by the bus's receive times)"

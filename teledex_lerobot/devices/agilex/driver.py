@@ -7,16 +7,26 @@ Each command resends MotionCtrl_2 (the arm acts on joint targets only in CAN + j
 same) and JointCtrl/GripperCtrl in integer device units (0.001 deg, 0.001 mm; the SDK rejects floats).
 Feedback: joints and gripper from the SDK's caches, stamped with the CAN frame's receive time converted to our
 monotonic clock; joint velocities from the motor high-speed frames (0.001 rad/s).
+Supervision: silence from the receive times of the joint feedback frames the SDK's read thread takes (the bus it
+reads is watched: can.liveness); every status frame (0x2A1) is seen on its way to the SDK's parser (its
+callback_function, the SDK's own seam), so a communication error flagged in a single frame is counted and logged,
+while one flagged in COMM_ERROR_PERSISTS_FRAMES consecutive frames is a fault; the motor drivers' status bits (over-temperature, over-current, collision,
+driver error, stall, low voltage), the gripper's, the arm status and the enable bits are faults.
+The SDK's read thread skips reading, and spins, while its bus is not ACTIVE (error-passive, bus-off): that is a
+bus_error, the thread is stopped, and re-arming rebuilds the connection.
 """
 
 import logging
+import threading
 import time
 
+import can
 import numpy as np
 
 from ...clock import now_ns
+from ..can.liveness import BusLiveness
 from ..can.port import CanPortConfig
-from ..device_fault import WallToMonotonic
+from ..device_fault import DeviceUnavailable, WallToMonotonic
 from ..joint_device import JointState
 from ..real_config import SharedRealConfig
 from ..real_device import RealJointDevice
@@ -26,6 +36,8 @@ from .config import PiperConfig
 logger = logging.getLogger(__name__)
 
 PIPER_JOINTS = ("joint1", "joint2", "joint3", "joint4", "joint5", "joint6", "gripper")
+# A communication error flagged in this many consecutive status frames (200 Hz) is a fault; fewer are counted.
+COMM_ERROR_PERSISTS_FRAMES = 2
 ENABLE_RETRY_S = 0.01
 
 
@@ -48,6 +60,11 @@ class PiperJointDevice(RealJointDevice):
         self._sdk = None
         self._clock: WallToMonotonic | None = None
         self.firmware: str | None = None
+        self._comm_lock = threading.Lock()
+        self.comm_error_frames = 0  # status frames that flagged a joint communication error
+        self.comm_error_joints: dict[int, int] = {}  # joint 1-6 -> frames that flagged it
+        self._comm_error_run = 0  # consecutive status frames flagging one
+        self._comm_error_run_joints: list[int] = []
 
     # --- RealJointDevice hooks ---
     def _open(self) -> None:
@@ -63,6 +80,16 @@ class PiperJointDevice(RealJointDevice):
             sdk = C_PiperInterface_V2(channel, judge_flag=False, can_auto_init=False)
             sdk.CreateCanBus(channel, bustype=self.port.interface, expected_bitrate=self.port.bitrate,
                              judge_flag=False)
+            can_bus = sdk.GetCanBus()
+            if can_bus is None or can_bus.recv_bus is None:  # the SDK swallows the error and would spin
+                raise DeviceUnavailable(f"{self.name}: piper_sdk could not open CAN {self.port.interface}:"
+                                        f"{channel}. Run teledex-doctor.")
+            self.liveness = BusLiveness(
+                lambda message: "" if message.arbitration_id in pp.JOINT_FEEDBACK else None, polled=False,
+                clock=self._clock)
+            self.liveness.attach(can_bus.recv_bus)
+            parse = can_bus.callback_function
+            can_bus.callback_function = lambda message: (self._observe(message), parse(message))
             sdk.ConnectPort()
         except Exception:
             if sdk is not None:
@@ -78,7 +105,7 @@ class PiperJointDevice(RealJointDevice):
         deadline = time.monotonic() + self.config.connect_timeout_s
         while not sdk.EnablePiper():  # sends EnableArm(7); True once all six motors report driver-enabled
             if time.monotonic() > deadline:
-                raise ConnectionError(f"{self.name}: the motors did not report enabled within "
+                raise DeviceUnavailable(f"{self.name}: the motors did not report enabled within "
                                       f"{self.config.connect_timeout_s} s (foc_status bit 6). Check the emergency "
                                       "stop button and the 24 V supply; run teledex-doctor.")
             time.sleep(ENABLE_RETRY_S)
@@ -123,23 +150,73 @@ class PiperJointDevice(RealJointDevice):
         return JointState(positions, velocities, self._clock.to_monotonic_ns(stamp_s))
 
     def _device_error(self) -> str | None:
-        status = self._sdk.GetArmStatus().arm_status
+        sdk = self._sdk
+        status = sdk.GetArmStatus().arm_status
         problems = []
         arm_status = _enum_value(status.arm_status)
         if arm_status != pp.ARM_STATUS_NORMAL:
             problems.append(f"arm status {arm_status} ({pp.ARM_STATUS_NAMES.get(arm_status, 'unknown')})")
-        err_code = _enum_value(status.err_code)
-        comm = [j + 1 for j in range(6) if err_code & (1 << j)]
-        limit = [j + 1 for j in range(6) if err_code & (1 << (8 + j))]
+        limit = pp.angle_limit_joints(_enum_value(status.err_code))
+        with self._comm_lock:
+            comm = self._comm_error_run_joints if self._comm_error_run >= COMM_ERROR_PERSISTS_FRAMES else []
         if comm:
             problems.append(f"communication error on joints {comm}")
         if limit:
             problems.append(f"angle limit reached on joints {limit}")
-        if self._drives_arm and not all(self._sdk.GetArmEnableStatus()):
-            problems.append("motors no longer enabled")
+        if self._drives_arm:
+            low_speed = sdk.GetArmLowSpdInfoMsgs()
+            for joint in range(1, 7):
+                bits = pp.bit_names(getattr(low_speed, f"motor_{joint}").foc_status_code, pp.FOC_FAULT_BITS)
+                if bits:
+                    problems.append(f"joint {joint} motor driver: {', '.join(bits)}")
+            if not all(sdk.GetArmEnableStatus()):
+                problems.append("motors no longer enabled")
+        if self._drives_gripper:
+            bits = pp.bit_names(sdk.GetArmGripperMsgs().gripper_state.status_code, pp.GRIPPER_FAULT_BITS)
+            if bits:
+                problems.append(f"gripper driver: {', '.join(bits)}")
         if not problems:
             return None
         return "; ".join(problems) + ". Clear the cause, re-enable (teledex-doctor shows the state), then clear_fault()."
+
+    def _bus_problem(self) -> str | None:
+        can_bus = self._sdk.GetCanBus() if self._sdk is not None else None
+        bus = can_bus.recv_bus if can_bus is not None else None
+        if bus is None:
+            return "piper_sdk closed its CAN bus. Re-arm to reconnect."
+        state = bus.state
+        if state != can.BusState.ACTIVE:
+            self._stop_reading()  # the SDK's read thread skips recv() while not ACTIVE and would spin a core
+            return (f"the CAN interface reports the bus {state.name} (error-passive or bus-off): check the cable, "
+                    "termination and bitrate, then re-arm (the connection is rebuilt).")
+        read_thread = getattr(self._sdk, "_C_PiperInterface_V2__can_deal_th", None)
+        if read_thread is not None and not read_thread.is_alive():
+            return "piper_sdk's read thread stopped (its bus failed). Re-arm to reconnect."
+        return None
+
+    def _needs_reopen(self) -> bool:
+        return self._sdk is None or self._bus_problem() is not None
+
+    def health(self) -> dict:
+        with self._comm_lock:
+            return {**super().health(), "comm_error_frames": self.comm_error_frames,
+                    "comm_error_joints": dict(self.comm_error_joints)}
+
+    def _observe(self, message: can.Message) -> None:
+        """Every frame on its way to the SDK's parser: counts status frames flagging a communication error."""
+        if message.arbitration_id != pp.STATUS or len(message.data) < 8:
+            return
+        joints = pp.comm_error_joints((message.data[6] << 8) | message.data[7])
+        with self._comm_lock:
+            if joints:
+                self.comm_error_frames += 1
+                for joint in joints:
+                    self.comm_error_joints[joint] = self.comm_error_joints.get(joint, 0) + 1
+            run_starts = bool(joints) and not self._comm_error_run
+            self._comm_error_run = self._comm_error_run + 1 if joints else 0
+            self._comm_error_run_joints = joints
+        if run_starts:
+            logger.warning("%s: the arm flags a communication error on joints %s", self.name, joints)
 
     # --- helpers ---
     def _measured_full(self, joints=None) -> np.ndarray:
@@ -164,6 +241,11 @@ class PiperJointDevice(RealJointDevice):
             time.sleep(0.01)
         logger.warning("%s: no firmware version reply", self.name)
         return None
+
+    def _stop_reading(self) -> None:
+        stop = getattr(self._sdk, "_C_PiperInterface_V2__read_can_stop_event", None)
+        if stop is not None:
+            stop.set()
 
     @staticmethod
     def _release(sdk) -> None:

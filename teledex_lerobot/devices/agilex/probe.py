@@ -39,6 +39,11 @@ def probe_piper(side: str, port: CanPortConfig) -> Report:
     enabled = [bool(low_speed[i].data[5] & (1 << pp.FOC_DRIVER_ENABLED_BIT)) if i in low_speed else None
                for i in pp.MOTOR_LOW_SPEED]
     report.facts.append(f"motors enabled: {enabled}")
+    for joint, can_id in enumerate(pp.MOTOR_LOW_SPEED, start=1):
+        bits = pp.bit_names(low_speed[can_id].data[5], pp.FOC_FAULT_BITS) if can_id in low_speed else []
+        if bits:
+            report.problem(f"joint {joint} motor driver reports: {', '.join(bits)}",
+                           "let the arm cool / free the joint, check the 24 V supply; power-cycle the arm")
     status = next((m for m in reversed(frames) if m.arbitration_id == pp.STATUS), None)
     if status is not None:
         arm_status, err_code = status.data[1], struct.unpack(">H", bytes(status.data[6:8]))[0]

@@ -42,6 +42,12 @@ ENABLE_ON, ENABLE_OFF = 0x02, 0x01
 ALL_MOTORS = 7
 FOC_DRIVER_ENABLED_BIT = 6  # 0x261-0x266 byte 5
 GRIPPER_ENABLED_BIT = 6  # 0x2A8 byte 6
+# Motor driver status (0x261-0x266 byte 5, piper_sdk's FOC_Status): the bits that are faults, by bit.
+FOC_FAULT_BITS = {0: "supply voltage too low", 1: "motor over-temperature", 2: "driver over-current",
+                  3: "driver over-temperature", 4: "collision", 5: "driver error", 7: "stalled"}
+# Gripper status (0x2A8 byte 6): its fault bits (bit 6 = enabled, bit 7 = homed).
+GRIPPER_FAULT_BITS = {0: "supply voltage too low", 1: "motor over-temperature", 2: "driver over-current",
+                      3: "driver over-temperature", 4: "sensor error", 5: "driver error"}
 # 0x2A1 byte 1
 ARM_STATUS_NORMAL, ARM_STATUS_ESTOP, ARM_STATUS_TARGET_OVER_LIMIT = 0x00, 0x01, 0x04
 ARM_STATUS_NAMES = {0: "normal", 1: "emergency stop", 2: "no IK solution", 3: "singularity",
@@ -88,6 +94,19 @@ def err_code_bits(angle_limit_joints: set[int], comm_error_joints: set[int]) -> 
     high = sum(1 << (j - 1) for j in angle_limit_joints)
     low = sum(1 << (j - 1) for j in comm_error_joints)
     return (high << 8) | low
+
+
+def bit_names(value: int, names: dict[int, str]) -> list[str]:
+    return [name for bit, name in names.items() if value & (1 << bit)]
+
+
+def comm_error_joints(err_code: int) -> list[int]:
+    """Joints 1-6 whose communication-error bit (0x2A1 err_code, low byte) is set."""
+    return [j + 1 for j in range(6) if err_code & (1 << j)]
+
+
+def angle_limit_joints(err_code: int) -> list[int]:
+    return [j + 1 for j in range(6) if err_code & (1 << (8 + j))]
 
 
 def _recognise(message: can.Message) -> str | None:

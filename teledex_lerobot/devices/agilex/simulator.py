@@ -5,9 +5,11 @@ gripper and motor high-speed frames at 200 Hz, motor low-speed frames at 40 Hz: 
 state machine (foc_status bit 6 of every motor, gripper status bit 6), mode gating (joint targets act only after
 0x151 selects CAN control + joint mode), the speed percentage, joint limits (targets clamped, status "target over
 limit"), end pose from the FK of configs/urdf/piper.urdf link6 (equal to the SDK's FK), firmware and limit queries,
-emergency stop and resume. The joints move with the `sim` backend's dynamics (FirstOrderJointDevice).
+emergency stop and resume; the limit query is answered with the vendor's per-joint limits (piper_sdk's table).
+The joints move with the `sim` backend's dynamics (FirstOrderJointDevice).
 
-Fault injection for tests: silence() (feedback stops), set_joint_error() (error bits in 0x2A1), unplug().
+Fault injection for tests: silence() (feedback stops), set_joint_error() (error bits in 0x2A1, optionally in one
+status frame only), set_motor_status() (a motor driver's status bits in 0x261-0x266), unplug().
 """
 
 import struct
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 
 import can
 import numpy as np
+from piper_sdk.piper_param.piper_param_manager import C_PiperParamManager
 from scipy.spatial.transform import Rotation
 
 from ...clock import now_ns
@@ -27,6 +30,10 @@ from . import protocol as pp
 
 ARM_JOINTS = 6
 FEEDBACK_HZ = 200.0
+# What the arm answers to the limit query (0x472 -> 0x473, max/min angle per motor): the vendor's per-joint limits,
+# from piper_sdk's own table as installed (C_PiperParamManager), rad.
+VENDOR_JOINT_LIMITS_RAD = tuple(tuple(C_PiperParamManager().GetPiperParamOrigin()["joint_limit"][f"j{joint}"])
+                                for joint in range(1, ARM_JOINTS + 1))
 LOW_SPEED_EVERY_N_TICKS = 5  # 200 Hz / 5 = 40 Hz
 
 
@@ -70,6 +77,8 @@ class PiperSimulator(BusSimulator):
         self._silent = False
         self._angle_limit_joints: set[int] = set()
         self._comm_error_joints: set[int] = set()
+        self._single_frame_errors: set[int] = set()  # comm-error joints flagged in the next status frame only
+        self._motor_status_bits = [0] * ARM_JOINTS
         self.commands_received = 0
 
     # --- fault injection ---
@@ -77,13 +86,24 @@ class PiperSimulator(BusSimulator):
         """Stop (or resume) every feedback frame while still accepting commands: a hung controller."""
         self._silent = silent
 
-    def set_joint_error(self, joint: int, kind: str = "comm") -> None:
-        """Raise an error bit for joint 1..6 in 0x2A1: kind "comm" (communication) or "angle_limit"."""
-        (self._comm_error_joints if kind == "comm" else self._angle_limit_joints).add(joint)
+    def set_joint_error(self, joint: int, kind: str = "comm", single_frame: bool = False) -> None:
+        """Raise an error bit for joint 1..6 in 0x2A1: kind "comm" (communication) or "angle_limit";
+        single_frame: a communication error flagged in the next status frame only (a glitch)."""
+        with self._lock:
+            if single_frame:
+                self._single_frame_errors.add(joint)
+            else:
+                (self._comm_error_joints if kind == "comm" else self._angle_limit_joints).add(joint)
 
     def clear_joint_errors(self) -> None:
-        self._comm_error_joints.clear()
-        self._angle_limit_joints.clear()
+        with self._lock:
+            self._comm_error_joints.clear()
+            self._angle_limit_joints.clear()
+
+    def set_motor_status(self, joint: int, bits: int) -> None:
+        """A motor driver's status bits (joint 1..6; protocol.FOC_FAULT_BITS), beside its enable bit."""
+        with self._lock:
+            self._motor_status_bits[joint - 1] = bits
 
     # --- what a test can observe directly ---
     def target(self) -> np.ndarray:
@@ -158,9 +178,9 @@ class PiperSimulator(BusSimulator):
         if not 1 <= motor <= ARM_JOINTS:
             return
         if content == 0x01:
+            lower, upper = VENDOR_JOINT_LIMITS_RAD[motor - 1]
             to_decidegree = 1800 / np.pi
-            payload = struct.pack(">BhhH", motor, round(self._upper[motor - 1] * to_decidegree),
-                                  round(self._lower[motor - 1] * to_decidegree),
+            payload = struct.pack(">BhhH", motor, round(upper * to_decidegree), round(lower * to_decidegree),
                                   round(self.model.velocity_limits[motor - 1] * 1000))
             self._bus.send(pp.MOTOR_LIMITS_REPLY, payload.ljust(8, b"\x00"))
         elif content == 0x02:
@@ -210,7 +230,8 @@ class PiperSimulator(BusSimulator):
             status = self._status_payload(moving=bool(np.any(np.abs(self._target - q) > 1e-4)))
             gripper_status = (1 << pp.GRIPPER_ENABLED_BIT) if self.gripper_enabled else 0
             gripper_effort = self._gripper_effort
-            foc_status = [(1 << pp.FOC_DRIVER_ENABLED_BIT) if enabled else 0 for enabled in self.motor_enabled]
+            foc_status = [((1 << pp.FOC_DRIVER_ENABLED_BIT) if enabled else 0) | bits
+                          for enabled, bits in zip(self.motor_enabled, self._motor_status_bits, strict=True)]
         send = self._bus.send
         send(pp.STATUS, status)
         for can_id, pair in zip(pp.END_POSE, self._end_pose_pairs(q), strict=True):
@@ -231,9 +252,11 @@ class PiperSimulator(BusSimulator):
     def _status_payload(self, moving: bool) -> bytes:
         arm_status = (pp.ARM_STATUS_ESTOP if self.estop else
                       pp.ARM_STATUS_TARGET_OVER_LIMIT if self.target_over_limit else pp.ARM_STATUS_NORMAL)
-        if self._comm_error_joints:
+        comm_errors = self._comm_error_joints | self._single_frame_errors
+        self._single_frame_errors = set()
+        if comm_errors:
             arm_status = 0x05  # joint communication error
-        err_code = pp.err_code_bits(self._angle_limit_joints, self._comm_error_joints)
+        err_code = pp.err_code_bits(self._angle_limit_joints, comm_errors)
         return struct.pack(">BBBBBBH", self.ctrl_mode, arm_status, self.move_mode, 0, int(moving), 0, err_code)
 
     def _end_pose_pairs(self, q: np.ndarray) -> list[tuple[int, int]]:

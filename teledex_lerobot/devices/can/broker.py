@@ -1,8 +1,9 @@
 """The broker of the teledex loopback CAN bus: the wires between the nodes of each channel.
 
 Like a CAN bus, every frame a node sends reaches every OTHER node on its channel and never comes back to the sender
-(unless it opened its bus with receive_own_messages=True); channels are isolated from each other; the broker
-stamps each frame with the moment it crossed (the wall clock, as python-can stamps received frames).
+(unless it opened its bus with receive_own_messages=True); channels are isolated from each other; each frame keeps
+the time its sender put it on the wire (the wall clock, as python-can stamps received frames), so a broker the host
+runs late delays frames without making their device look silent, as a CAN controller's receive stamp would.
 local_loopback=False (what piper_sdk asks for, as on socketcan) keeps a node's frames from the other nodes of the
 same process: one process is one host with one CAN adapter.
 
@@ -27,7 +28,6 @@ import signal
 import socket
 import sys
 import threading
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -248,14 +248,13 @@ class CanBroker:
         if len(packet) < wire.HEADER.size:
             return
         sender.frames_sent += 1
-        stamp = time.time()
-        frame = wire.stamp_frame(packet, stamp)
+        frame = packet
         dead = []
         for node in self._channels.get(sender.channel, ()):
             if node is sender:
                 if not sender.receive_own_messages:
                     continue
-                outgoing = wire.stamp_frame(packet, stamp, own=True)
+                outgoing = wire.mark_own(packet)
             elif node.pid == sender.pid and not sender.local_loopback:
                 continue
             else:

@@ -124,7 +124,7 @@ class TeledexBus(BusABC):
     def send(self, msg: can.Message, timeout: float | None = None) -> None:
         if self._is_shutdown:
             raise CanOperationError(f"{self.channel_info}: the bus is shut down")
-        packet = wire.pack_frame(msg)
+        packet = wire.pack_frame(msg, time.time())
         if not self._ensure_joined():
             self.frames_lost += 1
             return
@@ -152,6 +152,13 @@ class TeledexBus(BusABC):
 
     def fileno(self) -> int:
         return self._sock.fileno()
+
+    def frames_pending(self) -> bool:
+        """Frames wait unread (can.liveness asks); never while the broker is away, whose closed connection would
+        otherwise poll as readable."""
+        if not self._joined or self._is_shutdown:
+            return False
+        return bool(select.select([self._sock], [], [], 0)[0])  # not self._poll: recv() may be polling it
 
     def shutdown(self) -> None:
         if self._is_shutdown:

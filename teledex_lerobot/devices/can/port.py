@@ -1,7 +1,11 @@
 """Where a CAN device is plugged in: a python-can interface and channel, and what those interfaces imply."""
 
 import logging
+import subprocess
 from dataclasses import dataclass
+from pathlib import Path
+
+from ..device_fault import DeviceUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -32,15 +36,39 @@ class CanPortConfig:
                            "on the LAN). For simulated devices on this machine use interface=teledex (teledex-sim).",
                            what, self.interface)
 
+    def socketcan_problem(self) -> tuple[str, str] | None:
+        """(what is wrong, the fix) when this socketcan interface is missing, down or at another bitrate; None when
+        it looks right, or is not socketcan (other interfaces have no such state to read)."""
+        if self.interface != "socketcan":
+            return None
+        net = Path("/sys/class/net") / self.channel
+        up = f"sudo ip link set {self.channel} up type can bitrate {self.bitrate}"
+        if not net.exists():
+            return (f"there is no CAN interface {self.channel!r} on this machine",
+                    "plug in the USB-CAN adapter, list the CAN interfaces with `ip -br link show type can` and give "
+                    "one of those as the channel")
+        if (net / "operstate").read_text().strip() not in ("up", "unknown"):
+            return f"the CAN interface {self.channel} is down", up
+        details = subprocess.run(["ip", "-details", "link", "show", self.channel], capture_output=True,
+                                 text=True).stdout
+        if "bitrate" in details and f"bitrate {self.bitrate}" not in details:
+            return (f"the CAN interface {self.channel} is not at {self.bitrate} bit/s",
+                    f"sudo ip link set {self.channel} down && {up}")
+        return None
+
     def check_opens(self, who: str) -> None:
-        """Open and close the bus once, for SDKs that swallow a failure to open it (piper_sdk) and then only
-        ever hear silence."""
+        """Fail with one line saying what is wrong and the fix when the interface is missing, down or cannot be
+        opened: for SDKs that swallow a failure to open their bus (piper_sdk) and then only ever hear silence."""
         import can
 
+        problem = self.socketcan_problem()
+        if problem is not None:
+            raise DeviceUnavailable(f"{who}: {problem[0]}. Fix: {problem[1]}.")
         try:
             can.Bus(channel=self.channel, interface=self.interface, bitrate=self.bitrate).shutdown()
         except Exception as error:
-            raise ConnectionError(f"{who}: cannot open CAN {self.interface}:{self.channel}: {error}") from error
+            raise DeviceUnavailable(f"{who}: cannot open CAN {self.interface}:{self.channel}: "
+                                    f"{str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
 
     def refuse_echoing(self, who: str) -> None:
         """For drivers whose requests and replies share CAN IDs: on a bus that echoes, they would take their own

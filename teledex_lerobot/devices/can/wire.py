@@ -17,7 +17,8 @@ import can
 BROKER_ENV = "TELEDEX_CAN_BROKER"
 PROTOCOL_VERSION = 1
 
-# timestamp (s, wall clock: python-can's convention), arbitration id, flags, dlc; then the data bytes
+# timestamp (s, wall clock: python-can's convention; when the sender put the frame on the wire), arbitration id,
+# flags, dlc; then the data bytes
 HEADER = struct.Struct("<dIBB")
 MAX_DATA = 64  # CAN FD
 MAX_PACKET = 4096  # frames are at most HEADER.size + MAX_DATA; control messages are small JSON
@@ -37,21 +38,21 @@ def broker_path() -> str:
     return os.path.join(directory, f"teledex-can-{os.getuid()}.sock")
 
 
-def pack_frame(message: can.Message) -> bytes:
-    """The packet for a frame; the broker overwrites the timestamp with the moment it relays the frame."""
+def pack_frame(message: can.Message, sent_s: float) -> bytes:
+    """The packet for a frame put on the wire at sent_s (wall clock): every node receives it with that timestamp,
+    as a CAN controller stamps a frame when it crosses the wire, however late the broker relays it."""
     flags = sum(bit for attribute, bit in _MESSAGE_FLAGS if getattr(message, attribute))
     data = bytes(message.data or b"")
     if len(data) > MAX_DATA:
         raise ValueError(f"CAN frame data is at most {MAX_DATA} bytes (got {len(data)})")
-    return HEADER.pack(0.0, message.arbitration_id, flags, message.dlc) + data
+    return HEADER.pack(sent_s, message.arbitration_id, flags, message.dlc) + data
 
 
-def stamp_frame(packet: bytes, timestamp_s: float, own: bool = False) -> bytes:
-    stamped = bytearray(packet)
-    struct.pack_into("<d", stamped, 0, timestamp_s)
-    if own:
-        stamped[12] |= FLAG_OWN
-    return bytes(stamped)
+def mark_own(packet: bytes) -> bytes:
+    """The frame as returned to its sender (receive_own_messages=True)."""
+    marked = bytearray(packet)
+    marked[12] |= FLAG_OWN
+    return bytes(marked)
 
 
 def unpack_frame(packet: bytes, channel: str) -> can.Message:

@@ -14,6 +14,10 @@ Two private SDK members are used, for reasons linkerbot gives no public way arou
 - A7._motors' `angle` properties hold the timestamped readings; A7.get_state() returns the same but also runs FK
   and builds pydantic models (~0.35 ms), too slow for the 100 Hz watchdog.
 
+Silence runs, per motor, from the first read request the motor left unanswered, judged on the bus linkerbot's
+dispatcher reads (can.liveness). linkerbot stops its dispatcher for good after ten consecutive bus errors;
+re-arming then rebuilds the A7 object.
+
 Not on udp_multicast: there linkerbot receives its own one-byte read requests back, takes them for empty replies
 and fails to unpack them. A simulator in another process is reached on the teledex loopback bus (teledex-sim).
 """
@@ -23,8 +27,9 @@ import time
 
 import numpy as np
 
+from ..can.liveness import BusLiveness
 from ..can.port import CanPortConfig
-from ..device_fault import WallToMonotonic
+from ..device_fault import DeviceUnavailable, WallToMonotonic
 from ..joint_device import JointState
 from ..real_config import SharedRealConfig
 from ..real_device import RealJointDevice
@@ -63,10 +68,15 @@ class LinkerA7JointDevice(RealJointDevice):
     def _open(self) -> None:
         from linkerbot.arm.a7 import SensorType  # imported here: only the real backend needs the SDK
 
+        self.port.check_opens(self.name)
         self._clock = WallToMonotonic()
         self._previous_angles = None
         self._velocities[:] = 0.0
         self._arm = self._construct_arm()
+        motors = set(self.motor_ids)
+        self.liveness = BusLiveness(lambda message: f"motor {message.arbitration_id}"
+                                    if message.arbitration_id in motors else None, polled=True, clock=self._clock)
+        self.liveness.attach(self._arm._can_dispatcher._bus)  # private: the bus linkerbot's threads read and write
         self._arm.start_polling({SensorType.POSITION: 1.0 / self.settings.poll_hz,
                                  SensorType.TEMPERATURE: TEMPERATURE_POLL_S})
 
@@ -142,7 +152,7 @@ class LinkerA7JointDevice(RealJointDevice):
             except (StateError, SdkTimeoutError) as error:
                 self._stop_dispatcher(arm)
                 if time.monotonic() > deadline:
-                    raise ConnectionError(f"{self.name}: no feedback within {self.config.connect_timeout_s} s "
+                    raise DeviceUnavailable(f"{self.name}: no feedback within {self.config.connect_timeout_s} s "
                                           f"({error}). {self._silence_explained()}") from error
                 time.sleep(HANDSHAKE_RETRY_S)
             except BaseException:
@@ -154,6 +164,19 @@ class LinkerA7JointDevice(RealJointDevice):
         dispatcher = getattr(arm, "_can_dispatcher", None)
         if dispatcher is not None:
             dispatcher.stop()
+        arm._closed = True  # A7.close() (and any later cleanup) is then a no-op
+
+    def _bus_problem(self) -> str | None:
+        error = self._arm._can_dispatcher._bus_error if self._arm is not None else None
+        if error is None:
+            return None
+        return (f"linkerbot stopped using the CAN bus after repeated errors ({error}). Check the cable and the "
+                "adapter, then re-arm (the connection is rebuilt).")
+
+    def _needs_reopen(self) -> bool:
+        arm = self._arm
+        return arm is None or getattr(arm, "_bus_error", None) is not None or \
+            arm._can_dispatcher._bus_error is not None
 
     def _silent_motor_ids(self) -> list[int]:
         arm = self._arm

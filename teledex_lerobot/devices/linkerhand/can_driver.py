@@ -4,7 +4,8 @@ The vendor's L10/L20 code is not usable as a library (hardcoded socketcan, `sudo
 sys.exit in LinkerHandApi), and linkerbot has no L10/L20, so we speak the protocol directly. Nothing is pushed by
 the hand: a poll thread requests positions at hand_poll_hz and temperatures/faults at a few Hz; the receive thread
 caches replies. A measurement is published when the last position frame of a poll cycle arrives, stamped with that
-frame's receive time (converted to our monotonic clock).
+frame's receive time (converted to our monotonic clock). At connect the hand's identity replies must not name
+another model (identity.py); silence runs from the first read request the hand left unanswered (can.liveness).
 """
 
 import logging
@@ -13,6 +14,7 @@ import threading
 import can
 import numpy as np
 
+from ..can.liveness import BusLiveness
 from ..can.port import CanPortConfig
 from ..device_fault import WallToMonotonic
 from ..joint_device import JointState
@@ -20,6 +22,7 @@ from ..real_config import SharedRealConfig
 from ..real_device import RealJointDevice
 from . import protocol as lp
 from .config import LinkerHandConfig
+from .identity import check_hand_model
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +42,7 @@ class LinkerHandCanDevice(RealJointDevice):
         self.layout = lp.layout_for(model)
         if len(self.device_target) != self.layout.dof:
             raise ValueError(f"{model} has {self.layout.dof} joints; got {len(self.device_target)}")
+        self.spec_side = side
         self.hand_id = self.layout.hand_id(side)
         self._blocks = self.layout.blocks_by_cmd()
         self._last_position_cmd = self.layout.position_frames[-1].cmd
@@ -53,7 +57,7 @@ class LinkerHandCanDevice(RealJointDevice):
         motors = self.layout.motor_count
         self.temperatures_c = np.zeros(motors, dtype=np.int64)
         self.fault_codes = np.zeros(motors, dtype=np.int64)
-        self.version: list[int] | None = None
+        self.identity = None  # identity.HandIdentity, read at connect
         self._tactile_rows: dict[str, np.ndarray] = {}
         self._tactile: dict[str, np.ndarray] = {}
 
@@ -65,9 +69,14 @@ class LinkerHandCanDevice(RealJointDevice):
 
     # --- RealJointDevice hooks ---
     def _open(self) -> None:
+        self.port.check_opens(self.name)
+        self.identity = check_hand_model(self.layout.model, self.spec_side, self.port, self.name)
         self._clock = WallToMonotonic()
         self._published = None
         self._bus = can.Bus(channel=self.port.channel, interface=self.port.interface, bitrate=self.port.bitrate)
+        self.liveness = BusLiveness(lambda message: "" if message.arbitration_id == self.hand_id else None,
+                                    polled=True, clock=self._clock)
+        self.liveness.attach(self._bus)
         self._stop_io.clear()
         self._threads = [threading.Thread(target=loop, name=f"{self.name}-{label}", daemon=True)
                          for loop, label in ((self._receive_loop, "rx"), (self._poll_loop, "poll"))]
@@ -79,7 +88,6 @@ class LinkerHandCanDevice(RealJointDevice):
                                           * self.layout.motor_count))
         self._send_frames(lp.value_frames(self.layout.torque_frames, [self.settings.torque_raw]
                                           * self.layout.motor_count))
-        self._send_frames([bytes([lp.VERSION])])
         # start from where the hand is: undriven joints hold their measured position, not home
         self.device_target = self._latest_state().positions.copy()
 
@@ -99,6 +107,9 @@ class LinkerHandCanDevice(RealJointDevice):
     def _latest_state(self) -> JointState | None:
         with self._state_lock:
             return self._published
+
+    def _needs_reopen(self) -> bool:
+        return self._bus is None
 
     def _device_error(self) -> str | None:
         with self._state_lock:
@@ -167,9 +178,6 @@ class LinkerHandCanDevice(RealJointDevice):
         with self._state_lock:
             if cmd in lp.TACTILE_SUMMARY:
                 self._on_tactile_row(cmd, message.data)
-                return
-            if cmd == lp.VERSION:
-                self.version = values.tolist()
                 return
             entry = self._blocks.get(cmd)
             if entry is None:

@@ -4,13 +4,17 @@ linkerbot speaks a 0-100 scale (raw = round(v * 255 / 100)); we convert radians 
 the shared LinkerHand scale (protocol.py) and hand linkerbot exactly those bytes (v = raw * 100 / 255), so
 nothing is rounded twice. linkerbot polls angles itself; we set its polling to our rates (angles at hand_poll_hz,
 faults and temperatures at a few Hz, tactile matrices only when enabled). Its cached readings are stamped with
-time.time() on receipt, converted to our monotonic clock.
+time.time() on receipt, converted to our monotonic clock. Before linkerbot takes the channel, the hand's identity
+replies must not name another model (identity.py); silence runs from the first read request the hand left
+unanswered, judged on the bus linkerbot's dispatcher reads (can.liveness). linkerbot stops its dispatcher for good
+after ten consecutive bus errors; re-arming then rebuilds the O6 object.
 """
 
 import threading
 
 import numpy as np
 
+from ..can.liveness import BusLiveness
 from ..can.port import CanPortConfig
 from ..device_fault import WallToMonotonic
 from ..joint_device import JointState
@@ -18,6 +22,7 @@ from ..real_config import SharedRealConfig
 from ..real_device import RealJointDevice
 from . import protocol as lp
 from .config import LinkerHandConfig
+from .identity import check_hand_model
 
 O6_SCALE = 100.0  # linkerbot's unit for angles, speeds and torques
 STATUS_POLL_S = 0.05  # faults must be seen within 100 ms
@@ -45,6 +50,7 @@ class O6JointDevice(RealJointDevice):
         self._clock: WallToMonotonic | None = None
         self._previous: JointState | None = None
         self._previous_lock = threading.Lock()  # read() and the watchdog both derive velocities
+        self.identity = None  # identity.HandIdentity, read at connect
 
     def tactile(self) -> dict[str, np.ndarray]:
         """Latest 10x4 tactile matrix per finger (0-255); empty unless real.linkerhand.tactile."""
@@ -57,14 +63,45 @@ class O6JointDevice(RealJointDevice):
         from linkerbot.hand.o6 import O6  # imported here: only the real backend needs the SDK
         from linkerbot.hand.o6.events import SensorSource
 
+        self.port.check_opens(self.name)
+        self.identity = check_hand_model("linkerhand_o6", self.side, self.port, self.name)
         self._clock = WallToMonotonic()
         self._previous = None
-        self._hand = O6(side=self.side, interface_name=self.port.channel, interface_type=self.port.interface)
+        self._hand = self._construct_hand(O6)
+        hand_id = lp.layout_for("linkerhand_o6").hand_id(self.side)
+        self.liveness = BusLiveness(lambda message: "" if message.arbitration_id == hand_id else None, polled=True,
+                                    clock=self._clock)
+        self.liveness.attach(self._hand._dispatcher._bus)  # private: the bus linkerbot's threads read and write
         intervals = {SensorSource.ANGLE: 1.0 / self.settings.poll_hz, SensorSource.FAULT: STATUS_POLL_S,
                      SensorSource.TEMPERATURE: STATUS_POLL_S}
         if self.settings.tactile:
             intervals[SensorSource.FORCE_SENSOR] = TACTILE_POLL_S
         self._hand.start_polling(intervals)
+
+    def _construct_hand(self, o6_class):
+        """O6(...), built in two steps: a failed constructor leaves its CAN dispatcher running, and O6.__del__
+        then raises on the attributes it never set."""
+        hand = o6_class.__new__(o6_class)
+        try:
+            hand.__init__(side=self.side, interface_name=self.port.channel, interface_type=self.port.interface)
+        except BaseException:
+            dispatcher = getattr(hand, "_dispatcher", None)
+            if dispatcher is not None:
+                dispatcher.stop()
+            hand._closed = True  # O6.__del__ calls close(), a no-op once closed
+            raise
+        return hand
+
+    def _bus_problem(self) -> str | None:
+        error = self._hand._dispatcher._bus_error if self._hand is not None else None
+        if error is None:
+            return None
+        return (f"linkerbot stopped using the CAN bus after repeated errors ({error}). Check the cable and the "
+                "adapter, then re-arm (the connection is rebuilt).")
+
+    def _needs_reopen(self) -> bool:
+        hand = self._hand
+        return hand is None or hand._bus_error is not None or hand._dispatcher._bus_error is not None
 
     def _startup(self) -> None:
         self._hand.speed.set_speeds(raw_to_linkerbot([self.settings.speed_raw] * 6))

@@ -129,5 +129,6 @@ def _recognise(message: can.Message) -> str | None:
     return f"a {side} LinkerHand (CAN ID {message.arbitration_id:#x})"
 
 
-BUS_SIGNATURE = BusSignature("LinkerHand", ((RIGHT_HAND_ID, bytes([VERSION])), (LEFT_HAND_ID, bytes([VERSION]))),
-                             _recognise)
+# the version request makes an O6 or L10 answer; an L20 may only answer the serial-number request
+BUS_SIGNATURE = BusSignature("LinkerHand", tuple((hand_id, bytes([cmd])) for hand_id in (RIGHT_HAND_ID, LEFT_HAND_ID)
+                                                 for cmd in (VERSION, SERIAL)), _recognise)

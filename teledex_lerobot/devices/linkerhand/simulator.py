@@ -2,7 +2,9 @@
 
 Reproduces what the vendor SDKs rely on: requests [cmd] answered on the same ID with [cmd, values...]; set commands
 applied and answered with the current values; positions in the model's frame layout (0-255, 255 = open);
-speed, torque, temperature and fault frames; version (0x64, 0xC1/0xC2/0xC4), serial number (0xC0, four frames);
+speed, torque, temperature and fault frames; the identity replies (identity.py): version (0x64, not on the L20,
+whose vendor code treats it as unsupported; 0xC1/0xC2/0xC4), serial number (0xC0, four frames, naming the model
+and side);
 tactile summaries (0xB1-0xB5), matrices ([0xBn, code] -> one frame per row [0xBn, row<<4, values...]) and the
 legacy per-finger force frames (0x20-0x23). Replies are immediate, so it keeps up with any polling rate. The
 joints move with the `sim` backend's dynamics.
@@ -22,6 +24,7 @@ from ...models import resolve_urdf
 from ..can.simulator import BusSimulator, SimBus
 from ..simulated import FirstOrderJointDevice, SimDynamicsConfig
 from . import protocol as lp
+from .identity import JOINT_COUNTS, MODEL_CODES
 
 LEGACY_FORCE = (0x20, 0x21, 0x22, 0x23)
 VERSION_TRIPLETS = {0xC1: (1, 0, 0), 0xC2: (2, 1, 3), 0xC4: (1, 2, 0)}  # PCB, firmware, mechanical
@@ -34,7 +37,9 @@ class LinkerHandSimConfig:
     side: str = "right"
     interface: str = "virtual"
     channel: str = "hand_sim"
-    serial_number: str = "LHO6-R-2025-A-0001"  # 5th dash field: tactile type (A = matrix)
+    # None: "LH<model code>-01-001-<L|R>-A-1-A", the O6's serial layout (4th field the side, 5th the tactile type:
+    # A = matrix)
+    serial_number: str | None = None
     dynamics: SimDynamicsConfig = field(default_factory=lambda: SimDynamicsConfig(
         feedback_hz=500.0, time_constant_s=0.03, noise_std=0.0, latency_ms=0.0))
 
@@ -48,6 +53,8 @@ class LinkerHandSimulator(BusSimulator):
         self.lower = self.model.lower[: self.layout.dof]
         self.upper = self.model.upper[: self.layout.dof]
         self.hand_id = self.layout.hand_id(self.config.side)
+        self.serial_number = self.config.serial_number or \
+            f"LH{MODEL_CODES[self.layout.model]}-01-001-{self.config.side[0].upper()}-A-1-A"
         self._dynamics = FirstOrderJointDevice(self.lower.copy(), self.model.velocity_limits[: self.layout.dof],
                                               self.config.dynamics, self.config.dynamics.feedback_hz or 500.0)
         self._bus = SimBus(self.config.interface, self.config.channel, self._on_frame, f"{self.config.model}-sim")
@@ -92,13 +99,13 @@ class LinkerHandSimulator(BusSimulator):
                 self._on_tactile(cmd, values)
             elif cmd in LEGACY_FORCE:
                 self._reply(cmd, self._finger_pressure())
-            elif cmd == lp.VERSION:
+            elif cmd == lp.VERSION and self.layout.model != "linkerhand_l20":
                 side = ord("R") if self.config.side == "right" else ord("L")
-                self._reply(cmd, [self.layout.dof, 1, 1, side, 0x24, 0x11, 0])
+                self._reply(cmd, [JOINT_COUNTS[MODEL_CODES[self.layout.model]], 1, 1, side, 0x24, 0x11, 0])
             elif cmd in VERSION_TRIPLETS:
                 self._reply(cmd, VERSION_TRIPLETS[cmd])
             elif cmd == lp.SERIAL:
-                text = self.config.serial_number.encode("ascii")[:24].ljust(24, b"\x00")
+                text = self.serial_number.encode("ascii")[:24].ljust(24, b"\x00")
                 for index in range(4):
                     self._reply(cmd, [index, *text[6 * index:6 * index + 6]])
 
