@@ -54,13 +54,14 @@ def test_linkerbot_connects_enables_moves_and_reads_back(sim_and_channel):
         target = [0.6, -0.4, 0.3, 1.0, 0.2, -0.1, 0.3]
         arm.move_j(target)
         assert wait_until(lambda: np.allclose(arm.get_angles(), target, atol=1e-6), 3.0), arm.get_angles()
-        # the profile speed caps the motion: velocities (polled at 100 Hz) stay near 2 rad/s (the joints follow the
-        # profile with first-order dynamics, which catch up a little faster after a late tick on a loaded host)
-        peak = []
+        # the profile speed caps the motion: the profile never exceeds 2 rad/s (the joints follow it with first-order
+        # dynamics, whose measured speed depends on when the host ran the simulator), and the joint did move fast
+        profile, measured = [], []
         arm.move_j([0.0, -0.4, 0.3, 1.0, 0.2, -0.1, 0.3], blocking=False)
-        assert wait_until(lambda: (peak.append(abs(arm.get_velocities()[0])), abs(arm.get_angles()[0]) < 1e-6)[1],
-                          3.0, period_s=0.005)
-        assert 1.0 < max(peak) <= 2.0 * 1.2
+        assert wait_until(lambda: (profile.append(abs(sim.profile_velocity()[0])),
+                                   measured.append(abs(arm.get_velocities()[0])),
+                                   abs(arm.get_angles()[0]) < 1e-6)[-1], 3.0, period_s=0.005)
+        assert 1.0 < max(profile) <= 2.0 + 1e-9 and max(measured) > 1.0
         arm.set_position_kps([30.0] * 7)
         assert wait_until(lambda: all(g[ap.POSITION_KP] == 30.0 for g in sim.gains))
         arm.disable()

@@ -25,7 +25,6 @@ from teledex_lerobot.rig import RigPart
 pytestmark = pytest.mark.filterwarnings("ignore:The .bustype. argument is deprecated:DeprecationWarning")
 
 DEVICES = ("--device", "piper:right:arm", "--device", "linkerhand_o6:right:hand", "--device", "linker_a7:right:a7")
-DETECTION_LIMIT_NS = 100_000_000
 PARTS = {"arm": RigPart("arm", PartSpec("piper", "right", None, {"joint2": 1.0, "joint3": -1.0})),
          "hand": RigPart("hand", PartSpec("linkerhand_o6", "right")),
          "a7": RigPart("arm", PartSpec("linker_a7", "right"))}
@@ -111,7 +110,8 @@ def test_killing_teledex_sim_is_a_cable_pull_every_driver_sees(monkeypatch, tmp_
         for name, device in devices.items():
             fault = device.fault()
             assert fault.kind == df.FEEDBACK_TIMEOUT, (name, fault)
-            assert fault.detected_ns - killed_ns < DETECTION_LIMIT_NS, (name, (fault.detected_ns - killed_ns) / 1e6)
+            # how soon: benchmarks/fault_timeouts.py (wall-clock latency is no test's business)
+            assert "by the bus's receive times" in fault.message, (name, fault)
     finally:
         for device in devices.values():
             device.disconnect()
@@ -168,5 +168,5 @@ def test_a_second_teledex_sim_joins_the_running_bus(teledex_sim):
     with TeledexSimProcess("--device", "linkerhand_l10:left:hand2") as second:
         assert "(joined)" in "".join(second.lines)
         report = probe_linkerhand("linkerhand_l10", "left", CanPortConfig("teledex", "hand2"))
-        assert report.problems == [] and any("version bytes [10" in fact for fact in report.facts), report.render()
+        assert report.problems == [] and any("LHL10-01-001-L" in fact for fact in report.facts), report.render()
     assert "(started)" in "".join(teledex_sim.lines)

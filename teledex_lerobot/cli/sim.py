@@ -13,6 +13,11 @@ The bus behaves like CAN: every other node on a channel receives a frame, the se
 isolated, and opening a channel that no teledex-sim serves fails. `--channel NAME` serves a channel with no
 simulated device on it. The first teledex-sim runs the bus: stopping or killing it pulls every cable at once.
 `--interface socketcan` puts the devices on (v)can interfaces instead.
+
+Real devices have processors of their own, which a busy host never delays; simulated ones share the host's. So
+teledex-sim (and the bus it runs) raise their scheduling priority when allowed (nice -10: root or CAP_SYS_NICE),
+and say so; at normal priority a heavily loaded host can stall them long enough to look like a device going silent.
+`--normal-priority` keeps the default.
 """
 
 import argparse
@@ -42,6 +47,17 @@ def _device_spec(text: str) -> tuple[str, str, str]:
 
 def build_simulators(args) -> list:
     return [device_model(model)[1].simulator(side, args.interface, channel) for model, side, channel in args.device]
+
+
+SIM_NICENESS = -10  # about ten times the CPU share of a normal process when both want it (Linux CFS weights)
+
+
+def _raise_priority() -> str:
+    try:
+        os.nice(SIM_NICENESS)
+    except PermissionError:
+        return "normal priority (raising it needs root or CAP_SYS_NICE)"
+    return f"priority raised (nice {os.nice(0)})"
 
 
 def _start_bus(args) -> subprocess.Popen | None:
@@ -83,6 +99,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--channel", metavar="NAME", action="append",
                         help="also serve this loopback channel with no device on it (repeatable)")
     parser.add_argument("--duration-s", type=float, default=None, help="stop after this long (default: Ctrl-C)")
+    parser.add_argument("--normal-priority", action="store_true",
+                        help="do not raise the simulators' scheduling priority")
     args = parser.parse_args(argv)
     if args.interface != "teledex" and (args.channel or args.broker):
         parser.error("--channel and --broker belong to the teledex loopback bus (--interface teledex)")
@@ -91,6 +109,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("nothing to simulate: give --device and/or --channel")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    priority = "normal priority" if args.normal_priority else _raise_priority()  # the bus inherits it
     broker = _start_bus(args) if args.interface == "teledex" else None
     try:
         for simulator in simulators:
@@ -100,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
                   flush=True)
         print(f"teledex-sim: {len(simulators)} device(s) on {args.interface}: "
               + ", ".join([f"{model}-{side}@{channel}" for model, side, channel in args.device]
-                          + [f"channel {c}" for c in args.channel or []]), flush=True)
+                          + [f"channel {c}" for c in args.channel or []]) + f"; {priority}", flush=True)
         stop.wait(args.duration_s)
     except KeyboardInterrupt:
         pass

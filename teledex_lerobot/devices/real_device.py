@@ -298,7 +298,7 @@ class RealJointDevice(JointDevice):
             behind_ms = (now - self._starved_since_ns) / 1e6
             self._starved_since_ns = None
             self._health["reader_starved_longest_ms"] = max(self._health["reader_starved_longest_ms"], behind_ms)
-            logger.info("%s: our reader of the bus fell %.0f ms behind (this host was busy); the device kept "
+            logger.warning("%s: our reader of the bus fell %.0f ms behind (this host was busy); the device kept "
                         "sending, so this is not a device fault", self.name, behind_ms)
         if verdict.state != SILENT:
             return None

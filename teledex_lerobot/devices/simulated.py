@@ -114,6 +114,8 @@ class FirstOrderJointDevice(JointDevice):
         self._history: deque[JointState] = deque()  # recent measurements, for an injected delay
         self._reported: deque[JointState] = deque(maxlen=_REPORTED_HISTORY)
         self._connected_ns = now_ns()
+        self._embedded_tick_ns: int | None = None  # connect_embedded(): the dynamics' last step
+        self._embedded_lock = threading.Lock()
 
     def fault_active(self, at_ns: int) -> bool:
         config = self.config
@@ -128,6 +130,12 @@ class FirstOrderJointDevice(JointDevice):
         self._thread = threading.Thread(target=self._run, name="sim-joint-device", daemon=True)
         self._thread.start()
 
+    def connect_embedded(self) -> None:
+        """Run with no thread of its own: every read first advances the dynamics to the present in one step. For
+        the wire-protocol simulators, which read it from their own loops: one thread fewer waking at the feedback
+        rate in a process that stands in for hardware."""
+        self._connected_ns = self._embedded_tick_ns = now_ns()
+
     def disconnect(self) -> None:
         self._stop.set()
         if self._thread is not None:
@@ -135,10 +143,12 @@ class FirstOrderJointDevice(JointDevice):
             self._thread = None
 
     def read(self) -> JointState:
+        self._advance_embedded()
         with self._lock:
             return self._published
 
     def read_nearest(self, capture_ns: int) -> JointState:
+        self._advance_embedded()
         with self._lock:
             if not self._reported:
                 return self._published
@@ -148,6 +158,15 @@ class FirstOrderJointDevice(JointDevice):
         apply_at = now_ns() + int(self.config.latency_ms * 1e6)
         with self._lock:
             self._pending.append(_PendingCommand(apply_at, np.asarray(positions, dtype=float).copy()))
+
+    def _advance_embedded(self) -> None:
+        if self._embedded_tick_ns is None:
+            return
+        with self._embedded_lock:
+            tick = now_ns()
+            if tick > self._embedded_tick_ns:
+                self._step((tick - self._embedded_tick_ns) * 1e-9, tick)
+                self._embedded_tick_ns = tick
 
     def _run(self) -> None:
         period_ns = int(1e9 / self.feedback_hz)

@@ -45,7 +45,7 @@ class PiperSimConfig:
     initial_positions: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # joint1..6 rad, gripper m
     # noise-free by default so tests can compare exact values; the SDK/bus adds the real latency
     dynamics: SimDynamicsConfig = field(default_factory=lambda: SimDynamicsConfig(
-        feedback_hz=1000.0, time_constant_s=0.02, noise_std=0.0, latency_ms=0.0))
+        time_constant_s=0.02, noise_std=0.0, latency_ms=0.0))
 
 
 class PiperSimulator(BusSimulator):

@@ -62,10 +62,12 @@ def frames_waiting(bus: can.BusABC) -> bool:
 
 class BusLiveness:
     def __init__(self, source_of: Callable[[can.Message], Hashable | None], polled: bool,
-                 clock: WallToMonotonic, confirm_ms: float = CONFIRM_MS):
+                 clock: WallToMonotonic, confirm_ms: float = CONFIRM_MS, now: Callable[[], int] = now_ns):
         """source_of: the source a received frame comes from (None: not the device's). For a polled device the
-        same function names the source a sent read request asks (None: not a read request)."""
+        same function names the source a sent read request asks (None: not a read request). now: the clock
+        requests are stamped on (clock.now_ns)."""
         self._source_of = source_of
+        self._now = now
         self.polled = polled
         self._clock = clock
         self._confirm_ns = int(confirm_ms * 1e6)
@@ -123,7 +125,7 @@ class BusLiveness:
         source = self._source_of(message)
         if source is None:
             return
-        sent_ns = now_ns()
+        sent_ns = self._now()
         with self._lock:
             self._unanswered_since_ns.setdefault(source, sent_ns)
 

@@ -92,7 +92,7 @@ class BusSimulator:
         raise NotImplementedError
 
     def start(self):
-        self._dynamics.connect()
+        self._dynamics.connect_embedded()  # advanced whenever the simulator reads it
         self._bus.open()
         if self.loop_name is not None:
             self._stop.clear()

@@ -43,7 +43,7 @@ class A7SimConfig:
     initial_positions: tuple[float, ...] = (0.0,) * ap.JOINTS  # rad, URDF joint order
     # noise-free by default so tests can compare exact values; the SDK/bus adds the real latency
     dynamics: SimDynamicsConfig = field(default_factory=lambda: SimDynamicsConfig(
-        feedback_hz=1000.0, time_constant_s=0.02, noise_std=0.0, latency_ms=0.0))
+        time_constant_s=0.02, noise_std=0.0, latency_ms=0.0))
 
 
 class A7Simulator(BusSimulator):
@@ -92,6 +92,11 @@ class A7Simulator(BusSimulator):
         """The targets the motors accepted last (rad), after decoding and clamping."""
         with self._lock:
             return self._target.copy()
+
+    def profile_velocity(self) -> np.ndarray:
+        """The velocity of each motor's trapezoidal profile now (rad/s): what the profile speed caps."""
+        with self._lock:
+            return self._setpoint_velocity.copy()
 
     # --- frames ---
     def _on_frame(self, message: can.Message) -> None:

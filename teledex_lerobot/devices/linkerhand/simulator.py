@@ -41,7 +41,7 @@ class LinkerHandSimConfig:
     # A = matrix)
     serial_number: str | None = None
     dynamics: SimDynamicsConfig = field(default_factory=lambda: SimDynamicsConfig(
-        feedback_hz=500.0, time_constant_s=0.03, noise_std=0.0, latency_ms=0.0))
+        time_constant_s=0.03, noise_std=0.0, latency_ms=0.0))
 
 
 class LinkerHandSimulator(BusSimulator):
