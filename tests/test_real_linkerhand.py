@@ -63,7 +63,7 @@ def test_targets_round_trip_within_one_device_unit(hand_rig):
         device.command(target)
         return np.all(np.abs(device.read().positions - target) <= _step_rad(part) + 1e-9)
     assert wait_until(reached, 3.0, period_s=0.01), device.read().positions - target
-    np.testing.assert_array_equal(sim.target_raw(), lp.radians_to_raw(target, part.lower, part.upper))
+    np.testing.assert_array_equal(sim.target_raw(), device.scale.to_bytes(target))
     assert 0 <= now_ns() - device.read().capture_ns < 100_000_000
     assert device.fault() is None
 

@@ -11,6 +11,7 @@ from piper_sdk import C_PiperInterface_V2
 from teledex_lerobot.devices.agilex import protocol as pp
 from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
 from teledex_lerobot.devices.linkerhand import protocol as lp
+from teledex_lerobot.devices.linkerhand.byte_map import byte_scale
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
 from teledex_lerobot.devices.registry import build_part_device
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
@@ -48,18 +49,17 @@ def test_piper_units_round_trip(q):
 @pytest.mark.parametrize("model", sorted(HANDS))
 def test_linkerhand_units_round_trip(model):
     part = HANDS[model]
+    scale = byte_scale(model, part.spec.side, part.lower, part.upper)
 
     @given(_targets(part, 0.0))
     @settings(max_examples=200)
     def check(q):
         q = np.nan_to_num(q, nan=float(part.lower[0]))
         q = np.clip(q, part.lower, part.upper)
-        raw = lp.radians_to_raw(q, part.lower, part.upper)
+        raw = scale.to_bytes(q)
         assert np.all((raw >= 0) & (raw <= lp.RAW_MAX))
-        np.testing.assert_array_equal(lp.radians_to_raw(lp.raw_to_radians(raw, part.lower, part.upper),
-                                                        part.lower, part.upper), raw)
-        assert np.all(np.abs(lp.raw_to_radians(raw, part.lower, part.upper) - q)
-                      <= 0.5 * (part.upper - part.lower) / lp.RAW_MAX + 1e-12)
+        np.testing.assert_array_equal(scale.to_bytes(scale.to_radians(raw)), raw)
+        assert np.all(np.abs(scale.to_radians(raw) - q) <= 0.5 * (part.upper - part.lower) / lp.RAW_MAX + 1e-12)
     check()
 
 
@@ -139,6 +139,6 @@ def test_hand_commands_on_the_bus_stay_within_limits(l20_on_bus, q):
         for cmd, values in sim.position_sets:
             block = layout.blocks_by_cmd()[cmd][1]
             vector[block.start:block.start + block.count] = list(values)
-        radians = lp.raw_to_radians(vector[list(layout.joint_to_raw)], part.lower, part.upper)
+        radians = sim.scale.to_radians(vector[list(layout.joint_to_raw)])
         assert np.all(radians >= part.lower - 1e-12) and np.all(radians <= part.upper + 1e-12)
         assert np.all(np.abs(radians - np.clip(q, part.lower, part.upper)) <= (part.upper - part.lower) / lp.RAW_MAX)

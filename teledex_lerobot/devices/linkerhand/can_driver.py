@@ -21,6 +21,7 @@ from ..joint_device import JointState
 from ..real_config import SharedRealConfig
 from ..real_device import RealJointDevice
 from . import protocol as lp
+from .byte_map import byte_scale
 from .config import LinkerHandConfig
 from .identity import check_hand_model
 
@@ -43,6 +44,7 @@ class LinkerHandCanDevice(RealJointDevice):
         if len(self.device_target) != self.layout.dof:
             raise ValueError(f"{model} has {self.layout.dof} joints; got {len(self.device_target)}")
         self.spec_side = side
+        self.scale = byte_scale(model, side, self.device_lower, self.device_upper)
         self.hand_id = self.layout.hand_id(side)
         self._blocks = self.layout.blocks_by_cmd()
         self._last_position_cmd = self.layout.position_frames[-1].cmd
@@ -101,8 +103,7 @@ class LinkerHandCanDevice(RealJointDevice):
             self._bus = None
 
     def _send(self, device_target: np.ndarray) -> None:
-        raw = lp.radians_to_raw(device_target, self.device_lower, self.device_upper)
-        self._send_frames(lp.position_frames(self.layout, raw))
+        self._send_frames(lp.position_frames(self.layout, self.scale.to_bytes(device_target)))
 
     def _latest_state(self) -> JointState | None:
         with self._state_lock:
@@ -194,7 +195,7 @@ class LinkerHandCanDevice(RealJointDevice):
 
     def _publish(self, capture_ns: int) -> None:
         raw = self._raw_vector[list(self.layout.joint_to_raw)]
-        positions = lp.raw_to_radians(raw, self.device_lower, self.device_upper)
+        positions = self.scale.to_radians(raw)
         previous = self._published
         velocities = np.zeros_like(positions)
         if previous is not None and capture_ns > previous.capture_ns:

@@ -1,7 +1,7 @@
 """LinkerHand O6 through the vendor's linkerbot SDK (O6 class), on any python-can interface that does not echo.
 
 linkerbot speaks a 0-100 scale (raw = round(v * 255 / 100)); we convert radians <-> the device's 0-255 bytes with
-the shared LinkerHand scale (protocol.py) and hand linkerbot exactly those bytes (v = raw * 100 / 255), so
+the vendor's mapping (byte_map.py) and hand linkerbot exactly those bytes (v = raw * 100 / 255), so
 nothing is rounded twice. linkerbot polls angles itself; we set its polling to our rates (angles at hand_poll_hz,
 faults and temperatures at a few Hz, tactile matrices only when enabled). Its cached readings are stamped with
 time.time() on receipt, converted to our monotonic clock. Before linkerbot takes the channel, the hand's identity
@@ -21,6 +21,7 @@ from ..joint_device import JointState
 from ..real_config import SharedRealConfig
 from ..real_device import RealJointDevice
 from . import protocol as lp
+from .byte_map import byte_scale
 from .config import LinkerHandConfig
 from .identity import check_hand_model
 
@@ -45,6 +46,7 @@ class O6JointDevice(RealJointDevice):
         super().__init__(f"linkerhand_o6-{part.spec.side}", part, port, config)
         port.refuse_echoing("linkerbot's O6")  # it would read its own angle commands back as the hand's angles
         self.side = part.spec.side
+        self.scale = byte_scale("linkerhand_o6", self.side, self.device_lower, self.device_upper)
         self.settings = settings
         self._hand = None
         self._clock: WallToMonotonic | None = None
@@ -114,15 +116,13 @@ class O6JointDevice(RealJointDevice):
             hand.close()
 
     def _send(self, device_target: np.ndarray) -> None:
-        raw = lp.radians_to_raw(device_target, self.device_lower, self.device_upper)
-        self._hand.angle.set_angles(raw_to_linkerbot(raw))
+        self._hand.angle.set_angles(raw_to_linkerbot(self.scale.to_bytes(device_target)))
 
     def _latest_state(self) -> JointState | None:
         snapshot = self._hand.angle.get_snapshot() if self._hand is not None else None
         if snapshot is None:
             return None
-        positions = lp.raw_to_radians(linkerbot_to_raw(snapshot.angles.to_list()), self.device_lower,
-                                      self.device_upper)
+        positions = self.scale.to_radians(linkerbot_to_raw(snapshot.angles.to_list()))
         capture_ns = self._clock.to_monotonic_ns(snapshot.timestamp)
         with self._previous_lock:
             previous = self._previous

@@ -3,10 +3,8 @@
 
 One standard ID per hand (0x27 right, 0x28 left); frames are [cmd, values...] of variable length; a frame holding
 only [cmd] is a read request and the hand answers on the same ID with [cmd, values...]; after a set command the
-hand replies with its current values. Positions are bytes 0-255 with 255 = open (extended) and 0 = closed.
-
-Scale: the joint's URDF range [lower, upper] (our URDFs are the source of truth) maps linearly onto 0-255 with the
-vendor's dir=-1 convention: raw 255 = lower (open), raw 0 = upper (flexed).
+hand replies with its current values. Positions are bytes 0-255 with 255 = open (extended, spread, thumb out)
+and 0 = closed; which end of each joint's range that is: byte_map.py.
 """
 
 from dataclasses import dataclass
@@ -92,16 +90,6 @@ def layout_for(model: str) -> HandLayout:
     if model not in LAYOUTS:
         raise ValueError(f"No LinkerHand CAN layout for {model!r}; known: {sorted(LAYOUTS)}")
     return LAYOUTS[model]
-
-
-def radians_to_raw(q_rad, lower, upper) -> np.ndarray:
-    """Joint angles -> device bytes (dir=-1: lower -> 255, upper -> 0), clipped to the range, rounded."""
-    fraction = np.clip((np.asarray(q_rad, dtype=float) - lower) / (upper - lower), 0.0, 1.0)
-    return np.rint(RAW_MAX * (1.0 - fraction)).astype(np.int64)
-
-
-def raw_to_radians(raw, lower, upper) -> np.ndarray:
-    return lower + (1.0 - np.asarray(raw, dtype=float) / RAW_MAX) * (upper - lower)
 
 
 def joint_raw_to_device_vector(layout: HandLayout, joint_raw: np.ndarray, reserved_value: int = 0) -> np.ndarray:

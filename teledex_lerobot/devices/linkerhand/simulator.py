@@ -1,7 +1,7 @@
 """A simulated LinkerHand (O6, L10 or L20) on a python-can bus: what linkerbot's O6 and our L10/L20 driver talk to.
 
 Reproduces what the vendor SDKs rely on: requests [cmd] answered on the same ID with [cmd, values...]; set commands
-applied and answered with the current values; positions in the model's frame layout (0-255, 255 = open);
+applied and answered with the current values; positions in the model's frame layout (0-255, 255 = open, the vendor's mapping: byte_map.py);
 speed, torque, temperature and fault frames; the identity replies (identity.py): version (0x64, not on the L20,
 whose vendor code treats it as unsupported; 0xC1/0xC2/0xC4), serial number (0xC0, four frames, naming the model
 and side);
@@ -24,6 +24,7 @@ from ...models import resolve_urdf
 from ..can.simulator import BusSimulator, SimBus
 from ..simulated import FirstOrderJointDevice, SimDynamicsConfig
 from . import protocol as lp
+from .byte_map import byte_scale
 from .identity import JOINT_COUNTS, MODEL_CODES
 
 LEGACY_FORCE = (0x20, 0x21, 0x22, 0x23)
@@ -53,15 +54,17 @@ class LinkerHandSimulator(BusSimulator):
         self.lower = self.model.lower[: self.layout.dof]
         self.upper = self.model.upper[: self.layout.dof]
         self.hand_id = self.layout.hand_id(self.config.side)
+        self.scale = byte_scale(self.config.model, self.config.side, self.lower, self.upper)
         self.serial_number = self.config.serial_number or \
             f"LH{MODEL_CODES[self.layout.model]}-01-001-{self.config.side[0].upper()}-A-1-A"
-        self._dynamics = FirstOrderJointDevice(self.lower.copy(), self.model.velocity_limits[: self.layout.dof],
+        self._target_raw = np.full(self.layout.dof, lp.RAW_MAX, dtype=np.int64)  # starts open
+        self._dynamics = FirstOrderJointDevice(self.scale.to_radians(self._target_raw),
+                                              self.model.velocity_limits[: self.layout.dof],
                                               self.config.dynamics, self.config.dynamics.feedback_hz or 500.0)
         self._bus = SimBus(self.config.interface, self.config.channel, self._on_frame, f"{self.config.model}-sim")
         self._blocks = self.layout.blocks_by_cmd()
         motors = self.layout.motor_count
         self._lock = threading.Lock()
-        self._target_raw = np.full(self.layout.dof, lp.RAW_MAX, dtype=np.int64)  # starts open
         self.speed_raw = np.full(motors, 255, dtype=np.int64)
         self.torque_raw = np.full(motors, 255, dtype=np.int64)
         self.fault_codes = np.zeros(motors, dtype=np.int64)
@@ -83,7 +86,7 @@ class LinkerHandSimulator(BusSimulator):
             return self._target_raw.copy()
 
     def current_raw(self) -> np.ndarray:
-        return lp.radians_to_raw(self.true_positions(), self.lower, self.upper)
+        return self.scale.to_bytes(self.true_positions())
 
     # --- frames ---
     def _on_frame(self, message: can.Message) -> None:
@@ -123,7 +126,7 @@ class LinkerHandSimulator(BusSimulator):
             vector = lp.joint_raw_to_device_vector(self.layout, self._target_raw)
             vector[block.start:block.start + len(values)] = values
             self._target_raw = vector[list(self.layout.joint_to_raw)]
-            self._dynamics.command(lp.raw_to_radians(self._target_raw, self.lower, self.upper))
+            self._dynamics.command(self.scale.to_radians(self._target_raw))
         elif kind == "speed":
             self.speed_raw[block.start:block.start + len(values)] = values
         elif kind == "torque":
