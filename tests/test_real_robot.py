@@ -7,10 +7,12 @@ import pytest
 from piper_sdk import C_PiperInterface_V2
 
 from lerobot_robot_teledex.config_teledex import TeledexConfig, TeledexHandConfig
+from lerobot_robot_teledex.followers import TeledexFollowers, TeledexFollowersConfig
 from lerobot_robot_teledex.teledex_robot import Teledex, TeledexHand
 from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
 from teledex_lerobot.devices.can.port import CanPortConfig
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
+from teledex_lerobot.devices.real_config import RigPorts
 from teledex_lerobot.devices.testing import RELAXED_FEEDBACK_TIMEOUT_MS, unique_channel, wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore:The .bustype. argument is deprecated:DeprecationWarning")
@@ -70,6 +72,12 @@ def test_a_device_fault_never_crashes_the_loop(real_robot):
     assert robot.devices["arm"].fault() is None
     assert robot.devices["hand"].fault().kind == "feedback_timeout"
     assert list(robot.device_faults()) == ["hand"] and "hand" in robot.device_faults()["hand"].lower()
+    # what send_action returns (and a recording stores) is what the hardware holds, not what was asked
+    held = robot.devices["hand"].held_target()
+    asked = dict(action, **{key: value + 0.1 for key, value in action.items() if key.startswith("hand_")})
+    sent = robot.send_action(asked)
+    assert [sent[key] for key in robot.rig.parts["hand"].keys] == pytest.approx(held.tolist())
+    assert sent["arm_joint1.pos"] == pytest.approx(action["arm_joint1.pos"], abs=1e-9)
     hand.stop_replying(False)  # the operator fixes the hand and re-arms it once feedback is back
 
     def rearmed():
@@ -109,3 +117,46 @@ def test_tactile_matrices_are_optional_observations():
         if robot.is_connected:
             robot.disconnect()
         hand.stop()
+
+
+def test_followers_each_on_their_own_ports():
+    """teledex_followers with backend=real: each follower's devices on the ports --robot.ports gives it."""
+    C_PiperInterface_V2._instances.clear()
+    channels = {name: (unique_channel(f"{name}-arm"), unique_channel(f"{name}-hand")) for name in ("left", "right")}
+    sims = [PiperSimulator(PiperSimConfig(channel=channels["left"][0], initial_positions=(0.3, 1, -1, 0, 0, 0, 0))),
+            PiperSimulator(PiperSimConfig(channel=channels["right"][0], initial_positions=(-0.3, 1, -1, 0, 0, 0, 0))),
+            *[LinkerHandSimulator(LinkerHandSimConfig(model="linkerhand_o6", channel=channels[name][1]))
+              for name in ("left", "right")]]
+    for sim in sims:
+        sim.start()
+    config = TeledexFollowersConfig(followers={"left": "piper_linkerhand_o6_single",
+                                               "right": "piper_linkerhand_o6_single"}, backend="real",
+                                    with_cameras=False,
+                                    ports={name: RigPorts(CanPortConfig("virtual", arm), CanPortConfig("virtual", hand))
+                                           for name, (arm, hand) in channels.items()})
+    config.real.feedback_timeout_ms = RELAXED_FEEDBACK_TIMEOUT_MS
+    robot = TeledexFollowers(config)
+    try:
+        robot.connect()
+        observation = robot.get_observation()
+        assert observation["left_arm_joint1.pos"] == pytest.approx(0.3, abs=1e-4)
+        assert observation["right_arm_joint1.pos"] == pytest.approx(-0.3, abs=1e-4)
+        assert {robot.robots[name].devices["arm"].port.channel for name in channels} == \
+            {arm for arm, _ in channels.values()}
+    finally:
+        if robot.is_connected:
+            robot.disconnect()
+        for sim in sims:
+            sim.stop()
+        C_PiperInterface_V2._instances.clear()
+
+
+def test_followers_ports_are_checked_before_anything_connects():
+    followers = {"left": "piper_linkerhand_o6_single", "right": "piper_linkerhand_o6_single"}
+    with pytest.raises(ValueError, match="missing for right: --robot.ports="):
+        TeledexFollowersConfig(followers=followers, backend="real", ports={"left": RigPorts()})
+    shared = RigPorts(CanPortConfig("socketcan", "can0"), CanPortConfig("socketcan", "can1"))
+    with pytest.raises(ValueError, match=r"socketcan:can0 \(left.arm and right.arm\)"):
+        TeledexFollowersConfig(followers=followers, backend="real", ports={"left": shared, "right": shared})
+    with pytest.raises(ValueError, match="names \\['middle'\\], which are not followers"):
+        TeledexFollowersConfig(followers=followers, ports={"middle": RigPorts()})

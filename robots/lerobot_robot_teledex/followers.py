@@ -5,13 +5,15 @@ and safety filter; every key and camera is prefixed "<follower>_". The input tel
 per follower (each with its own strategy) and emit the same prefixed keys when given the same `followers`, so
 teledex-record and lerobot-record record both rigs into one dataset with no change to either command."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from lerobot.robots import Robot, RobotConfig
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
 from teledex_lerobot.control import robot_link
+from teledex_lerobot.devices.real_config import RigPorts, check_distinct_ports
+from teledex_lerobot.devices.registry import RealHardwareConfig
 from teledex_lerobot.presets import load_preset
 
 from .config_teledex import TeledexConfig
@@ -29,6 +31,11 @@ class TeledexFollowersConfig(RobotConfig):
     backend: str = "sim"
     max_step_s: float = 0.1
     with_cameras: bool = True  # each follower's preset cameras, prefixed
+    # backend="real": each follower's CAN ports,
+    # --robot.ports='{left: {arm: {channel: can0}, hand: {channel: can1}}, right: {arm: {channel: can2}, hand:
+    # {channel: can3}}}' (interface defaults to socketcan); what they share is --robot.real.* (supervision, vendors).
+    ports: dict[str, RigPorts] = field(default_factory=dict)
+    real: RealHardwareConfig = field(default_factory=RealHardwareConfig)
 
     def __post_init__(self):
         if self.preset:
@@ -39,7 +46,26 @@ class TeledexFollowersConfig(RobotConfig):
             self.followers = dict(followers)
         if not self.followers:
             raise ValueError("followers must name at least one follower: {name: preset}")
+        unknown = sorted(set(self.ports) - set(self.followers))
+        if unknown:
+            raise ValueError(f"--robot.ports names {unknown}, which are not followers ({', '.join(self.followers)})")
+        if self.backend == "real":
+            missing = [name for name in self.followers if name not in self.ports]
+            if missing:
+                raise ValueError(f"backend=real needs each follower's CAN ports; missing for {', '.join(missing)}: "
+                                 "--robot.ports='{" + ", ".join(f"{name}: {{arm: {{channel: can0}}, hand: "
+                                                                f"{{channel: can1}}}}" for name in self.followers)
+                                 + "}' with each follower's own channels")
+            for name, ports in self.ports.items():
+                ports.arm.validate(f"ports.{name}.arm")
+                ports.hand.validate(f"ports.{name}.hand")
+            check_distinct_ports(self.ports, {name: _roles(preset) for name, preset in self.followers.items()})
         super().__post_init__()
+
+
+def _roles(preset: str) -> tuple[str, ...]:
+    rig = load_preset(preset)
+    return tuple(role for role in ("arm", "hand") if getattr(rig, role) is not None)
 
 
 class TeledexFollowers(Robot):
@@ -51,7 +77,9 @@ class TeledexFollowers(Robot):
         self.config = config
         self.robots = {}
         for name, preset in config.followers.items():
-            robot_config = TeledexConfig(preset=preset, backend=config.backend, max_step_s=config.max_step_s)
+            ports = config.ports.get(name, RigPorts())
+            robot_config = TeledexConfig(preset=preset, backend=config.backend, max_step_s=config.max_step_s,
+                                         real=replace(config.real, arm=ports.arm, hand=ports.hand))
             if not config.with_cameras:  # the preset filled them in
                 robot_config.cameras = {}
             self.robots[name] = Teledex(robot_config)

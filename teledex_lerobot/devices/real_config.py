@@ -33,6 +33,29 @@ class SharedRealConfig:
         return self.arm if role == "arm" else self.hand
 
 
+@dataclass
+class RigPorts:
+    """Where one rig's parts are plugged in (a follower of several rigs: --robot.ports.<follower>)."""
+
+    arm: CanPortConfig = field(default_factory=CanPortConfig)
+    hand: CanPortConfig = field(default_factory=lambda: CanPortConfig(channel="can1"))
+
+
+def check_distinct_ports(ports: dict[str, RigPorts], parts: dict[str, tuple[str, ...]]) -> None:
+    """One line naming every port two parts share (two devices answering on one channel corrupt each other's
+    feedback). parts: the roles each rig has."""
+    users: dict[tuple[str, str], list[str]] = {}
+    for rig, rig_ports in ports.items():
+        for role in parts.get(rig, ()):
+            port = getattr(rig_ports, role)
+            users.setdefault((port.interface, port.channel), []).append(f"{rig}.{role}")
+    shared = [f"{interface}:{channel} ({' and '.join(names)})" for (interface, channel), names in users.items()
+              if len(names) > 1]
+    if shared:
+        raise ValueError(f"Each part needs its own CAN port, but {'; '.join(shared)} share one: give each its own "
+                         "channel in --robot.ports")
+
+
 def check_ranges(section: str, checks: list[tuple[str, float, float, float]]) -> None:
     """checks: (field, value, low, high), inclusive. One error naming every field out of range."""
     problems = [f"real.{section}.{name} must be in [{low}, {high}] (got {value})"
