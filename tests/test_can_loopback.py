@@ -172,3 +172,15 @@ def test_stats_and_channels_from_another_process(broker, open_buses):
     stats = broker_module.query_stats(broker.path)
     assert stats["served"] == list(CHANNELS) and stats["frames_relayed"] == 1
     assert can.detect_available_configs("teledex") == [{"interface": "teledex", "channel": c} for c in CHANNELS]
+
+
+def test_a_frame_counts_as_pending_until_its_reader_asks_for_the_next(broker, open_buses):
+    """What can.liveness asks: frames waiting, or one the reader took and is not done with (a thread that took a
+    frame from the socket may wait for the interpreter before anyone sees it)."""
+    sender, reader = open_buses(), open_buses()
+    assert not reader.frames_pending()
+    sender.send(_frame())
+    assert wait_until(reader.frames_pending)  # waiting in the socket
+    assert reader.recv(timeout=2.0) is not None
+    assert reader.frames_pending()  # in the reader's hands
+    assert reader.recv(timeout=0.01) is None and not reader.frames_pending()  # it came back: done with it

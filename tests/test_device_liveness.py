@@ -1,7 +1,7 @@
 """Silence judged from the bus's receive timestamps (devices/can/liveness.py), on an injected clock: a silent device
 is latched once its debt is older than the timeout and our reader has drained the bus for confirm_ms; a reader of
-ours that is behind never makes the device look silent; a silence that ended is still a fault; a polled device owes
-a reply only for requests that were sent."""
+ours that is behind never makes the device look silent, even when the frames it missed leave gaps; a polled device
+owes a reply only for requests that were sent."""
 
 import queue
 
@@ -102,20 +102,18 @@ def test_a_reader_that_is_behind_never_makes_the_device_silent():
     assert liveness.judge(clock.ns, TIMEOUT_MS).state == STARVED
     _waiting(liveness)  # back in recv(), with nothing more: now the device is silent, confirmed 20 ms later
     assert [liveness.judge(clock.ns + after_ms * MS, TIMEOUT_MS).state for after_ms in (0, 21)] == [OK, SILENT]
-    # the frames' own stamps were 5 ms apart: no silence ended while the reader was behind
-    assert liveness._ended_silence is None
 
 
-def test_a_silence_that_ended_is_a_fault_seen_late():
+def test_gaps_left_by_frames_a_starved_reader_missed_are_not_silences():
+    """A reader that fell behind loses the frames that overflow its receive queue: the next frame it takes comes
+    300 ms after the last one it had, though the device never stopped."""
     bus, clock, liveness = _watch(polled=False)
     bus.queue.put(_frame(clock.ns))
-    bus.queue.put(_frame(clock.ns + 300 * MS))  # the device was silent 300 ms; our watchdog did not run meanwhile
     _take_all(bus, liveness)
-    _waiting(liveness)
+    bus.queue.put(_frame(clock.ns + 300 * MS))
     clock.ns += 301 * MS
-    verdict = liveness.judge(clock.ns, TIMEOUT_MS)
-    assert (verdict.state, verdict.ended, round(verdict.age_ms)) == (SILENT, True, 300)
-    assert liveness.judge(clock.ns, TIMEOUT_MS).state == OK  # reported once
+    _take_all(bus, liveness)
+    assert [liveness.judge(clock.ns + after_ms * MS, TIMEOUT_MS).state for after_ms in (0, 25)] == [OK, OK]
 
 
 def test_a_polled_device_owes_replies_only_to_requests_sent():
@@ -133,16 +131,18 @@ def test_a_polled_device_owes_replies_only_to_requests_sent():
         assert liveness.judge(clock.ns, TIMEOUT_MS).state == expected, after_ms
 
 
-@pytest.mark.parametrize("reply_after_ms, expected", [(30, OK), (80, SILENT)])
-def test_a_slow_reply_is_judged_by_its_own_stamp(reply_after_ms, expected):
+@pytest.mark.parametrize("reply_after_ms, expected", [(30, OK), (None, SILENT)])
+def test_a_request_is_owed_until_its_reply_arrives(reply_after_ms, expected):
     bus, clock, liveness = _watch(polled=True)
+    _waiting(liveness)
     request_ns = clock.ns
     bus.send(_frame(0, data=b"\x01"))
-    bus.queue.put(_frame(request_ns + reply_after_ms * MS, data=b"\x01" + bytes(6)))
-    clock.ns = request_ns + 200 * MS  # the reader took it late: only the reply's stamp counts
-    _take_all(bus, liveness)
-    _waiting(liveness)
-    assert liveness.judge(clock.ns, TIMEOUT_MS).state == expected
+    if reply_after_ms is not None:
+        bus.queue.put(_frame(request_ns + reply_after_ms * MS, data=b"\x01" + bytes(6)))
+        clock.ns = request_ns + reply_after_ms * MS
+        _take_all(bus, liveness)
+    verdicts = [liveness.judge(request_ns + after_ms * MS, TIMEOUT_MS).state for after_ms in (60, 81)]
+    assert verdicts[-1] == expected
 
 
 def test_one_silent_source_among_many_is_named_even_with_frames_arriving():
@@ -163,16 +163,14 @@ def test_one_silent_source_among_many_is_named_even_with_frames_arriving():
     assert (verdict.state, verdict.source) == (SILENT, "motor 54")
 
 
-def test_a_rearm_forgets_ended_silences_and_asks_whether_the_device_is_back_now():
+def test_a_rearm_asks_whether_the_device_is_back_now():
     bus, clock, liveness = _watch(polled=False)
     bus.queue.put(_frame(clock.ns))
     _take_all(bus, liveness)
-    _waiting(liveness)
     clock.ns += 60 * MS
     # no confirmation at a re-arm: a device still silent keeps its fault at once
     assert liveness.judge(clock.ns, TIMEOUT_MS, confirm=False).state == SILENT
-    liveness.forget_past_silence(clock.ns)
-    bus.queue.put(_frame(clock.ns + MS))  # back, after a 61 ms gap that began before the re-arm
-    _take_all(bus, liveness)
+    bus.queue.put(_frame(clock.ns + MS))  # back
     clock.ns += 2 * MS
-    assert liveness.judge(clock.ns, TIMEOUT_MS).state == OK
+    _take_all(bus, liveness)
+    assert liveness.judge(clock.ns, TIMEOUT_MS, confirm=False).state == OK

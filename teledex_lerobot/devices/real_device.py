@@ -181,8 +181,6 @@ class RealJointDevice(JointDevice):
                 except Exception as error:
                     logger.warning("%s: reconnecting failed: %s", self.name, error)
                     return
-            if self.liveness is not None:
-                self.liveness.forget_past_silence(now_ns())
             with self._fault_lock:
                 self._fault = None
             self._supervise(rearming=True)
@@ -303,6 +301,4 @@ class RealJointDevice(JointDevice):
         if verdict.state != SILENT:
             return None
         source = f" from {verdict.source}" if verdict.source else ""  # devices with several sources name them
-        if verdict.ended:
-            return f"the device went silent{source} for {verdict.age_ms:.0f} ms (by the bus's receive times)"
         return f"no feedback{source} for {verdict.age_ms:.0f} ms (by the bus's receive times)"

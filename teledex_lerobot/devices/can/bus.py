@@ -44,6 +44,7 @@ class TeledexBus(BusABC):
         self._lock = threading.Lock()  # connection state: recv and send run on different threads
         self._joined = False
         self._next_rejoin_s = 0.0
+        self._frame_in_hand = False  # a frame left the socket and its reader has not asked for the next yet
         self.frames_lost = 0  # sent while no broker was there to carry them
         self._sock = self._join()
         self._poll = select.poll()
@@ -97,6 +98,7 @@ class TeledexBus(BusABC):
 
     # --- python-can's bus contract ---
     def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
+        self._frame_in_hand = False  # the reader is back for the next one: done with the last
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             remaining_s = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -110,13 +112,16 @@ class TeledexBus(BusABC):
             wait_ms = -1 if remaining_s is None else int(remaining_s * 1000 + 0.999)
             if not self._poll.poll(wait_ms):
                 return None, False
+            self._frame_in_hand = True  # before the frame leaves the socket, until the reader asks for the next
             try:
                 packet = self._sock.recv(wire.MAX_PACKET)
             except BlockingIOError:
+                self._frame_in_hand = False
                 continue
             except OSError:
                 packet = b""
             if not packet:  # the broker closed the connection
+                self._frame_in_hand = False
                 self._lost()
                 continue
             return wire.unpack_frame(packet, self.channel), False
@@ -154,8 +159,11 @@ class TeledexBus(BusABC):
         return self._sock.fileno()
 
     def frames_pending(self) -> bool:
-        """Frames wait unread (can.liveness asks); never while the broker is away, whose closed connection would
-        otherwise poll as readable."""
+        """Frames wait unread, or the reader holds one it has not finished with (can.liveness asks: a frame taken
+        from the socket by a thread still waiting for the interpreter is in neither place its reader can see);
+        never while the broker is away, whose closed connection would otherwise poll as readable."""
+        if self._frame_in_hand:
+            return True
         if not self._joined or self._is_shutdown:
             return False
         return bool(select.select([self._sock], [], [], 0)[0])  # not self._poll: recv() may be polling it

@@ -6,11 +6,14 @@ first is the device's fault. BusLiveness wraps the recv() and send() of the bus 
 one a vendor SDK opened) and sees every frame as the reader takes it, with the time the bus received it: the kernel's
 receive time on socketcan, the sender's time on the teledex loopback bus. So:
 - a device is silent when the newest frame the reader took from it is older than the timeout while the reader waits
-  on a bus holding nothing unread, for confirm_ms on end (the reader may have taken a frame from the socket and not
-  yet run: the confirmation lets it); or when two consecutive frames of it were further apart than the timeout (a
-  silence that has ended, seen late because our own threads were late);
+  on a bus holding nothing unread, for confirm_ms on end (a reader that took a frame from the socket and is waiting
+  for the interpreter shows nowhere on a socketcan bus: the confirmation gives it time to run; the teledex bus says
+  so itself);
 - our reader is starved when its newest frame is old but frames wait unread, or it is busy elsewhere: logged by the
   caller, never a fault.
+A silence is judged only while it lasts: gaps between the frames a reader took after falling behind prove nothing,
+because the bus drops the frames that overflow a reader's receive queue (the socket's buffer, a CAN controller's
+FIFO), so a starved reader sees gaps the device never left.
 Devices that only answer requests (the hands, the A7's motors) are silent from the first read request left
 unanswered, not from their last reply: a poll thread that did not run asked nothing, and nothing is owed. A request
 counts from when bus.send() returned, so time our sender lost before the frame went out is never charged to the
@@ -36,7 +39,6 @@ class Liveness:
     state: str  # OK, STARVED (our reader is behind: log it) or SILENT (the device: a fault)
     age_ms: float  # how long the device has owed us a frame (SILENT), or how old our newest frame is (STARVED)
     source: Hashable | None = None  # which of the device's sources (e.g. a motor's CAN ID), when it has several
-    ended: bool = False  # SILENT only: the silence is over (two frames too far apart), seen after the fact
 
 
 def frames_waiting(bus: can.BusABC) -> bool:
@@ -76,8 +78,6 @@ class BusLiveness:
         self._reader_waiting = False
         self._last_frame_ns: dict[Hashable, int] = {}
         self._unanswered_since_ns: dict[Hashable, int] = {}  # polled: send time of the oldest unanswered request
-        self._ended_silence: tuple[Hashable, int] | None = None  # the longest gap seen since the last judgement
-        self._rearmed_ns = 0  # gaps that began before the last re-arm were reported already
         # (source, what it owes since, when first judged silent): confirmed once the same debt is confirm_ms older
         self._suspect: tuple[Hashable, int, int] | None = None
         self.frames_seen = 0
@@ -112,12 +112,9 @@ class BusLiveness:
         stamp_ns = self._clock.to_monotonic_ns(message.timestamp)
         with self._lock:
             self.frames_seen += 1
-            previous = self._unanswered_since_ns.pop(source, None) if self.polled else \
-                self._last_frame_ns.get(source)
+            if self.polled:
+                self._unanswered_since_ns.pop(source, None)
             self._last_frame_ns[source] = max(stamp_ns, self._last_frame_ns.get(source, stamp_ns))
-            if previous is not None and previous >= self._rearmed_ns and \
-                    stamp_ns - previous > (self._ended_silence or (None, 0))[1]:
-                self._ended_silence = (source, stamp_ns - previous)
 
     def sent(self, message: can.Message) -> None:
         if len(message.data) != 1:
@@ -135,10 +132,6 @@ class BusLiveness:
         re-arm asks whether the device is back now)."""
         timeout_ns = int(timeout_ms * 1e6)
         with self._lock:
-            ended, self._ended_silence = self._ended_silence, None
-            if ended is not None and ended[1] > timeout_ns:
-                self._suspect = None
-                return Liveness(SILENT, ended[1] / 1e6, ended[0], ended=True)
             owed = self._unanswered_since_ns if self.polled else self._last_frame_ns
             if not owed:
                 self._suspect = None
@@ -156,12 +149,6 @@ class BusLiveness:
                 return Liveness(OK, age_ns / 1e6, source)
             return Liveness(SILENT, age_ns / 1e6, source)
 
-    def forget_past_silence(self, at_ns: int) -> None:
-        """At a re-arm: silences that began before it were reported already; one still going on is judged afresh."""
-        with self._lock:
-            self._rearmed_ns = at_ns
-            self._ended_silence = None
-            self._suspect = None
 
     def newest_frame_ns(self) -> int | None:
         with self._lock:
