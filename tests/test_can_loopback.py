@@ -12,6 +12,7 @@ import can
 import pytest
 
 from teledex_lerobot.devices.can import broker as broker_module
+from teledex_lerobot.devices.can import bus as bus_module
 from teledex_lerobot.devices.can.broker import RECEIVE_QUEUE_FRAMES, CanBroker
 from teledex_lerobot.devices.testing import wait_until
 
@@ -94,7 +95,7 @@ def test_frames_keep_every_field(broker, open_buses):
 def test_filters_and_fileno(broker, open_buses):
     sender = open_buses()
     receiver = open_buses(can_filters=[{"can_id": 0x27, "can_mask": 0x7FF, "extended": False}])
-    assert select.select([receiver.fileno()], [], [], 0.05)[0] == []
+    assert receiver.recv(timeout=0.05) is None  # the broker's heartbeats make fileno() readable, never a frame
     sender.send(_frame(0x28))
     sender.send(_frame(0x27))
     assert select.select([receiver.fileno()], [], [], 2.0)[0] == [receiver.fileno()]
@@ -174,9 +175,10 @@ def test_stats_and_channels_from_another_process(broker, open_buses):
     assert can.detect_available_configs("teledex") == [{"interface": "teledex", "channel": c} for c in CHANNELS]
 
 
-def test_a_frame_counts_as_pending_until_its_reader_asks_for_the_next(broker, open_buses):
+def test_a_frame_counts_as_pending_until_its_reader_asks_for_the_next(broker, open_buses, monkeypatch):
     """What can.liveness asks: frames waiting, or one the reader took and is not done with (a thread that took a
     frame from the socket may wait for the interpreter before anyone sees it)."""
+    monkeypatch.setattr(bus_module, "WIRE_LATE_S", 3600.0)  # not about the broker's heartbeat (next test)
     sender, reader = open_buses(), open_buses()
     assert not reader.frames_pending()
     sender.send(_frame())
@@ -184,3 +186,14 @@ def test_a_frame_counts_as_pending_until_its_reader_asks_for_the_next(broker, op
     assert reader.recv(timeout=2.0) is not None
     assert reader.frames_pending()  # in the reader's hands
     assert reader.recv(timeout=0.01) is None and not reader.frames_pending()  # it came back: done with it
+
+
+def test_a_broker_that_stops_ticking_makes_the_wire_late(open_buses, monkeypatch):
+    """The broker's heartbeats tell a node the wire is not late; without them, frames may be on their way, and
+    silence cannot be judged (the bus says frames are pending)."""
+    monkeypatch.setattr(broker_module, "HEARTBEAT_S", 3600.0)  # one tick at start, then none
+    with CanBroker(channels=CHANNELS):
+        reader = open_buses()
+        assert wait_until(reader.frames_pending, timeout_s=2.0)  # WIRE_LATE_S after its last tick
+        reader.recv(timeout=0.01)
+        assert reader.frames_pending()

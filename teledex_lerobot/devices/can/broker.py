@@ -10,6 +10,10 @@ same process: one process is one host with one CAN adapter.
 A node only joins a channel somebody serves: teledex-sim serves the channels of its simulated devices (and any it is
 told to), so a mistyped or swapped channel fails at open, as a missing can0 would.
 
+Every HEARTBEAT_S the broker sends each node a heartbeat (not a frame; the node's bus consumes it): a node that has
+not heard one lately knows the wire itself is late (this broker not scheduled on a busy host), so silence from a
+device cannot be judged meanwhile (can.liveness asks the bus).
+
 A reader that stops reading must not stall the bus: each node's receive queue is bounded (its socket buffer, about
 RECEIVE_QUEUE_FRAMES frames, the way a CAN controller's receive FIFO is), the broker never blocks on it, and frames
 that do not fit are dropped and counted for that node. A node whose process dies is dropped from its channel.
@@ -28,6 +32,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -38,6 +43,7 @@ logger = logging.getLogger(__name__)
 RECEIVE_QUEUE_FRAMES = 1000  # a little over 0.3 s of a Piper's 3040 frames/s
 _SOCKET_BUFFER_BYTES_PER_FRAME = 384  # measured: Linux charges ~770 bytes per queued packet and doubles SO_SNDBUF
 READ_BURST = 64  # frames taken from one node before serving the others
+HEARTBEAT_S = 0.01
 
 
 class BrokerAlreadyRunning(RuntimeError):
@@ -158,8 +164,12 @@ class CanBroker:
 
     # --- the loop ---
     def _serve(self) -> None:
+        next_heartbeat_s = time.monotonic()
         while not self._stop.is_set():
-            for key, _ in self._selector.select():
+            if time.monotonic() >= next_heartbeat_s:
+                self._heartbeat()
+                next_heartbeat_s = time.monotonic() + HEARTBEAT_S
+            for key, _ in self._selector.select(max(0.0, next_heartbeat_s - time.monotonic())):
                 if key.fileobj is self._listener:
                     self._accept()
                 elif key.fileobj is self._wake_read:
@@ -273,6 +283,15 @@ class CanBroker:
                 dead.append(node)
         for node in dead:
             self._drop_node(node)
+
+    def _heartbeat(self) -> None:
+        packet = wire.heartbeat(time.time())
+        for nodes in list(self._channels.values()):
+            for node in nodes:
+                try:
+                    node.sock.send(packet)
+                except OSError:  # full (the node is not reading: it will not miss a tick) or gone (dropped on read)
+                    pass
 
     def _drop_node(self, node: _Node) -> None:
         with self._lock:

@@ -9,7 +9,9 @@ Opening a channel nobody serves fails like a missing can0, naming teledex-sim. W
 stopped or killed) the bus behaves like a pulled cable: recv() hears nothing and what send() puts on the wire reaches
 nobody (counted in frames_lost), and the node rejoins by itself once a broker serves its channel again. Neither call
 raises then: the vendor SDKs treat send errors as fatal (linkerbot stops its dispatcher for good and its poll threads
-fail at their polling rate), and a driver sees the silence through its feedback watchdog anyway. `state` stays
+fail at their polling rate), and a driver sees the silence through its feedback watchdog anyway. The broker's
+heartbeats (every 10 ms, consumed by recv(), never returned) tell the bus whether the wire itself is late
+(frames_pending(), which can.liveness asks); they also make fileno() readable. `state` stays
 ACTIVE, as python-can's socketcan reports it: piper_sdk skips recv() while a bus is not ACTIVE, and would spin.
 """
 
@@ -26,6 +28,7 @@ from . import wire
 
 HELLO_TIMEOUT_S = 2.0
 REJOIN_INTERVAL_S = 0.1  # how often a node whose broker went away tries to rejoin
+WIRE_LATE_S = 0.03  # three broker heartbeats missed: frames may be on their way
 
 
 class TeledexBus(BusABC):
@@ -45,6 +48,7 @@ class TeledexBus(BusABC):
         self._joined = False
         self._next_rejoin_s = 0.0
         self._frame_in_hand = False  # a frame left the socket and its reader has not asked for the next yet
+        self._wire_heard_s = 0.0  # the broker's last heartbeat (joining counts as one)
         self.frames_lost = 0  # sent while no broker was there to carry them
         self._sock = self._join()
         self._poll = select.poll()
@@ -72,6 +76,7 @@ class TeledexBus(BusABC):
             sock.close()
             raise
         self._joined = True
+        self._wire_heard_s = time.time()
         return sock
 
     def _lost(self) -> None:
@@ -124,6 +129,11 @@ class TeledexBus(BusABC):
                 self._frame_in_hand = False
                 self._lost()
                 continue
+            heard_s = wire.heartbeat_time(packet)
+            if heard_s is not None:
+                self._wire_heard_s = heard_s
+                self._frame_in_hand = False
+                continue
             return wire.unpack_frame(packet, self.channel), False
 
     def send(self, msg: can.Message, timeout: float | None = None) -> None:
@@ -159,13 +169,16 @@ class TeledexBus(BusABC):
         return self._sock.fileno()
 
     def frames_pending(self) -> bool:
-        """Frames wait unread, or the reader holds one it has not finished with (can.liveness asks: a frame taken
-        from the socket by a thread still waiting for the interpreter is in neither place its reader can see);
-        never while the broker is away, whose closed connection would otherwise poll as readable."""
+        """Frames wait unread, the reader holds one it has not finished with (a frame taken from the socket by a
+        thread still waiting for the interpreter is in neither place its reader can see), or the broker is late
+        (its heartbeats stopped: frames may be on their way). can.liveness asks. Never while the broker is away,
+        whose closed connection would otherwise poll as readable."""
         if self._frame_in_hand:
             return True
         if not self._joined or self._is_shutdown:
             return False
+        if time.time() - self._wire_heard_s > WIRE_LATE_S:
+            return True  # the broker is late: frames may be on their way
         return bool(select.select([self._sock], [], [], 0)[0])  # not self._poll: recv() may be polling it
 
     def shutdown(self) -> None:

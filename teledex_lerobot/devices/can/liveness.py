@@ -98,9 +98,10 @@ class BusLiveness:
             return message
 
         def watched_send(message: can.Message, timeout: float | None = None):
+            started_ns = self._now()
             send(message, timeout)
             if self.polled:
-                self.sent(message)
+                self.sent(message, started_ns)
 
         bus.recv, bus.send = watched_recv, watched_send
         self._bus = bus
@@ -116,7 +117,8 @@ class BusLiveness:
                 self._unanswered_since_ns.pop(source, None)
             self._last_frame_ns[source] = max(stamp_ns, self._last_frame_ns.get(source, stamp_ns))
 
-    def sent(self, message: can.Message) -> None:
+    def sent(self, message: can.Message, started_ns: int) -> None:
+        """A frame our sender put on the bus, from started_ns until now."""
         if len(message.data) != 1:
             return  # set commands; only one-byte read requests owe us a reply
         source = self._source_of(message)
@@ -124,6 +126,8 @@ class BusLiveness:
             return
         sent_ns = self._now()
         with self._lock:
+            if self._last_frame_ns.get(source, -1) >= started_ns:
+                return  # answered before our sender got to note it (it lost the processor after sending)
             self._unanswered_since_ns.setdefault(source, sent_ns)
 
     # --- the verdict ---

@@ -15,7 +15,7 @@ import can
 
 # Where the broker listens: this environment variable, else a per-user socket in the runtime directory.
 BROKER_ENV = "TELEDEX_CAN_BROKER"
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 # timestamp (s, wall clock: python-can's convention; when the sender put the frame on the wire), arbitration id,
 # flags, dlc; then the data bytes
@@ -24,6 +24,7 @@ MAX_DATA = 64  # CAN FD
 MAX_PACKET = 4096  # frames are at most HEADER.size + MAX_DATA; control messages are small JSON
 FLAG_EXTENDED, FLAG_REMOTE, FLAG_ERROR, FLAG_FD, FLAG_BRS, FLAG_ESI = 1, 2, 4, 8, 16, 32
 FLAG_OWN = 64  # set by the broker on a frame it returns to its sender (receive_own_messages=True)
+FLAG_HEARTBEAT = 128  # not a frame: the broker's tick, stamped when sent, telling a node the wire is not late
 _MESSAGE_FLAGS = (("is_extended_id", FLAG_EXTENDED), ("is_remote_frame", FLAG_REMOTE),
                   ("is_error_frame", FLAG_ERROR), ("is_fd", FLAG_FD), ("bitrate_switch", FLAG_BRS),
                   ("error_state_indicator", FLAG_ESI))
@@ -53,6 +54,16 @@ def mark_own(packet: bytes) -> bytes:
     marked = bytearray(packet)
     marked[12] |= FLAG_OWN
     return bytes(marked)
+
+
+def heartbeat(sent_s: float) -> bytes:
+    return HEADER.pack(sent_s, 0, FLAG_HEARTBEAT, 0)
+
+
+def heartbeat_time(packet: bytes) -> float | None:
+    """The broker's send time of a heartbeat packet; None for a frame."""
+    timestamp_s, _, flags, _ = HEADER.unpack_from(packet)
+    return timestamp_s if flags & FLAG_HEARTBEAT else None
 
 
 def unpack_frame(packet: bytes, channel: str) -> can.Message:
