@@ -34,6 +34,7 @@ from ..storage.teledex_columns import (
     FRAME_AFTER_GAP,
     FRAME_INTERVAL_MS,
     FRAME_TIME,
+    INFO_BACKUP,
     SIDECAR_DIR,
     SYNC_MAX_DIFF_MS,
     SYNC_VALID,
@@ -42,7 +43,6 @@ from ..storage.teledex_columns import (
 )
 from ..sync import frame_timing
 
-INFO_BACKUP = Path("meta") / "info.teledex-backup.json"
 _MARK = {"teledex": "recording metadata, not a sensor and not a policy input"}
 
 
@@ -205,7 +205,6 @@ class LeRobotSink(EpisodeSink):
         self._sidecar.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(self._sidecar, {"episode_uuid": self.header.episode_uuid, "metadata": metadata,
                                           **self.extra_sidecar})
-        # LeRobot rewrites info.json in place on save: keep the last good copy for teledex-repair
         write_json_atomic(self.root / INFO_BACKUP, json.loads((self.root / "meta" / "info.json").read_text()))
 
     def commit(self) -> None:

@@ -13,6 +13,8 @@ TACTILE = "observation.tactile"
 # Per-episode facts the parquet columns cannot hold (the native metadata.json and camera_info.json, the sync policy),
 # one JSON file per episode uuid, kept beside LeRobot's meta so both formats hold the same episode.
 SIDECAR_DIR = Path("meta") / "teledex_episodes"
+# LeRobot rewrites info.json in place on every save: the recorder keeps the last good copy here for teledex-repair.
+INFO_BACKUP = Path("meta") / "info.teledex-backup.json"
 
 
 def source_column(source: str) -> str:

@@ -75,3 +75,29 @@ def read_video_frames(path: Path) -> np.ndarray:
     """All frames of a video as (N, H, W, 3) RGB uint8."""
     with av.open(str(path)) as container:
         return np.stack([frame.to_ndarray(format="rgb24") for frame in container.decode(video=0)])
+
+
+def copy_video_segment(source: Path, target: Path, from_s: float, to_s: float) -> int:
+    """Copy the frames shown in [from_s, to_s) of a video into a new file without re-encoding (packets are copied;
+    a segment starts on a key frame when its episode was encoded on its own, as LeRobot does before concatenating).
+    Returns the number of frames copied."""
+    copied = 0
+    with av.open(str(source)) as src, av.open(str(target), mode="w", format="mp4") as dst:
+        in_stream = src.streams.video[0]
+        out_stream = dst.add_stream_from_template(in_stream, opaque=True)  # remux: no codec opened
+        base_pts = None
+        time_base = in_stream.time_base
+        for packet in src.demux(in_stream):
+            if packet.pts is None:
+                continue
+            shown_s = float(packet.pts * time_base)
+            if shown_s < from_s - 1e-6 or shown_s >= to_s - 1e-6:
+                continue
+            if base_pts is None:
+                base_pts = packet.pts
+            packet.pts -= base_pts
+            packet.dts = None if packet.dts is None else packet.dts - base_pts
+            packet.stream = out_stream
+            dst.mux(packet)
+            copied += 1
+    return copied
