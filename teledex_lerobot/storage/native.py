@@ -284,3 +284,19 @@ def native_episode_dirs(root: Path) -> list[Path]:
                                     "`teledex-repair` on the dataset to reconcile it with the LeRobot dataset")
         by_index[index] = folder
     return [by_index[i] for i in sorted(by_index)]
+
+
+def copy_episode(source: Path, target: Path, metadata: dict) -> None:
+    """Copy a committed episode to a new place (staged, then renamed in) with new metadata, e.g. its index in a
+    merged dataset; the telemetry and videos are copied byte for byte and the manifest recomputed."""
+    staging = target.with_name(target.name + PARTIAL_SUFFIX)
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(source, staging)
+    (staging / "metadata.json").write_text(json.dumps(metadata, indent=2))
+    manifest = json.loads((staging / "manifest.json").read_text())
+    manifest["files"]["metadata.json"] = {"bytes": (staging / "metadata.json").stat().st_size,
+                                          "sha256": _sha256(staging / "metadata.json")}
+    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    _fsync_tree(staging)
+    os.replace(staging, target)
+    fsync_dir(target.parent)
