@@ -3,7 +3,8 @@ columns, the LeRobot sink, and the one video encoder both formats share.
 
 Columns beside LeRobot's own (unprefixed, so no policy takes them as inputs; every one is marked in its feature
 metadata `info.teledex` as recording metadata, not a sensor):
-- episode_uuid (string): the id that pairs this episode with its native twin, kept through LeRobot's merge tools;
+- episode_uuid (int64 x 2, the uuid's 128 bits): pairs this episode with its native twin, kept through LeRobot's
+  merge, split and delete tools;
 - sync_valid (bool), sync_max_diff_ms (float32), t_frame_ns and t_<source>_ns (int64, -1 = none): the sync packet;
 - frame_interval_ms (float32, 0 on an episode's first frame) and frame_after_gap (bool): the frame timing, because
   LeRobot's own `timestamp` column is frame_index / fps and cannot show a dropped tick.
@@ -40,6 +41,7 @@ from ..storage.teledex_columns import (
     SYNC_VALID,
     TACTILE,
     source_column,
+    uuid_to_int64_pair,
 )
 from ..sync import frame_timing
 
@@ -60,7 +62,9 @@ def dataset_features(layout: FrameLayout, use_video: bool) -> dict:
         features[TACTILE] = {"dtype": "float32", "shape": (len(layout.tactile_names),),
                              "names": list(layout.tactile_names)}
     features.update({
-        EPISODE_UUID: _column("string", "pairs this episode with the native episode of the same uuid"),
+        EPISODE_UUID: {"dtype": "int64", "shape": (2,), "names": ["uuid_high64", "uuid_low64"],
+                       "info": {**_MARK, "description": "the episode uuid's 128 bits: pairs this episode with the "
+                                                        "native episode of the same uuid"}},
         SYNC_VALID: _column("bool", "the frame passed the freshness and consistency checks"),
         SYNC_MAX_DIFF_MS: _column("float32", "newest minus oldest source capture time in the frame, ms"),
         FRAME_TIME: _column("int64", "when the frame was checked, monotonic ns"),
@@ -78,7 +82,7 @@ def lerobot_frame(layout: FrameLayout, frame: RecordedFrame, header: EpisodeHead
     values = {
         "action": frame.action.astype(np.float32),
         "observation.state": frame.state.astype(np.float32),
-        EPISODE_UUID: header.episode_uuid,
+        EPISODE_UUID: uuid_to_int64_pair(header.episode_uuid),
         SYNC_VALID: np.array([frame.packet.valid]),
         SYNC_MAX_DIFF_MS: np.array([frame.packet.max_diff_ms], dtype=np.float32),
         FRAME_TIME: np.array([frame.frame_ns], dtype=np.int64),

@@ -32,7 +32,7 @@ from .native import (
     load_native_episode,
     write_json_atomic,
 )
-from .teledex_columns import EPISODE_UUID, INFO_BACKUP, SIDECAR_DIR
+from .teledex_columns import EPISODE_UUID, INFO_BACKUP, SIDECAR_DIR, uuid_from_int64_pair
 
 
 class Repair:
@@ -89,8 +89,9 @@ def committed_episodes(root: Path) -> list[dict]:
         path = root / info["data_path"].format(chunk_index=chunk, file_index=file)
         if path.is_file() and EPISODE_UUID in pq.ParquetFile(path).schema_arrow.names:
             data = pq.read_table(path, columns=["episode_index", EPISODE_UUID]).to_pydict()
-            for index, episode_uuid in zip(data["episode_index"], data[EPISODE_UUID], strict=True):
-                uuids.setdefault(int(index), episode_uuid)
+            for index, pair in zip(data["episode_index"], data[EPISODE_UUID], strict=True):
+                if int(index) not in uuids:
+                    uuids[int(index)] = uuid_from_int64_pair(pair)
     for episode in episodes:
         episode["episode_uuid"] = uuids.get(int(episode["episode_index"]))
     return sorted(episodes, key=lambda e: e["episode_index"])

@@ -18,6 +18,7 @@ from .teledex_columns import (
     SYNC_VALID,
     source_column,
     source_names_in,
+    uuid_from_int64_pair,
 )
 
 
@@ -41,7 +42,7 @@ def sync_from_lerobot(root: Path) -> list[EpisodeSync]:
     fps = json.loads((Path(root) / "meta" / "info.json").read_text())["fps"]
     sources = source_names_in(columns)
     episode = _column(table, "episode_index", np.int64)
-    uuids = np.asarray(table.column(EPISODE_UUID).to_pylist())
+    uuids = table.column(EPISODE_UUID).to_pylist()
     valid = _column(table, SYNC_VALID, bool)
     max_diff = _column(table, SYNC_MAX_DIFF_MS, float)
     frame_ns = _column(table, FRAME_TIME, np.int64)
@@ -49,7 +50,7 @@ def sync_from_lerobot(root: Path) -> list[EpisodeSync]:
     episodes = []
     for e in np.unique(episode):
         rows = episode == e
-        episode_uuid = str(uuids[rows][0])
+        episode_uuid = uuid_from_int64_pair(uuids[int(np.flatnonzero(rows)[0])])
         sidecar = Path(root) / SIDECAR_DIR / f"{episode_uuid}.json"
         policy = json.loads(sidecar.read_text())["sync_policy"] if sidecar.is_file() else {}
         episodes.append(EpisodeSync(int(e), valid[rows], max_diff[rows], sources, stamps[rows], frame_ns[rows], fps,
