@@ -121,8 +121,8 @@ class Recorder:
                 "encoder_threads": d.encoder_threads}
 
     def _open(self) -> RecordingSession:
+        """The two sinks, once the robot is connected (cameras know their intrinsics then)."""
         d = self.cfg.dataset
-        check_roots(self.cfg)
         cameras = {n: camera_info(c) for n, c in self.robot.cameras.items()}
         sidecar = {"camera_info": {n: asdict(c) for n, c in cameras.items()}, "sync_policy": asdict(self.cfg.sync),
                    "source_names": list(self.layout.source_names)}
@@ -157,20 +157,22 @@ class Recorder:
 
     def run(self) -> int:
         d = self.cfg.dataset
-        self.session = self._open()
+        check_roots(self.cfg)  # before anything is connected or created
         listener = None
         saved = 0
         try:
             self.teleop.connect()
             self.robot.connect()
+            self.session = self._open()
             listener = create_key_listener(self.session.events.on_key, controls_help="n next, r re-record, "
                                            "d discard, s/f success/failure, q quit")
             saved = self.session.run(EpisodePlan(d.num_episodes, d.episode_time_s, d.reset_time_s, d.single_task,
                                                  self.cfg.wait_for_start))
         except BaseException as err:
             if _is_disk_full(err):
+                saved_now = len(self.session.saved_uuids) if self.session else 0
                 raise UserError(
-                    f"Disk full: the episode in progress is lost; the {len(self.session.saved_uuids)} episode(s) saved "
+                    f"Disk full: the episode in progress is lost; the {saved_now} episode(s) saved "
                     f"in this run and every earlier one are intact in both formats. Free space, run `teledex-repair "
                     f"{d.root}`, then continue with --resume=true.") from err
             raise
