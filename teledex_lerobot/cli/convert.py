@@ -1,8 +1,10 @@
-"""teledex-convert: native layout <-> LeRobotDataset, and native -> VITRA (HDF5 + MP4).
+"""teledex-convert: native layout <-> LeRobotDataset, native -> VITRA (HDF5 + MP4), and an operator stream (.npz)
+-> the recorded input file the replay teleoperator plays.
 
   teledex-convert to-lerobot NATIVE_ROOT LEROBOT_ROOT --repo-id local/name
   teledex-convert to-native LEROBOT_ROOT NATIVE_ROOT
   teledex-convert to-vitra NATIVE_ROOT OUT_DIR
+  teledex-convert stream-to-datagrams STREAM.npz OUT.datagrams.jsonl
 
 Both directions go through the same sinks the recorder uses, so what a conversion writes is what a recording would
 have written: telemetry (state, action, tactile, every timestamp, sync flags as recorded) converts exactly, episode
@@ -21,6 +23,9 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from ..geometry.camera import CameraInfo
+from ..inputs.datagram_file import write_datagrams
+from ..inputs.operator_streams import stream_datagrams
+from ..operator.stream import OperatorStream
 from ..storage.errors import DatasetError
 from ..storage.frame import FrameLayout, RecordedFrame
 from ..storage.native import NativeEpisode, NativeSink, load_native_episode, native_episode_dirs
@@ -141,7 +146,19 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
     return written
 
 
+def stream_to_datagrams(source: Path, target: Path) -> None:
+    stream = OperatorStream.load(source)
+    parser, control, datagrams = stream_datagrams(stream)
+    write_datagrams(target, parser, datagrams, description=stream.description, control=control)
+    print(f"wrote {target}: {len(datagrams)} {parser} datagrams over {datagrams[-1][0] / 1e9:.1f} s "
+          f"(replay: --teleop.type=teledex_replay --teleop.replay_file={target})")
+
+
 def convert(args) -> None:
+    if args.command == "stream-to-datagrams":
+        if args.target.exists():
+            raise DatasetError(f"{args.target} exists; choose a new file")
+        return stream_to_datagrams(args.source, args.target)
     if args.target.exists() and any(args.target.iterdir()):
         raise DatasetError(f"{args.target} exists and is not empty; choose a new target folder")
     if not args.source.is_dir():
@@ -168,6 +185,10 @@ def main(argv=None) -> None:
     to_vitra = commands.add_parser("to-vitra", help="native layout -> VITRA <episode>.h5 + <episode>.mp4")
     to_vitra.add_argument("source", type=Path)
     to_vitra.add_argument("target", type=Path)
+    to_datagrams = commands.add_parser("stream-to-datagrams",
+                                       help="operator stream .npz -> recorded input file (.datagrams.jsonl)")
+    to_datagrams.add_argument("source", type=Path)
+    to_datagrams.add_argument("target", type=Path)
     sys.exit(run_command("teledex-convert", convert, parser.parse_args(argv)))
 
 

@@ -102,7 +102,14 @@ class Recorder:
     def __init__(self, cfg: TeledexRecordConfig):
         self.cfg = cfg
         self.robot = SyncValidatedRobot(make_robot_from_config(cfg.robot), cfg.sync)
+        if hasattr(cfg.teleop, "keyboard"):
+            cfg.teleop.keyboard = False  # one keyboard listener, ours: it forwards the teleop's keys (_on_key)
         self.teleop = make_teleoperator_from_config(cfg.teleop)
+        if set(self.teleop.action_features) != set(self.robot.action_features):
+            raise UserError(
+                f"The teleoperator drives {list(self.teleop.action_features)} but the robot takes "
+                f"{list(self.robot.action_features)}: they are different rigs, and nothing was created. Give the rig "
+                "once, to the robot (leave --teleop.preset, arm_model and hand_model empty), or make them match.")
         self.layout = FrameLayout.from_features(
             self.robot.observation_features, self.robot.action_features, getattr(self.robot.robot, "tactile_keys", ()),
             [*self._joint_sources(), *self.robot.cameras, INPUT_SOURCE], cfg.dataset.fps)
@@ -164,8 +171,9 @@ class Recorder:
             self.teleop.connect()
             self.robot.connect()
             self.session = self._open()
-            listener = create_key_listener(self.session.events.on_key, controls_help="n next, r re-record, "
-                                           "d discard, s/f success/failure, q quit")
+            teleop_keys = getattr(self.teleop, "keyboard_help", lambda: "")()
+            listener = create_key_listener(self._on_key, controls_help="n next, r re-record, d discard, s/f success/"
+                                           "failure, q quit" + (f"; teleoperation: {teleop_keys}" if teleop_keys else ""))
             saved = self.session.run(EpisodePlan(d.num_episodes, d.episode_time_s, d.reset_time_s, d.single_task,
                                                  self.cfg.wait_for_start))
         except BaseException as err:
@@ -183,6 +191,11 @@ class Recorder:
         if d.push_to_hub and saved:
             self.lerobot.dataset.push_to_hub(tags=d.tags, private=d.private)
         return saved
+
+    def _on_key(self, name: str) -> None:
+        """Recording keys, then the teleoperator's own (its state machine: emergency, zero pose, ...)."""
+        if not self.session.events.on_key(name) and hasattr(self.teleop, "press_keyboard_key"):
+            self.teleop.press_keyboard_key(name)
 
     def _close(self, listener) -> None:
         try:

@@ -28,7 +28,8 @@ class RecordingEvents:
         self.end_episode = self.rerecord = self.discard = self.stop = self.start = False
         self.success: bool | None = None
 
-    def on_key(self, name: str) -> None:
+    def on_key(self, name: str) -> bool:
+        """Set the flag of a recording key; False for keys that are not recording keys."""
         key = name.lower()
         if key in ("right", "n"):
             self.end_episode = True
@@ -43,6 +44,9 @@ class RecordingEvents:
             self.start = True
         elif key in ("esc", "q"):
             self.stop = self.end_episode = True
+        else:
+            return False
+        return True
 
     def next_episode(self) -> None:
         self.end_episode = self.rerecord = self.discard = self.start = False
