@@ -178,7 +178,7 @@ def test_an_operator_stream_converts_to_a_file_that_replays_identically(tmp_path
 
 
 def test_keyboard_keys_step_the_state_machine_and_teledex_record_forwards_them():
-    from teledex_lerobot.cli.record import RecordingEvents
+    from teledex_lerobot.storage.recorder import RecordingEvents
 
     # buttons only: no auto start
     teleop = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="xr_controller_reach"))

@@ -14,7 +14,6 @@ to-lerobot decodes the native videos and LeRobot encodes them once.
 
 import argparse
 import json
-import sys
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
@@ -189,7 +188,7 @@ def main(argv=None) -> None:
                                        help="operator stream .npz -> recorded input file (.datagrams.jsonl)")
     to_datagrams.add_argument("source", type=Path)
     to_datagrams.add_argument("target", type=Path)
-    sys.exit(run_command("teledex-convert", convert, parser.parse_args(argv)))
+    run_command("teledex-convert", convert, parser.parse_args(argv))
 
 
 if __name__ == "__main__":

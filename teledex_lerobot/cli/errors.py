@@ -15,17 +15,17 @@ class UserError(DatasetError):
     pass
 
 
-def run_command(name: str, function, *args) -> int:
+def run_command(name: str, function, *args) -> None:
+    """Run the command; on bad input or a bad disk print one line and exit with code 2."""
     try:
         function(*args)
     except DatasetError as err:
         print(f"{name}: error: {err}", file=sys.stderr)
-        return 2
+        sys.exit(2)
     except OSError as err:
         if err.errno not in _DISK_ERRORS:
             raise
         where = f" ({err.filename})" if err.filename else ""
         print(f"{name}: error: {_DISK_ERRORS[err.errno]}{where}; nothing already saved was lost. Fix that, run "
               f"`teledex-repair` on the dataset if a recording was interrupted, and retry.", file=sys.stderr)
-        return 2
-    return 0
+        sys.exit(2)

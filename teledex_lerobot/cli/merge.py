@@ -11,7 +11,6 @@ checked to hold the same uuid at every index in both formats.
 
 import argparse
 import shutil
-import sys
 from pathlib import Path
 
 from lerobot.datasets.aggregate import aggregate_datasets
@@ -83,7 +82,7 @@ def main(argv=None) -> None:
     parser.add_argument("stations", type=Path, nargs="+")
     parser.add_argument("--repo-id", required=True)
     args = parser.parse_args(argv)
-    sys.exit(run_command("teledex-merge", merge, args.out_root, args.stations, args.repo_id))
+    run_command("teledex-merge", merge, args.out_root, args.stations, args.repo_id)
 
 
 if __name__ == "__main__":

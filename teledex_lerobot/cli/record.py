@@ -12,7 +12,6 @@ both formats.
 import errno
 import logging
 import shutil
-import sys
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -260,7 +259,7 @@ def main() -> None:
     silence_encoder_logs()
     register_third_party_plugins()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
-    sys.exit(run_command("teledex-record", record))
+    run_command("teledex-record", record)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@ episode uuid, losing nothing that was saved (whatever is set aside moves to <roo
 Safe to interrupt and run again."""
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +45,7 @@ def main(argv=None) -> None:
     parser.add_argument("dataset_root", type=Path, help="the LeRobot dataset root (--dataset.root of the recording)")
     parser.add_argument("--native-root", type=Path, help="the native layout root (default: <dataset_root>_native)")
     args = parser.parse_args(argv)
-    sys.exit(run_command("teledex-repair", repair, args.dataset_root, args.native_root))
+    run_command("teledex-repair", repair, args.dataset_root, args.native_root)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,6 @@ summary plot (one point per episode: its size does not grow with the dataset) an
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -127,7 +126,7 @@ def main(argv=None) -> None:
     parser.add_argument("--plot", type=Path, help="the dataset summary plot (default: <path>/sync_report.png)")
     parser.add_argument("--episode-plots", help="episodes to plot one by one: 'all' or indices like 0,5,12")
     parser.add_argument("--plot-dir", type=Path, help="where episode plots go (default: <path>/sync_report_episodes)")
-    sys.exit(run_command("teledex-sync-report", sync_report, parser.parse_args(argv)))
+    run_command("teledex-sync-report", sync_report, parser.parse_args(argv))
 
 
 if __name__ == "__main__":
