@@ -18,6 +18,7 @@ then lives in files that are closed and complete before the next one starts.
 """
 
 import json
+import queue
 import shutil
 from pathlib import Path
 
@@ -117,7 +118,7 @@ class SharedVideoEncoder(StreamingVideoEncoder):
             try:
                 self._frame_queues[video_key].put(image.copy(), timeout=0.5)
                 return
-            except Exception:  # queue.Full: the encoder is behind; wait rather than lose the frame
+            except queue.Full:  # the encoder is behind: wait rather than lose the frame
                 continue
 
     def finish_now(self) -> dict[str, Path]:

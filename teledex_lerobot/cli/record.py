@@ -200,8 +200,9 @@ class Recorder:
         try:
             if self.lerobot is not None:
                 self.lerobot.close()
-        except OSError:
-            logger.warning("Could not close the dataset cleanly; `teledex-repair` restores every saved episode")
+        except Exception as err:  # after a failure (a full disk) LeRobot's writer is half-closed; saved episodes are not
+            logger.warning("Could not close the dataset cleanly (%s); `teledex-repair` restores every saved episode",
+                           err)
         finally:
             if self.robot.is_connected:
                 self.robot.disconnect()
