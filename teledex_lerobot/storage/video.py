@@ -1,7 +1,8 @@
-"""H.264 video files written frame by frame from a background thread, so encoding never stalls the control loop.
+"""Video helpers of the native layout: an H.264 writer (used only when the LeRobot dataset stores no videos, so the
+native layout must encode its own), reading frames back, and copying an episode's packets out of a longer file.
 
-Frames are never dropped: when the encoder falls behind, add() blocks (and counts the wait), which the recorder
-reports as late frames instead of losing video silently.
+The H.264 writer encodes in a background thread; frames are never dropped: when the encoder falls behind, add()
+blocks, and the wait shows in the frame timing as dropped ticks instead of video lost silently.
 """
 
 import os
