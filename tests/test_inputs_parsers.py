@@ -1,4 +1,5 @@
-"""Input parsers, datagram files and transports: round trips, schema variants, bad packets counted, loopback only."""
+"""Input parsers, datagram files and transports: round trips, schema variants, per-device validity, bad packets and
+bad fields counted, listeners on loopback by default, the sender allow-list."""
 
 import json
 import socket
@@ -11,9 +12,8 @@ from scipy.spatial.transform import Rotation
 from teledex_lerobot.inputs import (InputReceiver, encode_joints, encode_keypoints, encode_udexreal, encode_xr_state,
                                     parse_joints, parse_keypoints, parse_udexreal, parse_xr_state)
 from teledex_lerobot.inputs.datagram_file import DatagramWriter, read_datagrams, write_datagrams
-from teledex_lerobot.inputs.sources import (FileReplaySource, UdpSource, UnixDatagramSource, WebSocketSource,
-                                            send_datagrams)
-from teledex_lerobot.inputs.websocket import WebSocketClient
+from teledex_lerobot.inputs.frame import POSITION_TRACKED, POSITION_VALID
+from teledex_lerobot.inputs.sources import FileReplaySource, UdpSource, UnixDatagramSource, send_datagrams
 from teledex_lerobot.operator.hand_model import keypoints_from_angles
 from teledex_lerobot.operator.poses import FIST, POWER_GRASP
 
@@ -59,11 +59,11 @@ def test_glove_keypoint_and_joint_round_trips():
     assert parse_joints(encode_joints({"joint1": 0.5}), 3).joint_positions == {"joint1": 0.5}
 
 
-BAD_PACKETS = [
-    b"", b"\x00\xff\xfe", b"{", b"[1, 2]", b'"text"', b"{}",
-    b'{"Controller": {"right": {"pose": "1,2,3"}}}',  # too few numbers
-    b'{"Controller": {"right": {"pose": "nan,0,0,0,0,0,1"}}}',
-    b'{"Controller": {"right": {"pose": "0,0,0,0,0,0,0"}}}',  # zero quaternion
+BAD_PACKETS = [b"", b"\x00\xff\xfe", b"{", b"[1, 2]", b'"text"', b'{"functionName": "Tracking", "value": {}}']
+BAD_DEVICES = [  # the packet is used; the one device is left out and the bad field counted
+    (b'{"Controller": {"right": {"pose": "1,2,3"}}}', "right_controller.pose: expected 7"),
+    (b'{"Controller": {"right": {"pose": "nan,0,0,0,0,0,1"}}}', "right_controller.pose: non-finite"),
+    (b'{"Controller": {"right": {"pose": "0.1,0,0,0,0,0,0.5"}}}', "right_controller.pose: quaternion norm 0.500"),
 ]
 
 
@@ -71,10 +71,16 @@ def test_bad_packets_are_counted_never_raised():
     receiver = InputReceiver(parse_xr_state)
     good = encode_xr_state(controllers={"right": {"pose": POSE, "trigger": 1.0}})
     receiver.handle(good)
-    for packet in BAD_PACKETS + [good[: len(good) // 2]]:
+    for packet in BAD_PACKETS + [good[: len(good) // 2], b"{}"]:
         receiver.handle(packet)
-    assert receiver.parse_failures == len(BAD_PACKETS)  # "{}" (a valid, empty state) passes; the truncated fails
+    assert receiver.parse_failures == len(BAD_PACKETS) + 1  # "{}" (a valid, empty state) passes; the truncated fails
     assert receiver.packets == 2 and receiver.latest().analog == {}
+    for packet, problem in BAD_DEVICES:
+        receiver.handle(packet)
+        frame = receiver.latest()
+        assert frame.poses == {} and "right_controller" in frame.invalid_devices
+        assert len(frame.bad_fields) == 1 and frame.bad_fields[0].startswith(problem), frame.bad_fields
+    assert receiver.bad_fields == len(BAD_DEVICES) and receiver.parse_failures == len(BAD_PACKETS) + 1
     glove = InputReceiver(parse_udexreal)
     truncated = json.loads(encode_udexreal({"right": FIST}))
     truncated["UdexReal"]["Parameter"] = truncated["UdexReal"]["Parameter"][:10]
@@ -120,36 +126,33 @@ def packets(n=3):
     return [(i * 1_000_000, encode_joints({"joint1": 0.1 * i})) for i in range(n)] + [(3_000_000, b"garbage")]
 
 
-def test_udp_unix_and_websocket_loopback(tmp_path):
-    udp = UdpSource("127.0.0.1", 0)
+def test_udp_and_unix_loopback(tmp_path):
+    udp = UdpSource(port=0)
+    assert udp.address[0] == "127.0.0.1"  # the default: this machine only
     receiver = _run_source(udp, lambda: send_datagrams(packets(), udp.address))
     assert receiver.packets == 3 and receiver.latest().joint_positions == {"joint1": pytest.approx(0.2)}
     path = str(tmp_path / "in.sock")
     unix = UnixDatagramSource(path)
     assert _run_source(unix, lambda: send_datagrams(packets(), path)).packets == 3
 
-    websocket = WebSocketSource("127.0.0.1", 0)
+
+def test_udp_allow_list_drops_and_counts_other_senders():
+    udp = UdpSource("127.0.0.1", 0, allow=["127.0.0.2"])
 
     def send():
-        client = WebSocketClient(*websocket.address)
-        for _, data in packets():
-            client.send(data)
-        client.send(encode_joints({"joint1": 9.0}).decode())  # text frames too
-        client.close()
+        for sender in ("127.0.0.2", "127.0.0.3", "127.0.0.3"):
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+                sock.bind((sender, 0))
+                sock.sendto(encode_joints({"joint1": 0.5}), udp.address)
 
-    receiver = _run_source(websocket, send, expected=5)
-    assert receiver.packets == 4 and receiver.parse_failures == 1
-
-
-def test_websocket_rejects_non_websocket_clients():
-    websocket = WebSocketSource("127.0.0.1", 0)
-    websocket.start(InputReceiver(parse_joints))
-    try:
-        with socket.create_connection(websocket.address, timeout=2) as plain:
-            plain.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-            assert b"400" in plain.recv(100)
-    finally:
-        websocket.stop()
+    receiver = _run_source(udp, send, expected=1)
+    for _ in range(100):  # the two refused datagrams may still be on their way
+        if udp.senders.dropped == 2:
+            break
+        threading.Event().wait(0.02)
+    assert receiver.packets == 1 and udp.senders.dropped == 2
+    with pytest.raises(ValueError, match="teleop.allow"):
+        UdpSource("127.0.0.1", 0, allow=["not-an-address"])
 
 
 def test_file_replay_source(tmp_path):
