@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pytest
+import xr_app
 from scipy.spatial.transform import Rotation
 
 from teledex_lerobot.inputs import (InputReceiver, encode_joints, encode_keypoints, encode_udexreal, encode_xr_state,
@@ -14,6 +15,7 @@ from teledex_lerobot.inputs import (InputReceiver, encode_joints, encode_keypoin
 from teledex_lerobot.inputs.datagram_file import DatagramWriter, read_datagrams, write_datagrams
 from teledex_lerobot.inputs.frame import POSITION_TRACKED, POSITION_VALID
 from teledex_lerobot.inputs.sources import FileReplaySource, UdpSource, UnixDatagramSource, send_datagrams
+from teledex_lerobot.inputs.xr_state import OPERATOR_FROM_XR, openxr26_from_mediapipe21
 from teledex_lerobot.operator.hand_model import keypoints_from_angles
 from teledex_lerobot.operator.poses import FIST, POWER_GRASP
 
@@ -164,3 +166,49 @@ def test_file_replay_source(tmp_path):
     source._thread.join(timeout=2.0)
     source.stop()
     assert receiver.packets == 3 and receiver.parse_failures == 1
+
+
+def app_hand(is_active=1, flags=None):
+    """A hand as the XRoboToolkit app writes it: 26 OpenXR joints in the XR frame (tests/xr_app.py)."""
+    joints = openxr26_from_mediapipe21(world_hand() @ OPERATOR_FROM_XR)
+    return xr_app.hand(joints, is_active=is_active, flags=flags)
+
+
+def test_each_device_is_valid_on_its_own():
+    """The app's JSON with one device broken at a time: only that device is left out, and only bad values count."""
+    right = xr_app.controller((0.2, 1.0, -0.35), (0.0, 0.0, 0.0, 1.0), trigger=0.7, primary=True)
+    switched_off = xr_app.controller()  # what the app sends for a controller that is off: all zeros
+    state = xr_app.tracking_state(5, controllers={"left": switched_off, "right": right},
+                                  hands={"leftHand": app_hand(is_active=0), "rightHand": app_hand()})
+    frame = parse_xr_state(state.encode(), 10)
+    assert set(frame.poses) == {"right_controller", "left_wrist", "right_wrist"}
+    assert frame.invalid_devices == {"left_controller": "inactive (all-zero pose)"} and frame.bad_fields == []
+    assert frame.analog["right_trigger"] == pytest.approx(0.7) and frame.buttons["A"]
+    assert frame.hand_high_quality == {"left": False, "right": True}  # isActive=0: low quality, still used
+    assert frame.hand_keypoints_valid("right").all()
+
+    wrong = json.loads(state)
+    wrong["Controller"]["right"].update(trigger=5.0, grip=-0.2, primaryButton="false", axisX="0.1")
+    frame = parse_xr_state(json.dumps(wrong).encode(), 10)
+    assert sorted(f.split(":")[0] for f in frame.bad_fields) == [
+        "right_controller.axisX", "right_controller.grip", "right_controller.primaryButton",
+        "right_controller.trigger"]
+    assert "right_trigger" not in frame.analog and "A" not in frame.buttons  # dropped, not clipped or guessed
+    assert "right_controller" in frame.poses and frame.analog["right_axis_y"] == 0.0  # the rest of it is used
+
+    inferred = [15] * 26
+    inferred[10] = 3  # index tip: position valid but inferred (occluded)
+    lost = [15] * 26
+    lost[25] = 0  # little finger tip: no valid position
+    frame = parse_xr_state(xr_app.tracking_state(5, hands={"leftHand": app_hand(flags=lost),
+                                                           "rightHand": app_hand(flags=inferred)}).encode(), 10)
+    assert frame.invalid_devices == {"left_hand": "1 of 21 keypoints not tracked"}
+    flags = frame.hand_keypoint_flags["right"]
+    assert flags[8] & POSITION_VALID and not flags[8] & POSITION_TRACKED and flags[7] & POSITION_TRACKED
+    assert frame.hand_keypoints_valid("right").all() and set(frame.hand_keypoints_m) == {"right"}
+
+    unfocused = parse_xr_state(xr_app.tracking_state(5, controllers={"right": right}, focus=False).encode(), 10)
+    assert unfocused.poses == {} and unfocused.analog == {} and unfocused.invalid_devices == {
+        "right_controller": "headset app not in focus"}
+    assert parse_xr_state(b'{"timeStampNs": "soon"}', 10).bad_fields == [
+        "timeStampNs must be nanoseconds >= 0 on the sender's clock, got 'soon'"]
