@@ -207,7 +207,7 @@ class TeledexInputTeleop(Teleoperator):
         if publish is not None and (state != self._status_state or self._status_sent_ns is None
                                     or now - self._status_sent_ns >= STATUS_PERIOD_NS):
             self._status_sent_ns, self._status_state = now, state
-            publish({"state": state, "stale": stale, "faults": self.robot_faults,
+            publish({"state": state, "stale": stale, "faults": self.robot_faults, "buttons": self.button_keys.bindings,
                      "input_age_ms": None if frame is None else round((now - frame.received_ns) / 1e6, 1)})
 
     def input_diagnostics(self) -> str:

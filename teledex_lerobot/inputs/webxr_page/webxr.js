@@ -51,6 +51,7 @@ function statusLines() {
     if (s.state) lines.push(`State: ${s.state}`);
     if (s.stale !== undefined) lines.push(s.stale ? "Input: STALE (robot holds)" : "Input: live");
     if (s.tracking === "another page") lines.push("Another page is sending tracking: this one is ignored");
+    if (s.buttons) lines.push("Buttons: " + Object.entries(s.buttons).map(([b, key]) => `${b} ${key}`).join(", "));
     for (const [part, fault] of Object.entries(s.faults || {})) lines.push(`FAULT ${part}: ${fault}`);
   }
   if (page.session) lines.push(`In ${page.mode}, ${page.sent} samples sent`);
@@ -152,7 +153,8 @@ function paintPanel(gl) {
   ctx.fillRect(0, 0, panel.canvas.width, panel.canvas.height);
   ctx.fillStyle = "#fff";
   ctx.font = "28px sans-serif";
-  statusLines().slice(0, 4).forEach((line, i) => ctx.fillText(line, 16, 36 + i * 36));
+  statusLines().filter((line) => !line.startsWith("Buttons")).slice(0, 4)
+    .forEach((line, i) => ctx.fillText(line, 16, 36 + i * 36));
   gl.bindTexture(gl.TEXTURE_2D, panel.texture);
   gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, panel.canvas);
   gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.LINEAR);
