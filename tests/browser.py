@@ -110,9 +110,9 @@ class Chromium:
             time.sleep(0.05)
         self.port = int(port_file.read_text().split()[0])
 
-    def open(self, url: str, iwer_bundle: pathlib.Path, device: str = "metaQuest3") -> Page:
-        """A tab whose pages get an emulated `device` as navigator.xr, at `url` (self-signed certificates
-        accepted, as the operator does once)."""
+    def open(self, url: str, iwer_bundle: pathlib.Path, device: str = "metaQuest3", before_page: str = "") -> Page:
+        """A tab whose pages get an emulated `device` as navigator.xr (and `before_page`, a script run before the
+        page's own), at `url` (self-signed certificates accepted, as the operator does once)."""
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/list", timeout=10) as response:
             target = next(t for t in json.load(response) if t["type"] == "page")
         page = Page(target["webSocketDebuggerUrl"])
@@ -120,7 +120,7 @@ class Chromium:
         page.call("Security.setIgnoreCertificateErrors", ignore=True)
         install = (f"\n;window.xrDevice = new IWER.XRDevice(IWER.{device});"
                    "window.xrDevice.installRuntime({forceInstall: true});")
-        page.call("Page.addScriptToEvaluateOnNewDocument", source=iwer_bundle.read_text() + install)
+        page.call("Page.addScriptToEvaluateOnNewDocument", source=iwer_bundle.read_text() + install + before_page)
         page.call("Page.navigate", url=url)
         return page
 
