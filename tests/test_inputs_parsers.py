@@ -212,3 +212,19 @@ def test_each_device_is_valid_on_its_own():
         "right_controller": "headset app not in focus"}
     assert parse_xr_state(b'{"timeStampNs": "soon"}', 10).bad_fields == [
         "timeStampNs must be nanoseconds >= 0 on the sender's clock, got 'soon'"]
+
+
+def test_listeners_are_local_unless_asked_and_say_so():
+    from lerobot_teleoperator_teledex import TeledexGloveConfig, TeledexXRConfig
+
+    from teledex_lerobot.inputs.senders import SenderFilter, describe_listener
+
+    assert TeledexXRConfig().bind == TeledexGloveConfig().bind == "127.0.0.1"
+    assert TeledexXRConfig().source == "xrobotoolkit"
+    assert "this machine only" in describe_listener("glove", "127.0.0.1", 5555, SenderFilter())
+    line = describe_listener("xr", "0.0.0.0", 63901, SenderFilter(["192.168.1.20"]))
+    assert "reachable from the network (senders 192.168.1.20/32" in line
+    with pytest.raises(ValueError, match="teleop.allow: .*e.g. --teleop.allow="):
+        TeledexXRConfig(allow=["192.168.1.300"])
+    with pytest.raises(ValueError, match="source must be one of"):
+        TeledexGloveConfig(source="webxr")  # a glove has no WebXR page
