@@ -42,6 +42,7 @@ from teledex_lerobot.inputs.xrobotoolkit import CMD_FUNCTION, HEADSET_HEAD, enco
 
 SOURCES = ("udp", "xrobotoolkit", "webxr")
 HEADSET_CLOCK_AHEAD_NS = 1_700_000_000_000_000_000  # the sender's clock: Unix-like, unrelated to our monotonic one
+PRESET = "piper_linkerhand_o6_single"
 
 
 def free_port(kind: int) -> int:
@@ -86,7 +87,8 @@ def stream(source: str, port: int, certificate: str, rate_hz: float, stop: threa
 
 def run(source: str, mode: str, rate_hz: float, seconds: float, certificate_dir: str):
     port = free_port(socket.SOCK_DGRAM if source == "udp" else socket.SOCK_STREAM)
-    teleop = TeledexXR(TeledexXRConfig(source=source, port=port, certificate_dir=certificate_dir))
+    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source=source, port=port,
+                                       certificate_dir=certificate_dir))
     robot = Teledex(TeledexConfig(backend="fake"))
     robot.config.cameras = {}
     robot.cameras = {}

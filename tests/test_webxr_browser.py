@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 from browser import Chromium, require_browser
-from test_teleop_inputs import free_tcp_port
+from test_teleop_inputs import PRESET, free_tcp_port
 
 from teledex_lerobot.control.state_machine import TeleopState
 
@@ -64,7 +64,7 @@ def test_emulated_quest_page_drives_the_robot(tmp_path):
 
     chromium, iwer = require_browser()
     port = free_tcp_port()
-    teleop = TeledexXR(TeledexXRConfig(source="webxr", port=port, certificate_dir=str(tmp_path)))
+    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="webxr", port=port, certificate_dir=str(tmp_path)))
     robot = Teledex(TeledexConfig(backend="fake"))
     teleop.connect()
     robot.connect()

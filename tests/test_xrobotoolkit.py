@@ -181,12 +181,12 @@ def test_discovery_announces_our_address_to_the_given_headset_only():
 def test_teleop_follows_the_app_and_reports_invalid_devices():
     from lerobot_robot_teledex import Teledex, TeledexConfig
     from lerobot_teleoperator_teledex import TeledexXR, TeledexXRConfig
-    from test_teleop_inputs import drive, free_tcp_port, values
+    from test_teleop_inputs import PRESET, drive, free_tcp_port, values
 
     from teledex_lerobot.control.state_machine import TeleopState
 
     port = free_tcp_port()
-    teleop = TeledexXR(TeledexXRConfig(source="xrobotoolkit", port=port))
+    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="xrobotoolkit", port=port))
     robot = Teledex(TeledexConfig(backend="fake"))
 
     def headset():

@@ -62,6 +62,10 @@ class InputReceiver:
             self.bad_fields += len(frame.bad_fields)
             if self.bad_fields == len(frame.bad_fields) or self.bad_fields % 1000 < len(frame.bad_fields):
                 logger.warning("Dropped bad input fields (%d so far): %s", self.bad_fields, "; ".join(frame.bad_fields))
+        self.accept(frame)
+
+    def accept(self, frame: OperatorFrame) -> None:
+        """A frame from a source that reads its device in this process (no packet to parse)."""
         if self.on_frame is not None:
             self.on_frame(frame)
         with self._changed:

@@ -11,8 +11,7 @@ or the app's wrapper {"functionName": "Tracking", "value": "<state JSON string>"
 - Hands: "HandJointLocations" with 26 OpenXR joints (0 palm, 1 wrist, ...) or 25 WebXR joints (wrist first, no
   palm), each {"p": pose, "s": OpenXR location flags, "r": radius}. They become MediaPipe-21 keypoints in the wrist
   frame plus a "<side>_wrist" pose (wrist position, wrist frame axes estimated from the keypoints), with the flags
-  of each keypoint. isActive is Pico's tracking quality (0 low, 1 high), not presence. Our page adds "pinch"
-  (0..1, the browser's pinch strength) -> analog "<side>_pinch".
+  of each keypoint. isActive is Pico's tracking quality (0 low, 1 high), not presence.
 - timeStampNs: the sender's clock (ns), kept as sender_time_ns.
 
 Validity is per device (frame.py): an all-zero pose is a device that is off or not tracked; a value of the wrong
@@ -211,14 +210,6 @@ def _add_hand(frame: OperatorFrame, side: str, hand) -> None:
     frame.hand_keypoints_m[side] = keypoints_in_wrist_frame(keypoints, side)
     frame.hand_keypoint_flags[side] = keypoint_flags
     frame.hand_high_quality[side] = quality == 1
-    if "pinch" in hand:  # our WebXR page: the browser's pinch strength (Quest hands report it)
-        try:
-            pinch = _number(hand["pinch"])
-            if not -_ANALOG_TOLERANCE <= pinch <= 1.0 + _ANALOG_TOLERANCE:
-                raise _BadField(f"{pinch!r} outside 0..1")
-            frame.analog[f"{side}_pinch"] = min(max(pinch, 0.0), 1.0)
-        except _BadField as problem:
-            _bad(frame, f"{device}.pinch", problem)
     wrist_quat = matrix_to_quat(wrist_frame_rotation(keypoints, side))
     frame.poses[f"{side}_wrist"] = np.concatenate([keypoints[0], wrist_quat])
 

@@ -96,10 +96,7 @@ function handState(frame, source, space) {
     if (!pose) return { p: ZERO_POSE, s: FLAGS_NONE, r: 0 };
     return { p: poseText(pose.transform), s: pose.emulatedPosition ? FLAGS_INFERRED : FLAGS_TRACKED, r: pose.radius };
   });
-  const hand = { isActive: 1, count: HAND_JOINTS.length, scale: 1.0, HandJointLocations: locations };
-  // A tracked hand with a gamepad (Quest) reports its pinch as button 0: kept as "pinch" for a pinch-to-engage.
-  if (source.gamepad && source.gamepad.buttons.length > 0) hand.pinch = source.gamepad.buttons[0].value;
-  return hand;
+  return { isActive: 1, count: HAND_JOINTS.length, scale: 1.0, HandJointLocations: locations };
 }
 
 function xrState(time, frame, space, viewer) {
