@@ -60,7 +60,7 @@ def test_receiver_stamps_frames_with_capture_times():
     receiver.handle(encode_joints({"j": 0.0}, timestamp_ns=HEADSET_AHEAD_NS + 1000 * MS), 1002 * MS)
     receiver.handle(encode_joints({"j": 0.1}, timestamp_ns=HEADSET_AHEAD_NS + 1010 * MS), 1030 * MS)  # 20 ms late
     assert receiver.latest().capture_ns == 1012 * MS and receiver.latest().received_ns == 1030 * MS
-    receiver.handle(encode_joints({"j": 0.2}, timestamp_ns=5), 1040 * MS, sender_clock=False)  # a replayed file
+    receiver.handle(encode_joints({"j": 0.2}, timestamp_ns=5), 1040 * MS, live_stamps=False)  # a replayed file
     assert receiver.latest().capture_ns == 1040 * MS
     receiver.handle(encode_joints({"j": 0.3}), 1050 * MS)  # a sender without timestamps
     assert receiver.latest().capture_ns == 1050 * MS

@@ -31,7 +31,7 @@ class InputReceiver:
         self.parse = parse
         self.recorder = recorder
         self.on_frame = on_frame
-        self.clock = SenderClock()
+        self.sender_clock = SenderClock()
         self.packets = 0  # valid packets
         self.parse_failures = 0
         self.bad_fields = 0
@@ -40,10 +40,10 @@ class InputReceiver:
         self._changed = threading.Condition()
 
     def new_sender(self) -> None:
-        self.clock.reset()
+        self.sender_clock.reset()
 
-    def handle(self, data: bytes, received_ns: int | None = None, sender_clock: bool = True) -> None:
-        """One packet. `sender_clock=False`: its timestamps are not a live clock (a replayed file), so the capture
+    def handle(self, data: bytes, received_ns: int | None = None, live_stamps: bool = True) -> None:
+        """One packet. `live_stamps=False`: its timestamps are not a live clock (a replayed file), so the capture
         time is the arrival time."""
         received_ns = now_ns() if received_ns is None else received_ns
         if self.recorder is not None:
@@ -56,8 +56,8 @@ class InputReceiver:
                 logger.warning("Rejected input packet (%d so far): %s: %s", self.parse_failures,
                                type(error).__name__, error)
             return
-        if sender_clock and frame.sender_time_ns is not None:
-            frame.capture_ns = self.clock.capture_ns(frame.sender_time_ns, received_ns)
+        if live_stamps and frame.sender_time_ns is not None:
+            frame.capture_ns = self.sender_clock.capture_ns(frame.sender_time_ns, received_ns)
         if frame.bad_fields:
             self.bad_fields += len(frame.bad_fields)
             if self.bad_fields == len(frame.bad_fields) or self.bad_fields % 1000 < len(frame.bad_fields):

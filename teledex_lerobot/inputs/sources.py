@@ -120,7 +120,7 @@ class FileReplaySource(ThreadedSource):
                 delay = started + t_ns / 1e9 / self.speed - time.monotonic()
                 if delay > 0 and self._stop.wait(delay):
                     return
-                receiver.handle(data, now_ns(), sender_clock=False)
+                receiver.handle(data, now_ns(), live_stamps=False)
             if not self.loop:
                 return
 
