@@ -140,18 +140,19 @@ def test_udp_and_unix_loopback(tmp_path):
 
 def test_udp_allow_list_drops_and_counts_other_senders():
     udp = UdpSource("127.0.0.1", 0, allow=["127.0.0.2"])
-
-    def send():
-        for sender in ("127.0.0.2", "127.0.0.3", "127.0.0.3"):
+    receiver = InputReceiver(parse_joints)
+    udp.start(receiver)
+    try:
+        for sender in ("127.0.0.3", "127.0.0.3", "127.0.0.2"):
             with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
                 sock.bind((sender, 0))
                 sock.sendto(encode_joints({"joint1": 0.5}), udp.address)
-
-    receiver = _run_source(udp, send, expected=1)
-    for _ in range(100):  # the two refused datagrams may still be on their way
-        if udp.senders.dropped == 2:
-            break
-        threading.Event().wait(0.02)
+        for _ in range(250):
+            if receiver.packets + udp.senders.dropped >= 3:
+                break
+            threading.Event().wait(0.02)
+    finally:
+        udp.stop()
     assert receiver.packets == 1 and udp.senders.dropped == 2
     with pytest.raises(ValueError, match="teleop.allow"):
         UdpSource("127.0.0.1", 0, allow=["not-an-address"])

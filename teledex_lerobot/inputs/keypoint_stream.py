@@ -41,9 +41,8 @@ def encode_keypoints(side: str, keypoints_m: np.ndarray, wrist_pose: np.ndarray,
                      analog: dict | None = None) -> bytes:
     hand = {"keypoints_m": np.round(np.asarray(keypoints_m, float), 6).tolist(),
             "wrist_pose": np.round(np.asarray(wrist_pose, float), 6).tolist(), "frame": "wrist"}
-    message = {"hands": {side: hand}}
-    if timestamp_ns is not None:
-        message["timestamp_ns"] = int(timestamp_ns)
+    message = {} if timestamp_ns is None else {"timestamp_ns": int(timestamp_ns)}
+    message["hands"] = {side: hand}
     if analog:
         message["analog"] = analog
     return json.dumps(message, separators=(",", ":")).encode()
