@@ -29,9 +29,10 @@ import can
 import numpy as np
 
 from teledex_lerobot.clock import now_ns
-from teledex_lerobot.devices.factory import make_joint_device
-from teledex_lerobot.devices.joint_device import SimDynamicsConfig
-from teledex_lerobot.devices.sim_testing import TeledexSimProcess, bus_config, unique_channel, wait_until
+from teledex_lerobot.devices.registry import build_part_device
+from teledex_lerobot.devices.simulated import SimDynamicsConfig
+from teledex_lerobot.devices.testing import (TeledexSimProcess, bus_config, rearm_until_healthy, unique_channel,
+                                             wait_for_fault)
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 
@@ -111,13 +112,6 @@ def _session_load() -> subprocess.Popen:
     return load
 
 
-def _healthy(devices) -> bool:
-    """Every driver fault-free with fresh feedback; a fault latched by a scheduling stall is cleared first."""
-    for device in devices:
-        device.clear_fault()
-    return all(d.fault() is None and now_ns() - d.read().capture_ns < 20_000_000 for d in devices)
-
-
 def cable_pull_detection_ms(pulls: int) -> dict[str, list[float]]:
     parts = {"piper": RigPart("arm", PartSpec("piper", "right", None, {"joint2": 1.0, "joint3": -1.0})),
              "linkerhand_o6": RigPart("hand", PartSpec("linkerhand_o6", "right")),
@@ -125,18 +119,20 @@ def cable_pull_detection_ms(pulls: int) -> dict[str, list[float]]:
     channels = {"piper": "arm", "linkerhand_o6": "hand", "linker_a7": "a7"}
     detection = {name: [] for name in parts}
     for _ in range(pulls):
-        sim = TeledexSimProcess("--piper", "arm", "--hand", "linkerhand_o6:right:hand", "--a7", "right:a7")
+        sim = TeledexSimProcess("--device", "piper:right:arm", "--device", "linkerhand_o6:right:hand",
+                                "--device", "linker_a7:right:a7")
         devices = {}
         try:
             for name, part in parts.items():
                 config = bus_config(arm_channel=channels[name], hand_channel=channels[name], strict=True,
                                     interface="teledex")
-                devices[name] = make_joint_device("real", part, SimDynamicsConfig(), config)
+                devices[name] = build_part_device("real", part, SimDynamicsConfig(), config)
                 devices[name].connect()
-            assert wait_until(lambda: _healthy(devices.values()), 5.0), "drivers not healthy before the pull"
+            assert all(rearm_until_healthy(d, 5.0) for d in devices.values()), "drivers not healthy before the pull"
             killed_ns = now_ns()
             sim.kill()
-            wait_until(lambda: all(d.fault() is not None for d in devices.values()), 2.0)
+            for device in devices.values():
+                wait_for_fault(device, lambda fault: fault.detected_ns >= killed_ns, 2.0)
             for name, device in devices.items():
                 fault = device.fault()
                 detected = fault is not None and fault.detected_ns >= killed_ns
@@ -168,7 +164,8 @@ def main() -> None:
     rows = [("virtual", virtual_latencies(args.frames, args.rate_hz))]
     with TeledexSimProcess("--channel", "bench"):
         rows.append(("teledex idle", teledex_latencies(args.frames, args.rate_hz)))
-    with TeledexSimProcess("--channel", "bench", "--piper", "arm", "--hand", "linkerhand_o6:right:hand"):
+    with TeledexSimProcess("--channel", "bench", "--device", "piper:right:arm", "--device",
+                           "linkerhand_o6:right:hand"):
         load = _session_load()
         try:
             rows.append(("teledex loaded", teledex_latencies(args.frames, args.rate_hz)))

@@ -13,7 +13,7 @@ import pytest
 
 from teledex_lerobot.devices.can import broker as broker_module
 from teledex_lerobot.devices.can.broker import RECEIVE_QUEUE_FRAMES, CanBroker
-from teledex_lerobot.devices.sim_testing import wait_until
+from teledex_lerobot.devices.testing import wait_until
 
 CHANNELS = ("arm", "hand")
 

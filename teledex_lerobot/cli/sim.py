@@ -1,9 +1,9 @@
 """teledex-sim: simulated CAN devices in their own process, for any program using the vendor SDKs.
 
 Starts the teledex loopback CAN bus (or joins the one already running) and puts each simulated device on its
-channel. Any python-can program reaches them with the interface name "teledex"; the frames travel over a Unix socket
-and never leave this machine:
-    teledex-sim --piper can0 --hand linkerhand_o6:right:can1 --a7 right:can2
+channel (--device MODEL:SIDE:CHANNEL, any model of devices/registry.py). Any python-can program reaches them with
+the interface name "teledex"; the frames travel over a Unix socket and never leave this machine:
+    teledex-sim --device piper:right:can0 --device linkerhand_o6:right:can1 --device linker_a7:right:can2
     piper = C_PiperInterface_V2("can0", judge_flag=False, can_auto_init=False)
     piper.CreateCanBus("can0", bustype="teledex", judge_flag=False); piper.ConnectPort()
     hand = O6("right", "can1", interface_type="teledex")
@@ -23,49 +23,25 @@ import subprocess
 import sys
 import threading
 
-from ..devices.a7_sim import A7SimConfig, A7Simulator
 from ..devices.can import wire
 from ..devices.can.broker import query_stats, serve_channels
-from ..devices.linkerhand_protocol import LAYOUTS
-from ..devices.linkerhand_sim import LinkerHandSimConfig, LinkerHandSimulator
-from ..devices.piper_sim import PiperSimConfig, PiperSimulator
+from ..devices.registry import device_model, real_models
 from ..geometry.sides import SIDES
 
 
-def _hand_spec(text: str) -> tuple[str, str, str]:
+def _device_spec(text: str) -> tuple[str, str, str]:
     parts = text.split(":", 2)
-    if len(parts) != 3 or parts[0] not in LAYOUTS or parts[1] not in SIDES or not parts[2]:
-        raise argparse.ArgumentTypeError(f"expected MODEL:SIDE:CHANNEL with MODEL in {sorted(LAYOUTS)} and SIDE "
+    if len(parts) != 3 or parts[0] not in real_models() or parts[1] not in SIDES or not parts[2]:
+        raise argparse.ArgumentTypeError(f"expected MODEL:SIDE:CHANNEL with MODEL in {real_models()} and SIDE "
                                          f"right/left (got {text!r})")
-    return parts[0], parts[1], parts[2]
-
-
-def _a7_spec(text: str) -> tuple[str, str]:
-    parts = text.split(":", 1)
-    if len(parts) != 2 or parts[0] not in SIDES or not parts[1]:
-        raise argparse.ArgumentTypeError(f"expected SIDE:CHANNEL with SIDE right/left (got {text!r})")
-    return parts[0], parts[1]
-
-
-def _describe(simulator) -> str:
-    if isinstance(simulator, PiperSimulator):
-        return f"Piper@{simulator.config.channel}"
-    if isinstance(simulator, A7Simulator):
-        return f"linker_a7-{simulator.config.side}@{simulator.config.channel}"
-    return f"{simulator.config.model}-{simulator.config.side}@{simulator.config.channel}"
+    model, side, channel = parts
+    if device_model(model)[1].simulator is None:
+        raise argparse.ArgumentTypeError(f"{model} has no wire-protocol simulator")
+    return model, side, channel
 
 
 def build_simulators(args) -> list:
-    simulators = []
-    if args.piper:
-        simulators.append(PiperSimulator(PiperSimConfig(interface=args.interface, channel=args.piper,
-                                                        firmware=args.piper_firmware)))
-    for model, side, channel in args.hand or []:
-        simulators.append(LinkerHandSimulator(LinkerHandSimConfig(model=model, side=side, interface=args.interface,
-                                                                  channel=channel)))
-    for side, channel in args.a7 or []:
-        simulators.append(A7Simulator(A7SimConfig(side=side, interface=args.interface, channel=channel)))
-    return simulators
+    return [device_model(model)[1].simulator(side, args.interface, channel) for model, side, channel in args.device]
 
 
 def _start_bus(args) -> subprocess.Popen | None:
@@ -102,12 +78,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="teledex (default): the loopback CAN bus; socketcan: (v)can interfaces")
     parser.add_argument("--broker", metavar="PATH", default=None,
                         help=f"the loopback bus's socket (default ${wire.BROKER_ENV}, else {wire.broker_path()})")
-    parser.add_argument("--piper", metavar="CHANNEL", help="run a simulated Agilex Piper on CHANNEL")
-    parser.add_argument("--piper-firmware", default="S-V1.6-3", help="firmware string the Piper reports")
-    parser.add_argument("--hand", metavar="MODEL:SIDE:CHANNEL", type=_hand_spec, action="append",
-                        help="run a simulated LinkerHand (repeatable), e.g. linkerhand_o6:right:can1")
-    parser.add_argument("--a7", metavar="SIDE:CHANNEL", type=_a7_spec, action="append",
-                        help="run a simulated Linker Arm A7 (repeatable), e.g. right:can2")
+    parser.add_argument("--device", metavar="MODEL:SIDE:CHANNEL", type=_device_spec, action="append", default=[],
+                        help="run a simulated device (repeatable), e.g. linkerhand_o6:right:can1")
     parser.add_argument("--channel", metavar="NAME", action="append",
                         help="also serve this loopback channel with no device on it (repeatable)")
     parser.add_argument("--duration-s", type=float, default=None, help="stop after this long (default: Ctrl-C)")
@@ -116,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--channel and --broker belong to the teledex loopback bus (--interface teledex)")
     simulators = build_simulators(args)
     if not simulators and not args.channel:
-        parser.error("nothing to simulate: give --piper, --hand, --a7 and/or --channel")
+        parser.error("nothing to simulate: give --device and/or --channel")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     broker = _start_bus(args) if args.interface == "teledex" else None
@@ -127,8 +99,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"teledex-sim: loopback CAN bus at {wire.broker_path()} ({'started' if broker else 'joined'})",
                   flush=True)
         print(f"teledex-sim: {len(simulators)} device(s) on {args.interface}: "
-              + ", ".join([_describe(s) for s in simulators] + [f"channel {c}" for c in args.channel or []]),
-              flush=True)
+              + ", ".join([f"{model}-{side}@{channel}" for model, side, channel in args.device]
+                          + [f"channel {c}" for c in args.channel or []]), flush=True)
         stop.wait(args.duration_s)
     except KeyboardInterrupt:
         pass

@@ -1,5 +1,5 @@
-"""Running real drivers against the simulators (tests, benchmarks): unique virtual channels, a bus sniffer,
-waiting for a condition, and teledex-sim as a separate process."""
+"""Running real drivers against the wire-protocol simulators (tests, benchmarks): unique virtual channels, a real
+backend config on one interface, a bus sniffer, waiting for a condition, and teledex-sim as a separate process."""
 
 import subprocess
 import sys
@@ -8,7 +8,8 @@ import uuid
 
 import can
 
-from .real_config import CanPortConfig, RealHardwareConfig
+from .can.port import CanPortConfig
+from .registry import RealHardwareConfig
 
 
 def unique_channel(prefix: str) -> str:
@@ -24,7 +25,8 @@ RELAXED_FEEDBACK_TIMEOUT_MS = 1000.0
 def bus_config(arm_channel: str = "unused-arm", hand_channel: str = "unused-hand", strict: bool = False,
                interface: str = "virtual", **overrides) -> RealHardwareConfig:
     """Both ports on one python-can interface (virtual: this process; teledex: teledex-sim's loopback bus).
-    strict=True keeps the production feedback timeout (fault tests)."""
+    strict=True keeps the production feedback timeout (fault tests). overrides: RealHardwareConfig fields, vendor
+    sections included (agilex=PiperConfig(speed_percent=100))."""
     if not strict:
         overrides.setdefault("feedback_timeout_ms", RELAXED_FEEDBACK_TIMEOUT_MS)
     overrides.setdefault("connect_timeout_s", 2.0)
@@ -39,6 +41,25 @@ def wait_until(predicate, timeout_s: float = 2.0, period_s: float = 0.002) -> bo
             return True
         time.sleep(period_s)
     return predicate()
+
+
+def rearm_until_healthy(device, timeout_s: float = 1.0) -> bool:
+    """Clear faults until none is re-detected. On a loaded host a simulator sharing the interpreter (or the CPU) with
+    the SDK can miss its feedback period long enough for a false feedback timeout before a fault is injected; fault
+    tests start from a healthy device and measure detection from the injection only."""
+    return wait_until(lambda: (device.clear_fault(), device.fault())[1] is None, timeout_s)
+
+
+def wait_for_fault(device, matches, timeout_s: float = 1.0) -> bool:
+    """Wait for a fault that `matches`, re-arming past any other (a false silence, see rearm_until_healthy): a cause
+    still present is re-detected at once."""
+    def found() -> bool:
+        fault = device.fault()
+        if fault is not None and not matches(fault):
+            device.clear_fault()
+            return False
+        return fault is not None
+    return wait_until(found, timeout_s)
 
 
 class BusListener:

@@ -1,4 +1,4 @@
-"""Linker Arm A7 CAN protocol facts (notes/hardware.md §2.5, read from linkerbot.arm.a7): IDs, registers, units.
+"""Linker Arm A7 CAN protocol facts, read from linkerbot.arm.a7 (0.5.4): IDs, registers, units.
 
 One standard 11-bit ID per joint motor: 51-57 on a right arm, 61-67 on a left arm, shoulder first (the URDF joint
 order). Frames are [register, value...]; a frame holding only a readable register is a read request and the motor
@@ -12,7 +12,7 @@ import struct
 import can
 import numpy as np
 
-from .can.identify import BusSignature
+from ..can.identify import BusSignature
 
 JOINTS = 7
 FIRST_ID = {"right": 51, "left": 61}

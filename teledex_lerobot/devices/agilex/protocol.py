@@ -1,4 +1,4 @@
-"""Agilex Piper CAN protocol facts (notes/hardware.md §1.3-1.4): frame IDs, payload layouts, device units.
+"""Agilex Piper CAN protocol facts, read from piper_sdk 0.6.2: frame IDs, payload layouts, device units.
 
 Standard 11-bit IDs, DLC 8, big-endian two's complement. Joint angles travel in 0.001 deg, the gripper stroke and
 end-pose positions in 0.001 mm, end-pose angles in 0.001 deg. Used by the driver for unit conversion and by the
@@ -11,7 +11,7 @@ import struct
 import can
 import numpy as np
 
-from .can.identify import BusSignature
+from ..can.identify import BusSignature
 
 # feedback, arm -> host
 STATUS = 0x2A1
