@@ -15,8 +15,9 @@ from lerobot_robot_teledex.config_render_camera import TeledexRenderCameraConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
 from teledex_lerobot.cli.convert import lerobot_to_native, native_to_lerobot
 from teledex_lerobot.cli.record import Recorder, TeledexRecordConfig
-from teledex_lerobot.devices.linkerhand_sim import LinkerHandSimConfig, LinkerHandSimulator
-from teledex_lerobot.devices.sim_testing import unique_channel, bus_config
+from teledex_lerobot.devices.linkerhand.config import LinkerHandConfig
+from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
+from teledex_lerobot.devices.testing import bus_config, unique_channel
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
 
 pytestmark = [pytest.mark.slow,
@@ -30,7 +31,7 @@ def test_tactile_in_both_formats_and_through_both_conversions(tmp_path):
     simulator = LinkerHandSimulator(LinkerHandSimConfig(model="linkerhand_l10", channel=channel)).start()
     try:
         robot = TeledexHandConfig(model="linkerhand_l10", backend="real",
-                                  real=bus_config(hand_channel=channel, hand_tactile=True),
+                                  real=bus_config(hand_channel=channel, linkerhand=LinkerHandConfig(tactile=True)),
                                   cameras={"top": TeledexRenderCameraConfig(width=64, height=48, fps=25)})
         dataset = DatasetRecordConfig(repo_id="local/tactile", root=str(tmp_path / "ds"), single_task="grasp",
                                       fps=25, episode_time_s=3, reset_time_s=0, num_episodes=1,
