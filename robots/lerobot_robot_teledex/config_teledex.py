@@ -9,6 +9,7 @@ from teledex_lerobot.devices.factory import BACKENDS
 from teledex_lerobot.devices.joint_device import SimDynamicsConfig
 from teledex_lerobot.devices.real_config import RealHardwareConfig
 from teledex_lerobot.presets import PartSpec, load_preset
+from teledex_lerobot.viewer import LiveViewConfig
 from teledex_lerobot.world.world import WorldConfig
 
 from .config_render_camera import TeledexRenderCameraConfig
@@ -34,6 +35,8 @@ class TeledexRobotConfig(RobotConfig):
     # Safety: per command, a joint moves at most (its velocity limit x max_step_s) from its measured position.
     max_step_s: float = 0.1
     cameras: dict[str, CameraConfig] = field(default_factory=dict)
+    # The operator's live view (Rerun) of this robot, its input and the recording: --robot.live_view.enabled=true.
+    live_view: LiveViewConfig = field(default_factory=LiveViewConfig)
 
     def __post_init__(self):
         if self.backend not in (*BACKENDS, WORLD_BACKEND):
@@ -42,6 +45,7 @@ class TeledexRobotConfig(RobotConfig):
             raise ValueError(f"max_step_s must be > 0 (got {self.max_step_s})")
         self.sim.validate()
         self.real.validate()
+        self.live_view.validate()
         if self.backend == WORLD_BACKEND:
             self.world.validate()
         super().__post_init__()
