@@ -15,7 +15,7 @@ Columns:
 - view CPU: the view thread's CPU time, in % of one core; rrd: the recording's size per minute.
 
 The figures depend on the machine's load (threads wait for a CPU). Run: .venv/bin/python benchmarks/live_view.py
-[--fps 25] [--seconds 20] [--backend sim]
+[--fps 25] [--seconds 20] [--backend sim] [--rrd-dir DIR]
 """
 
 import argparse
@@ -102,6 +102,7 @@ def main() -> None:
     parser.add_argument("--fps", type=float, default=25.0)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--backend", default="sim", help="sim or mujoco (MUJOCO_GL=egl)")
+    parser.add_argument("--rrd-dir", type=Path, help="keep the view's recording (episode_000000.rrd) here")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     print(f"Live view per-tick cost: {PRESET}, backend={args.backend}, one camera, {args.fps:g} Hz, "
@@ -109,7 +110,7 @@ def main() -> None:
     print(f"{'view':5} {'measure':13} {'ticks':>6} {'p50':>7} {'p90':>7} {'p99':>7} {'max':>7}")
     with tempfile.TemporaryDirectory() as tmp:
         for view_on in (False, True):
-            result = run(view_on, args.fps, args.seconds, args.backend, Path(tmp))
+            result = run(view_on, args.fps, args.seconds, args.backend, args.rrd_dir or Path(tmp))
             label = "on" if view_on else "off"
             rows = [("hooks (us)", result["hooks_us"])] if view_on else []
             rows += [("act+send (ms)", result["work_ms"]), ("late (ms)", result["late_ms"])]

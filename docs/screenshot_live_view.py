@@ -6,7 +6,7 @@ Debian's mesa-vulkan-drivers), listening on 127.0.0.1 only; this script asks it 
 Rerun's viewer collects anonymous usage data unless `rerun analytics disable` was run; to keep everything on this
 machine, run the script in a network namespace of its own:
 
-    unshare -n sh -c 'ip link set lo up; .venv/bin/python docs/screenshot_live_view.py <recording.rrd> docs/live_view.png'
+    unshare -n sh -c 'ip link set lo up; .venv/bin/python docs/screenshot_live_view.py <file.rrd> docs/live_view.png'
 """
 
 import argparse

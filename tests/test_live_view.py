@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from rerun.experimental import RrdReader
 
-from lerobot_robot_teledex import Teledex, TeledexConfig
+from lerobot_robot_teledex import Teledex, TeledexConfig, TeledexFollowers, TeledexFollowersConfig
 from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 from lerobot_teleoperator_teledex import TeledexReplay, TeledexReplayConfig
 from teledex_lerobot import viewer
@@ -114,7 +114,7 @@ def test_a_recording_loop_reads_back_with_every_panel_true_to_the_robot(tmp_path
     assert events[0] == "episode 0 begins" and events[-1].startswith("episode 0 ends after")
     assert events[-1].endswith(": saved")
     status = texts(rows["/status"], "TextDocument:text")[-1]
-    assert status.startswith("### Teleoperation") and "**Episode** 0 ·" in status and "**Sync** " in status
+    assert status.startswith("- **Teleoperation**") and "**Episode** 0 ·" in status and "**Sync** " in status
 
 
 def feed(view: LiveView, rig: Rig, arm_joint1: float, count: int) -> None:
@@ -198,6 +198,26 @@ def test_faults_state_changes_and_lost_sync_become_events(tmp_path):
         "sync lost: INVALID · spread 300.0 ms · lagging: top by 300.0 ms"]
 
 
+def test_several_followers_are_drawn_side_by_side(tmp_path):
+    config = LiveViewConfig(enabled=True, viewer="none", rrd_dir=str(tmp_path))
+    robot = TeledexFollowers(TeledexFollowersConfig(followers={"left": PRESET, "right": PRESET}, backend="fake",
+                                                    with_cameras=False, live_view=config))
+    robot.connect()
+    try:
+        for _ in range(3):
+            robot.send_action(robot.get_observation())
+            time.sleep(0.05)
+    finally:
+        robot.disconnect()
+    assert viewer.active() is None
+    (session,) = tmp_path.glob("session_*.rrd")
+    rows = read_rrd(session)
+    bases = {name: np.array(rows[f"/world/{name}/measured"][-1]["LineStrips3D:strips"][0][0])
+             for name in ("left", "right")}
+    assert np.linalg.norm(bases["left"] - bases["right"]) > 0.5  # same preset, drawn apart
+    assert {"/world/left/commanded", "/world/right/commanded", "/joints/right/hand/measured"} <= set(rows)
+
+
 def test_sync_lag_and_status_text():
     now = 10_000 * MS
     packet = validate_timestamps({"arm": now - 2 * MS, "hand": None, "top": now - 40 * MS, "input": now}, now,
@@ -208,7 +228,7 @@ def test_sync_lag_and_status_text():
     assert sync_summary(packet) == "INVALID · spread 40.0 ms · lagging: top by 40.0 ms · stale: hand"
     text = status_text(state="Teleoperation", input_age_ms=12.4, stale=True, episode="2 · 3.0 s of 60 s",
                        sync=sync_summary(packet), faults={"robot/arm": "bus off"}, dropped=3)
-    assert text.splitlines()[0] == "### Teleoperation · input 12 ms old · **STALE: holding**"
+    assert text.splitlines()[0] == "- **Teleoperation** · input 12 ms old · **STALE: holding**"
     assert "**FAULT robot/arm**: bus off" in text and "3 updates dropped" in text
 
 
@@ -226,3 +246,57 @@ def test_commands_without_the_view_do_not_import_rerun():
     teleoperators import only the package, to look for a running view)."""
     code = "import sys, teledex_lerobot.viewer; assert 'rerun' not in sys.modules, 'rerun imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def entities_of(directory: Path) -> set[str]:
+    return {entity for path in directory.glob("*.rrd") for entity in read_rrd(path)}
+
+
+RIG_AND_OPERATOR = {"/world/robot/measured", "/world/robot/commanded", "/hands/robot/operator/bones",
+                    "/hands/robot/robot/tips", "/cameras/robot/top", "/status"}
+
+
+@pytest.mark.slow
+def test_in_lerobot_teleoperate(tmp_path):
+    """LeRobot's own loop, with the flag on our robot (lerobot-teleoperate builds the teleoperator before the robot,
+    so the teleoperator is given the preset too)."""
+    from commands import command, run
+
+    run(command("lerobot-teleoperate", "--robot.type=teledex", "--robot.backend=sim",
+                "--robot.live_view.enabled=true", "--robot.live_view.viewer=none",
+                f"--robot.live_view.rrd_dir={tmp_path / 'view'}", "--teleop.type=teledex_replay",
+                f"--teleop.preset={PRESET}", "--teleop.replay_file=open_close", "--teleop_time_s=3"), tmp_path)
+    (session,) = (tmp_path / "view").glob("session_*.rrd")
+    rows = read_rrd(session)
+    assert RIG_AND_OPERATOR <= set(rows)
+    assert "Teleoperation" in texts(rows["/status"], "TextDocument:text")[-1]
+
+
+@pytest.mark.slow
+def test_in_teledex_record(tmp_path):
+    from commands import command, run
+
+    run(command("teledex-record", "--robot.type=teledex", "--robot.live_view.enabled=true",
+                "--robot.live_view.viewer=none", f"--robot.live_view.rrd_dir={tmp_path / 'view'}",
+                "--teleop.type=teledex_replay", "--teleop.replay_file=open_close", "--dataset.repo_id=local/view",
+                f"--dataset.root={tmp_path / 'ds'}", "--dataset.single_task=t", "--dataset.num_episodes=1",
+                "--dataset.episode_time_s=2", "--dataset.reset_time_s=0", "--dataset.push_to_hub=false"), tmp_path)
+    assert RIG_AND_OPERATOR <= entities_of(tmp_path / "view")
+    assert (tmp_path / "ds" / "meta" / "info.json").exists()  # and the recording itself is saved
+
+
+@pytest.mark.slow
+def test_lerobot_display_data_works_with_our_robot(tmp_path):
+    """LeRobot's own --display_data (Rerun, the viz extra's range we depend on). Rerun's test switch
+    _RERUN_TEST_FORCE_SAVE writes the stream to a file instead of spawning a viewer."""
+    from commands import command, command_env
+
+    saved = tmp_path / "lerobot.rrd"
+    done = subprocess.run(command("lerobot-teleoperate", "--robot.type=teledex", "--robot.backend=sim",
+                                  "--teleop.type=teledex_replay", f"--teleop.preset={PRESET}",
+                                  "--teleop.replay_file=open_close", "--teleop_time_s=2", "--display_data=true"),
+                          env={**command_env(tmp_path), "_RERUN_TEST_FORCE_SAVE": str(saved)}, capture_output=True,
+                          text=True, timeout=600, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-3000:]
+    logged = {entity.removesuffix(":static") for entity in read_rrd(saved)}
+    assert {"/observation.arm_joint1.pos", "/action.hand_thumb_cmc_pitch.pos", "/observation.top"} <= logged

@@ -15,7 +15,6 @@ Drawing is rate-limited (config.max_hz, image_max_hz): an item that comes sooner
 so the view costs the same whatever the control rate.
 """
 
-import logging
 from pathlib import Path
 
 import cv2
@@ -28,13 +27,16 @@ from .config import LiveViewConfig
 from .rerun_output import RerunOutput
 from .scene import RigDrawing, operator_bones, operator_fingertips, rig_offset
 
-logger = logging.getLogger(__name__)
-
 MEASURED_RGB = (110, 160, 230)
 COMMANDED_RGB = (255, 140, 0)
 OPERATOR_RGB = (70, 200, 120)
 LINK_RADIUS_M = 0.006
 STATUS_HZ = 10.0
+# Hands are seen three-quarter from the palm and thumb side of a right hand, fingers up (the wrist frame: +z toward
+# the fingers, +y out of the palm, -x toward a right thumb); the robots from the front right and above, far enough
+# to see them whole at home.
+HAND_EYE = rrb.EyeControls3D(position=[-0.13, 0.15, 0.03], look_target=[0.0, 0.0, 0.09], eye_up=[0.0, 0.0, 1.0])
+ROBOT_EYE_DIRECTION = np.array([1.0, -1.2, 0.8]) / np.linalg.norm([1.0, -1.2, 0.8])
 # An item is drawn if at least this fraction of its period has passed since the last one drawn: a loop running at
 # exactly max_hz, with jitter, is not thinned to half its rate.
 RATE_TOLERANCE = 0.75
@@ -75,26 +77,35 @@ def sync_summary(packet: SyncPacket) -> str:
 
 def status_text(*, state: str | None, input_age_ms: float | None, stale: bool, episode: str | None,
                 sync: str | None, faults: dict[str, str], dropped: int) -> str:
-    """The status panel, in Markdown."""
+    """The status panel, in Markdown: one line each for the state, the episode, sync and faults."""
     if state is None:
-        head = "### No teleoperator reporting"
+        head = "**No teleoperator reporting**"
     else:
         age = "no input yet" if input_age_ms is None else f"input {input_age_ms:.0f} ms old"
-        head = f"### {state} · {age}" + (" · **STALE: holding**" if stale else "")
-    lines = [head, f"**Episode** {episode}" if episode else "**Not recording**",
-             f"**Sync** {sync}" if sync else "**Sync** not checked by this command",
-             "**Faults** none" if not faults else
-             "\n".join(f"**FAULT {part}**: {message}" for part, message in sorted(faults.items()))]
+        head = f"**{state}** · {age}" + (" · **STALE: holding**" if stale else "")
+    lines = [head, f"**Episode** {episode}" if episode else "Not recording",
+             f"**Sync** {sync}" if sync else "Sync: not checked by this command",
+             *([f"**FAULT {part}**: {message}" for part, message in sorted(faults.items())] or ["Faults: none"])]
     if dropped:
         lines.append(f"view: {dropped} updates dropped (the view's queue was full)")
-    return "\n\n".join(lines)
+    return "\n".join(f"- {line}" for line in lines)
+
+
+def robot_eye(rigs) -> rrb.EyeControls3D:
+    homes = [(rig, {role: part.home for role, part in rig.rig.parts.items()}) for rig in rigs]
+    points = np.concatenate([rig.world_segments(home).reshape(-1, 3) for rig, home in homes])
+    centre = (points.min(axis=0) + points.max(axis=0)) / 2
+    distance = 1.6 * max(float(np.ptp(points, axis=0).max()), 0.15)
+    return rrb.EyeControls3D(position=centre + distance * ROBOT_EYE_DIRECTION, look_target=centre,
+                             eye_up=[0.0, 0.0, 1.0])
 
 
 def layout(rigs: dict[str, RigDrawing], cameras: list[tuple[str, str]]) -> rrb.Blueprint:
-    hands = [view for name, rig in rigs.items() if rig.hand is not None for view in (
-        rrb.Spatial3DView(name=f"{name}: operator hand", origin=f"/hands/{name}/operator"),
-        rrb.Spatial3DView(name=f"{name}: robot hand, commanded", origin=f"/hands/{name}/robot"))]
-    robot = rrb.Spatial3DView(name="Robot: measured (blue), commanded (orange)", origin="/world")
+    hands = [rrb.Spatial3DView(name=f"{name}: {title}", origin=f"/hands/{name}/{who}", eye_controls=HAND_EYE)
+             for name, rig in rigs.items() if rig.hand is not None
+             for who, title in (("operator", "operator hand"), ("robot", "robot hand, commanded"))]
+    robot = rrb.Spatial3DView(name="Robot: measured (blue), commanded (orange)", origin="/world",
+                              eye_controls=robot_eye(rigs.values()))
     left = rrb.Vertical(robot, rrb.Horizontal(*hands), row_shares=[3, 2]) if hands else robot
     images = [rrb.Spatial2DView(name=camera if len(rigs) == 1 else f"{rig} {camera}", origin=f"/cameras/{rig}/{camera}")
               for rig, camera in cameras]
@@ -105,7 +116,7 @@ def layout(rigs: dict[str, RigDrawing], cameras: list[tuple[str, str]]) -> rrb.B
              rrb.TextLogView(name="Events", origin="/events")]
     right = rrb.Vertical(rrb.TextDocumentView(name="Status", origin="/status"),
                          *([rrb.Horizontal(*images)] if images else []), rrb.Tabs(*plots),
-                         row_shares=[1, 2, 2] if images else [1, 2])
+                         row_shares=[2, 3, 3] if images else [1, 2])
     return rrb.Blueprint(rrb.Horizontal(left, right, column_shares=[3, 2]), collapse_panels=True)
 
 
