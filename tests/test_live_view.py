@@ -232,13 +232,18 @@ def test_sync_lag_and_status_text():
     assert "**FAULT robot/arm**: bus off" in text and "3 updates dropped" in text
 
 
-def test_bad_settings_are_refused_naming_the_field(tmp_path):
+def test_bad_settings_are_refused_naming_the_field(monkeypatch):
     with pytest.raises(ValueError, match="live_view.viewer must be one of"):
         TeledexConfig(backend="fake", live_view=LiveViewConfig(enabled=True, viewer="vnc"))
     with pytest.raises(ValueError, match="live_view.viewer=none shows nothing"):
         LiveViewConfig(enabled=True, viewer="none").validate()
     with pytest.raises(ValueError, match="live_view.url must look like"):
         LiveViewConfig(enabled=True, viewer="connect", url="localhost:9876").validate()
+    if sys.platform.startswith("linux"):
+        monkeypatch.delenv("DISPLAY", raising=False)
+        monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+        with pytest.raises(ValueError, match="no desktop here .* use live_view.viewer=web"):
+            LiveViewConfig(enabled=True).validate()
 
 
 def test_commands_without_the_view_do_not_import_rerun():

@@ -109,6 +109,8 @@ class TeledexRobotBase(Robot):
 
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
+        if self.config.live_view.enabled:  # first: a viewer that cannot start leaves nothing half-open
+            viewer.start(self.config.live_view)
         if self.config.backend == WORLD_BACKEND:
             devices = make_world_devices(self.rig, self.config)
         else:
@@ -182,10 +184,7 @@ class TeledexRobotBase(Robot):
         return self.measured_key_prefix.removesuffix("_") or "robot"
 
     def _attach_view(self) -> None:
-        """Start the live view if asked to (a robot of several followers has started it already), and draw this
-        rig in it."""
-        if self.config.live_view.enabled:
-            viewer.start(self.config.live_view)
+        """Draw this rig in the live view, if one runs (started by this robot, or by a robot of several followers)."""
         self._view = viewer.active()
         if self._view is not None:
             self._view.add_rig(self.view_name, self.rig, list(self.cameras))

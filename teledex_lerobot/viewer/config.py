@@ -1,5 +1,7 @@
 """What the live view shows, where, and how often. Given once, on the robot: --robot.live_view.enabled=true."""
 
+import os
+import sys
 from dataclasses import dataclass
 
 VIEWERS = ("spawn", "web", "connect", "none")
@@ -42,3 +44,11 @@ class LiveViewConfig:
         if self.enabled and self.viewer == "none" and not self.rrd_dir:
             raise ValueError("live_view.viewer=none shows nothing: give live_view.rrd_dir to save .rrd files, or "
                              "choose viewer=spawn, web or connect")
+        if self.enabled and self.viewer == "spawn" and not has_desktop():
+            raise ValueError("live_view.viewer=spawn opens a window, but there is no desktop here (DISPLAY and "
+                             "WAYLAND_DISPLAY are unset): use live_view.viewer=web and open the address it logs")
+
+
+def has_desktop() -> bool:
+    """Whether a window can open: always off Linux; on Linux, with an X11 or Wayland display."""
+    return not sys.platform.startswith("linux") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
