@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 
-from teledex_lerobot.devices.joint_device import SimDynamicsConfig
+from teledex_lerobot.devices.simulated import SimDynamicsConfig
 
 from lerobot_robot_teledex import (
     Teledex,

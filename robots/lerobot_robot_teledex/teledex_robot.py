@@ -14,13 +14,11 @@ from teledex_lerobot import viewer
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.control import robot_link
 from teledex_lerobot.control.safety import JointSafety
-from teledex_lerobot.devices.factory import make_joint_device
-from teledex_lerobot.devices.joint_device import JointDevice
-from teledex_lerobot.devices.linkerhand_protocol import FINGERS as TACTILE_FINGERS
-from teledex_lerobot.devices.linkerhand_protocol import tactile_shape_of
+from teledex_lerobot.devices.joint_device import JointDevice, TactileLayout
+from teledex_lerobot.devices.registry import build_devices, tactile_layout
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
-from teledex_lerobot.world.devices import current_world, make_world_devices
+from teledex_lerobot.world.devices import current_world
 from teledex_lerobot.world.world import object_state_names
 
 from .config_teledex import WORLD_BACKEND, TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
@@ -70,20 +68,20 @@ class TeledexRobotBase(Robot):
         raise NotImplementedError
 
     @cached_property
-    def tactile_shape(self) -> tuple[int, int] | None:
-        """Taxels per finger (rows, columns) when the real hand's tactile matrices are observed, else None."""
+    def tactile_layout(self) -> TactileLayout | None:
+        """The touch sensors of the real hand's driver when they are observed (its vendor's settings), else None."""
         hand = self.rig.parts.get("hand")
-        if self.config.backend != "real" or not self.config.real.hand_tactile or hand is None:
+        if self.config.backend != "real" or hand is None:
             return None
-        return tactile_shape_of(hand.spec.model)
+        return tactile_layout(hand, self.config.real)
 
     @cached_property
     def tactile_keys(self) -> list[str]:
-        """One float per taxel, `hand_tactile_<finger>_r<row>c<column>`, 0-255 (0 = no contact)."""
-        if self.tactile_shape is None:
+        """One float per taxel, `hand_tactile_<sensor>_r<row>c<column>`, 0-255 (0 = no contact)."""
+        if self.tactile_layout is None:
             return []
-        rows, columns = self.tactile_shape
-        return [f"hand_tactile_{finger}_r{r}c{c}" for finger in TACTILE_FINGERS
+        rows, columns = self.tactile_layout.shape
+        return [f"hand_tactile_{sensor}_r{r}c{c}" for sensor in self.tactile_layout.sensors
                 for r in range(rows) for c in range(columns)]
 
     @cached_property
@@ -111,11 +109,7 @@ class TeledexRobotBase(Robot):
     def connect(self, calibrate: bool = True) -> None:
         if self.config.live_view.enabled:  # first: a viewer that cannot start leaves nothing half-open
             viewer.start(self.config.live_view)
-        if self.config.backend == WORLD_BACKEND:
-            devices = make_world_devices(self.rig, self.config)
-        else:
-            devices = {role: make_joint_device(self.config.backend, part, self.config.sim, self.config.real)
-                       for role, part in self.rig.parts.items()}
+        devices = build_devices(self.config.backend, self.rig, self.config)
         connected = []
         try:
             for device in devices.values():
@@ -199,8 +193,9 @@ class TeledexRobotBase(Robot):
         if not self.tactile_keys:
             return {}
         matrices = self.devices["hand"].tactile()
-        zeros = np.zeros(self.tactile_shape)  # until the first complete matrix of a finger has arrived
-        values = np.concatenate([np.asarray(matrices.get(f, zeros), float).reshape(-1) for f in TACTILE_FINGERS])
+        zeros = np.zeros(self.tactile_layout.shape)  # until the first complete matrix of a sensor has arrived
+        values = np.concatenate([np.asarray(matrices.get(sensor, zeros), float).reshape(-1)
+                                 for sensor in self.tactile_layout.sensors])
         return dict(zip(self.tactile_keys, values.tolist(), strict=True))
 
     def _read_frame(self, name: str, cam, started_ns: int):

@@ -1,6 +1,6 @@
-"""LinkerHand L10 / L20 (and any hand in linkerhand_protocol.LAYOUTS) through our own CAN driver on python-can.
+"""LinkerHand L10 / L20 (and any hand in protocol.LAYOUTS) through our own CAN driver on python-can.
 
-The vendor's L10/L20 code is not usable as a library (notes §2.1: hardcoded socketcan, `sudo ip link` and
+The vendor's L10/L20 code is not usable as a library (hardcoded socketcan, `sudo ip link` and
 sys.exit in LinkerHandApi), and linkerbot has no L10/L20, so we speak the protocol directly. Nothing is pushed by
 the hand: a poll thread requests positions at hand_poll_hz and temperatures/faults at a few Hz; the receive thread
 caches replies. A measurement is published when the last position frame of a poll cycle arrives, stamped with that
@@ -13,12 +13,13 @@ import threading
 import can
 import numpy as np
 
-from . import linkerhand_protocol as lp
-from .device_fault import WallToMonotonic
-from .joint_device import JointState
-from .real_config import CanPortConfig, RealHardwareConfig
-from .real_device import RealJointDevice
-from .sim_bus import EchoFilter
+from ..can.port import CanPortConfig
+from ..device_fault import WallToMonotonic
+from ..joint_device import JointState
+from ..real_config import SharedRealConfig
+from ..real_device import RealJointDevice
+from . import protocol as lp
+from .config import LinkerHandConfig
 
 logger = logging.getLogger(__name__)
 
@@ -28,21 +29,20 @@ OVER_TEMPERATURE_C = 70
 
 
 class LinkerHandCanDevice(RealJointDevice):
-    def __init__(self, model: str, side: str, device_home: np.ndarray, driven: np.ndarray, device_lower: np.ndarray,
-                 device_upper: np.ndarray, port: CanPortConfig, config: RealHardwareConfig):
-        super().__init__(f"{model}-{side}@{port.interface}:{port.channel}", device_home, driven, device_lower,
-                         device_upper, config)
+    bus_kind = lp.BUS_SIGNATURE.kind
+
+    def __init__(self, part, port: CanPortConfig, config: SharedRealConfig, settings: LinkerHandConfig):
+        model, side = part.spec.model, part.spec.side
+        super().__init__(f"{model}-{side}", part, port, config)
+        port.refuse_echoing(f"The {model} driver")  # replies share the ID of our own requests and set commands
+        self.settings = settings
         self.layout = lp.layout_for(model)
-        if len(device_home) != self.layout.dof:
-            raise ValueError(f"{model} has {self.layout.dof} joints; got {len(device_home)}")
-        self.port = port
+        if len(self.device_target) != self.layout.dof:
+            raise ValueError(f"{model} has {self.layout.dof} joints; got {len(self.device_target)}")
         self.hand_id = self.layout.hand_id(side)
-        self._device_lower = np.asarray(device_lower, dtype=float)
-        self._device_upper = np.asarray(device_upper, dtype=float)
         self._blocks = self.layout.blocks_by_cmd()
         self._last_position_cmd = self.layout.position_frames[-1].cmd
         self._bus: can.BusABC | None = None
-        self._echoes = EchoFilter(port.interface)  # replies share our ID: never take our own frames for replies
         self._send_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._stop_io = threading.Event()
@@ -59,7 +59,7 @@ class LinkerHandCanDevice(RealJointDevice):
 
     # --- public extras ---
     def tactile(self) -> dict[str, np.ndarray]:
-        """Latest complete tactile matrix per finger (rows x columns, 0-255); empty unless real.hand_tactile."""
+        """Latest complete tactile matrix per finger (rows x columns, 0-255); empty unless real.linkerhand.tactile."""
         with self._state_lock:
             return {finger: matrix.copy() for finger, matrix in self._tactile.items()}
 
@@ -75,9 +75,9 @@ class LinkerHandCanDevice(RealJointDevice):
             thread.start()
 
     def _startup(self) -> None:
-        self._send_frames(lp.value_frames(self.layout.speed_frames, [self.config.hand_speed_raw]
+        self._send_frames(lp.value_frames(self.layout.speed_frames, [self.settings.speed_raw]
                                           * self.layout.motor_count))
-        self._send_frames(lp.value_frames(self.layout.torque_frames, [self.config.hand_torque_raw]
+        self._send_frames(lp.value_frames(self.layout.torque_frames, [self.settings.torque_raw]
                                           * self.layout.motor_count))
         self._send_frames([bytes([lp.VERSION])])
         # start from where the hand is: undriven joints hold their measured position, not home
@@ -93,7 +93,7 @@ class LinkerHandCanDevice(RealJointDevice):
             self._bus = None
 
     def _send(self, device_target: np.ndarray) -> None:
-        raw = lp.radians_to_raw(device_target, self._device_lower, self._device_upper)
+        raw = lp.radians_to_raw(device_target, self.device_lower, self.device_upper)
         self._send_frames(lp.position_frames(self.layout, raw))
 
     def _latest_state(self) -> JointState | None:
@@ -125,13 +125,12 @@ class LinkerHandCanDevice(RealJointDevice):
             raise can.CanOperationError("bus closed")
         with self._send_lock:
             for data in frames:
-                self._echoes.sent(self.hand_id, data)
                 bus.send(can.Message(arbitration_id=self.hand_id, data=data, is_extended_id=False))
 
     def _poll_loop(self) -> None:
-        period_s = 1.0 / self.config.hand_poll_hz
-        status_every = max(1, round(self.config.hand_poll_hz / STATUS_POLL_HZ))
-        tactile_every = max(1, round(self.config.hand_poll_hz / TACTILE_POLL_HZ))
+        period_s = 1.0 / self.settings.poll_hz
+        status_every = max(1, round(self.settings.poll_hz / STATUS_POLL_HZ))
+        tactile_every = max(1, round(self.settings.poll_hz / TACTILE_POLL_HZ))
         status_requests = [bytes([b.cmd]) for b in (*self.layout.temperature_frames, *self.layout.fault_frames)]
         position_requests = [bytes([b.cmd]) for b in self.layout.position_frames]
         tick = 0
@@ -139,7 +138,7 @@ class LinkerHandCanDevice(RealJointDevice):
             requests = list(position_requests)
             if tick % status_every == 0:
                 requests += status_requests
-            if self.config.hand_tactile and self.layout.tactile_matrix_code is not None and tick % tactile_every == 0:
+            if self.settings.tactile and self.layout.tactile_matrix_code is not None and tick % tactile_every == 0:
                 requests += [bytes([cmd, self.layout.tactile_matrix_code]) for cmd in lp.TACTILE_SUMMARY]
             try:
                 self._send_frames(requests)
@@ -159,9 +158,8 @@ class LinkerHandCanDevice(RealJointDevice):
                 logger.debug("%s: receive failed: %s", self.name, error)
                 self._stop_io.wait(0.01)
                 continue
-            if (message is None or message.arbitration_id != self.hand_id or len(message.data) < 2
-                    or self._echoes.is_echo(message)):
-                continue  # our own one-byte requests, on interfaces that echo, and other devices
+            if message is None or message.arbitration_id != self.hand_id or len(message.data) < 2:
+                continue  # other devices, and other hosts' read requests
             self._on_reply(message)
 
     def _on_reply(self, message: can.Message) -> None:
@@ -181,14 +179,14 @@ class LinkerHandCanDevice(RealJointDevice):
             target = {"position": self._raw_vector, "temperature": self.temperatures_c,
                       "fault": self.fault_codes}.get(kind)
             if target is None:
-                return  # speed/torque echoes
+                return  # replies to our speed/torque settings
             target[block.start:block.start + len(values)] = values
             if kind == "position" and cmd == self._last_position_cmd:
                 self._publish(self._clock.to_monotonic_ns(message.timestamp))
 
     def _publish(self, capture_ns: int) -> None:
         raw = self._raw_vector[list(self.layout.joint_to_raw)]
-        positions = lp.raw_to_radians(raw, self._device_lower, self._device_upper)
+        positions = lp.raw_to_radians(raw, self.device_lower, self.device_upper)
         previous = self._published
         velocities = np.zeros_like(positions)
         if previous is not None and capture_ns > previous.capture_ns:

@@ -1,4 +1,5 @@
-"""LinkerHand CAN protocol facts (notes/hardware.md §2.2): frame layouts per model and the 0-255 position scale.
+"""LinkerHand CAN protocol facts, read from linkerbot and the vendor's GitHub SDK: frame layouts per model and the
+0-255 position scale.
 
 One standard ID per hand (0x27 right, 0x28 left); frames are [cmd, values...] of variable length; a frame holding
 only [cmd] is a read request and the hand answers on the same ID with [cmd, values...]; after a set command the
@@ -10,7 +11,10 @@ vendor's dir=-1 convention: raw 255 = lower (open), raw 0 = upper (flexed).
 
 from dataclasses import dataclass
 
+import can
 import numpy as np
+
+from ..can.identify import BusSignature
 
 RIGHT_HAND_ID, LEFT_HAND_ID = 0x27, 0x28
 RAW_MAX = 255
@@ -118,7 +122,12 @@ def value_frames(blocks: tuple[FrameBlock, ...], values) -> list[bytes]:
     return [bytes([block.cmd, *values[block.start:block.start + block.count]]) for block in blocks]
 
 
-def tactile_shape_of(model: str) -> tuple[int, int] | None:
-    """Taxels per finger (rows, columns) of a LinkerHand model's tactile matrices; None = no matrices (or not a
-    LinkerHand)."""
-    return LAYOUTS[model].tactile_shape if model in LAYOUTS else None
+def _recognise(message: can.Message) -> str | None:
+    if message.arbitration_id not in (RIGHT_HAND_ID, LEFT_HAND_ID) or len(message.data) < 2:
+        return None  # one-byte frames are requests, not a hand's replies
+    side = "right" if message.arbitration_id == RIGHT_HAND_ID else "left"
+    return f"a {side} LinkerHand (CAN ID {message.arbitration_id:#x})"
+
+
+BUS_SIGNATURE = BusSignature("LinkerHand", ((RIGHT_HAND_ID, bytes([VERSION])), (LEFT_HAND_ID, bytes([VERSION]))),
+                             _recognise)

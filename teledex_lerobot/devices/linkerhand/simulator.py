@@ -1,6 +1,6 @@
 """A simulated LinkerHand (O6, L10 or L20) on a python-can bus: what linkerbot's O6 and our L10/L20 driver talk to.
 
-Reproduces notes/hardware.md §7: requests [cmd] answered on the same ID with [cmd, values...]; set commands
+Reproduces what the vendor SDKs rely on: requests [cmd] answered on the same ID with [cmd, values...]; set commands
 applied and answered with the current values; positions in the model's frame layout (0-255, 255 = open);
 speed, torque, temperature and fault frames; version (0x64, 0xC1/0xC2/0xC4), serial number (0xC0, four frames);
 tactile summaries (0xB1-0xB5), matrices ([0xBn, code] -> one frame per row [0xBn, row<<4, values...]) and the
@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 import can
 import numpy as np
 
-from ..kinematics import KinematicModel
-from ..models import resolve_urdf
-from . import linkerhand_protocol as lp
-from .joint_device import SimDynamicsConfig, SimulatedJointDevice
-from .sim_bus import BusSimulator, SimBus
+from ...kinematics import KinematicModel
+from ...models import resolve_urdf
+from ..can.simulator import BusSimulator, SimBus
+from ..simulated import FirstOrderJointDevice, SimDynamicsConfig
+from . import protocol as lp
 
 LEGACY_FORCE = (0x20, 0x21, 0x22, 0x23)
 VERSION_TRIPLETS = {0xC1: (1, 0, 0), 0xC2: (2, 1, 3), 0xC4: (1, 2, 0)}  # PCB, firmware, mechanical
@@ -48,7 +48,7 @@ class LinkerHandSimulator(BusSimulator):
         self.lower = self.model.lower[: self.layout.dof]
         self.upper = self.model.upper[: self.layout.dof]
         self.hand_id = self.layout.hand_id(self.config.side)
-        self._dynamics = SimulatedJointDevice(self.lower.copy(), self.model.velocity_limits[: self.layout.dof],
+        self._dynamics = FirstOrderJointDevice(self.lower.copy(), self.model.velocity_limits[: self.layout.dof],
                                               self.config.dynamics, self.config.dynamics.feedback_hz or 500.0)
         self._bus = SimBus(self.config.interface, self.config.channel, self._on_frame, f"{self.config.model}-sim")
         self._blocks = self.layout.blocks_by_cmd()

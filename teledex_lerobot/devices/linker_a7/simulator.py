@@ -1,12 +1,12 @@
 """A simulated Linker Arm A7 on a python-can bus: what the unmodified linkerbot A7 class talks to in tests and
 teledex-sim.
 
-Reproduces notes/hardware.md §2.5 and §7: seven motors on their own IDs (51-57 right, 61-67 left) answering every
+Reproduces what linkerbot's A7 relies on: seven motors on their own IDs (51-57 right, 61-67 left) answering every
 register linkerbot reads ([reg] -> [reg, float32 LE]; the handshake and enabled registers in one byte) at whatever
 rate it polls; the enable and mode registers gate motion (a target acts only on an enabled motor in profile
 position mode); targets beyond the URDF limits are clamped, as a motor's own soft limits would; the profile speed,
 acceleration and deceleration shape each motor's trapezoidal setpoint, and the joints follow it with the `sim`
-backend's dynamics (SimulatedJointDevice). Gains and the profile registers read back what was written.
+backend's dynamics (FirstOrderJointDevice). Gains and the profile registers read back what was written.
 Not modelled: 0x0D (save) and 0x87 (set zero) are accepted and have no effect; there is no gravity or load, so the
 motors report zero torque.
 
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 import can
 import numpy as np
 
-from ..clock import now_ns
-from ..kinematics import KinematicModel, linker_a7_urdf_path
-from . import a7_protocol as ap
-from .joint_device import SimDynamicsConfig, SimulatedJointDevice
-from .sim_bus import BusSimulator, SimBus
+from ...clock import now_ns
+from ...kinematics import KinematicModel, linker_a7_urdf_path
+from ..can.simulator import BusSimulator, SimBus
+from ..simulated import FirstOrderJointDevice, SimDynamicsConfig
+from . import protocol as ap
 
 PROFILE_HZ = 500.0  # the motors' setpoint update rate
 TEMPERATURE_C = 35.0
@@ -56,7 +56,7 @@ class A7Simulator(BusSimulator):
         self.model = KinematicModel.from_urdf(linker_a7_urdf_path(self.config.side))
         self._lower, self._upper = self.model.lower, self.model.upper
         initial = np.clip(np.asarray(self.config.initial_positions, dtype=float), self._lower, self._upper)
-        self._dynamics = SimulatedJointDevice(initial, self.model.velocity_limits, self.config.dynamics,
+        self._dynamics = FirstOrderJointDevice(initial, self.model.velocity_limits, self.config.dynamics,
                                               self.config.dynamics.feedback_hz or 1000.0)
         self._bus = SimBus(self.config.interface, self.config.channel, self._on_frame, "a7-sim")
         self._lock = threading.Lock()

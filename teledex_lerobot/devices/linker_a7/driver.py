@@ -1,7 +1,7 @@
 """Linker Arm A7 through the vendor's linkerbot SDK (A7 class), on any python-can interface that does not echo.
 
 Connection: A7(side, channel, interface) pings the seven motors (20 ms each), reads 11 registers per motor and
-starts its poll threads. We then poll only what we use: positions at a7_poll_hz and temperatures at 20 Hz (an
+starts its poll threads. We then poll only what we use: positions at settings.poll_hz and temperatures at 20 Hz (an
 over-temperature is seen within 100 ms). Joint velocities are differentiated per motor from the timestamped
 positions rather than polled: linkerbot spaces every frame it sends by a 0.3 ms busy-wait, so each polled register
 costs CPU, and dropping velocity (100 Hz) and torque (20 Hz) polling halves it. Startup: A7.enable() (reset errors,
@@ -15,7 +15,7 @@ Two private SDK members are used, for reasons linkerbot gives no public way arou
   and builds pydantic models (~0.35 ms), too slow for the 100 Hz watchdog.
 
 Not on udp_multicast: there linkerbot receives its own one-byte read requests back, takes them for empty replies
-and fails to unpack them. Use socketcan (a vcan interface for a simulator in another process).
+and fails to unpack them. A simulator in another process is reached on the teledex loopback bus (teledex-sim).
 """
 
 import threading
@@ -23,12 +23,13 @@ import time
 
 import numpy as np
 
-from . import a7_protocol as ap
-from .device_fault import WallToMonotonic
-from .joint_device import JointState
-from .real_config import CanPortConfig, RealHardwareConfig
-from .real_device import RealJointDevice
-from .sim_bus import ECHOING_INTERFACES
+from ..can.port import CanPortConfig
+from ..device_fault import WallToMonotonic
+from ..joint_device import JointState
+from ..real_config import SharedRealConfig
+from ..real_device import RealJointDevice
+from . import protocol as ap
+from .config import LinkerA7Config
 
 TEMPERATURE_POLL_S = 0.05
 OVER_TEMPERATURE_C = 70.0
@@ -38,20 +39,17 @@ HANDSHAKE_RETRY_S = 0.05
 class LinkerA7JointDevice(RealJointDevice):
     """Device vector: the seven URDF joints, shoulder pitch first (motor IDs 51-57 right / 61-67 left), in rad."""
 
-    def __init__(self, side: str, device_home: np.ndarray, driven: np.ndarray, device_lower: np.ndarray,
-                 device_upper: np.ndarray, port: CanPortConfig, config: RealHardwareConfig):
-        super().__init__(f"linker_a7-{side}@{port.interface}:{port.channel}", device_home, driven, device_lower,
-                         device_upper, config)
-        if len(device_home) != ap.JOINTS:
-            raise ValueError(f"The Linker Arm A7 has {ap.JOINTS} joints; got {len(device_home)}")
-        if port.interface in ECHOING_INTERFACES:
-            raise ValueError(f"linkerbot's A7 cannot run on {port.interface}: it reads its own requests back as "
-                             "empty replies. Use socketcan (a vcan interface for a simulator).")
+    bus_kind = ap.BUS_SIGNATURE.kind
+
+    def __init__(self, part, port: CanPortConfig, config: SharedRealConfig, settings: LinkerA7Config):
+        side = part.spec.side
+        super().__init__(f"linker_a7-{side}", part, port, config)
+        if len(self.device_target) != ap.JOINTS:
+            raise ValueError(f"The Linker Arm A7 has {ap.JOINTS} joints; got {len(self.device_target)}")
+        port.refuse_echoing("linkerbot's A7")
         self.side = side
-        self.port = port
+        self.settings = settings
         self.motor_ids = ap.motor_ids(side)
-        self._device_lower = np.asarray(device_lower, dtype=float)
-        self._device_upper = np.asarray(device_upper, dtype=float)
         self._arm = None
         self._clock: WallToMonotonic | None = None
         self._previous_angles: list | None = None  # linkerbot AngleState per motor, last seen
@@ -69,14 +67,14 @@ class LinkerA7JointDevice(RealJointDevice):
         self._previous_angles = None
         self._velocities[:] = 0.0
         self._arm = self._construct_arm()
-        self._arm.start_polling({SensorType.POSITION: 1.0 / self.config.a7_poll_hz,
+        self._arm.start_polling({SensorType.POSITION: 1.0 / self.settings.poll_hz,
                                  SensorType.TEMPERATURE: TEMPERATURE_POLL_S})
 
     def _startup(self) -> None:
         arm = self._arm
         arm.enable()
-        arm.set_velocities([self.config.a7_speed_rad_s] * ap.JOINTS)
-        arm.set_accelerations([self.config.a7_acceleration_rad_s2] * ap.JOINTS)
+        arm.set_velocities([self.settings.speed_rad_s] * ap.JOINTS)
+        arm.set_accelerations([self.settings.acceleration_rad_s2] * ap.JOINTS)
         # start from where the arm is, not from home: the first command must not jump
         self.device_target = self._latest_state().positions.copy()
 
@@ -88,7 +86,7 @@ class LinkerA7JointDevice(RealJointDevice):
 
     def _send(self, device_target: np.ndarray) -> None:
         # Within limit_tolerance_rad of a limit is the limit: linkerbot's own check (kept) has no tolerance.
-        self._arm._set_angles(np.clip(device_target, self._device_lower, self._device_upper).tolist())
+        self._arm._set_angles(np.clip(device_target, self.device_lower, self.device_upper).tolist())
 
     def _latest_state(self) -> JointState | None:
         arm = self._arm
@@ -145,7 +143,7 @@ class LinkerA7JointDevice(RealJointDevice):
                 self._stop_dispatcher(arm)
                 if time.monotonic() > deadline:
                     raise ConnectionError(f"{self.name}: no feedback within {self.config.connect_timeout_s} s "
-                                          f"({error}). {self._no_feedback_hint()}") from error
+                                          f"({error}). {self._silence_explained()}") from error
                 time.sleep(HANDSHAKE_RETRY_S)
             except BaseException:
                 self._stop_dispatcher(arm)

@@ -1,7 +1,7 @@
 """Agilex Piper through the unmodified vendor SDK (piper_sdk C_PiperInterface_V2), over any python-can interface.
 
-Connection (notes/hardware.md §1.2): the SDK's documented seam for non-socketcan interfaces, CreateCanBus with the
-configured interface, then ConnectPort (read threads; queries limits and firmware). Startup: CAN control + joint
+Connection: the SDK's documented seam for non-socketcan interfaces, CreateCanBus with the configured interface,
+then ConnectPort (read threads; queries limits and firmware). Startup: CAN control + joint
 mode, then EnableArm until every motor reports driver-enabled (foc_status bit 6), then the gripper if it is driven.
 Each command resends MotionCtrl_2 (the arm acts on joint targets only in CAN + joint mode; the vendor demos do the
 same) and JointCtrl/GripperCtrl in integer device units (0.001 deg, 0.001 mm; the SDK rejects floats).
@@ -14,12 +14,14 @@ import time
 
 import numpy as np
 
-from ..clock import now_ns
-from . import piper_protocol as pp
-from .device_fault import WallToMonotonic
-from .joint_device import JointState
-from .real_config import CanPortConfig, RealHardwareConfig
-from .real_device import RealJointDevice
+from ...clock import now_ns
+from ..can.port import CanPortConfig
+from ..device_fault import WallToMonotonic
+from ..joint_device import JointState
+from ..real_config import SharedRealConfig
+from ..real_device import RealJointDevice
+from . import protocol as pp
+from .config import PiperConfig
 
 logger = logging.getLogger(__name__)
 
@@ -34,13 +36,13 @@ def _enum_value(value) -> int:
 class PiperJointDevice(RealJointDevice):
     """Device vector: joint1..joint6 (rad) + gripper (opening, m), the order of configs/urdf/piper.urdf."""
 
-    def __init__(self, device_home: np.ndarray, driven: np.ndarray, device_lower: np.ndarray,
-                 device_upper: np.ndarray, port: CanPortConfig, config: RealHardwareConfig):
-        super().__init__(f"piper@{port.interface}:{port.channel}", device_home, driven, device_lower, device_upper,
-                         config)
-        if len(device_home) != len(PIPER_JOINTS):
-            raise ValueError(f"Piper device vector is {list(PIPER_JOINTS)}; got {len(device_home)} values")
-        self.port = port
+    bus_kind = pp.BUS_SIGNATURE.kind
+
+    def __init__(self, part, port: CanPortConfig, config: SharedRealConfig, settings: PiperConfig):
+        super().__init__("piper", part, port, config)
+        if len(self.device_target) != len(PIPER_JOINTS):
+            raise ValueError(f"Piper device vector is {list(PIPER_JOINTS)}; got {len(self.device_target)} values")
+        self.settings = settings
         self._drives_arm = bool(np.any(self.driven < 6))
         self._drives_gripper = bool(np.any(self.driven == 6))
         self._sdk = None
@@ -51,6 +53,7 @@ class PiperJointDevice(RealJointDevice):
     def _open(self) -> None:
         from piper_sdk import C_PiperInterface_V2  # imported here: only the real backend needs the SDK
 
+        self.port.check_opens(self.name)
         self._clock = WallToMonotonic()
         channel = self.port.channel
         # judge_flag=False: the SDK's socketcan checks (operstate, bitrate from `ip`) fail on vcan and other
@@ -71,7 +74,7 @@ class PiperJointDevice(RealJointDevice):
     def _startup(self) -> None:
         sdk = self._sdk
         self.firmware = self._wait_firmware()
-        sdk.MotionCtrl_2(pp.CTRL_MODE_CAN, pp.MOVE_MODE_J, self.config.piper_speed_percent, 0x00)
+        sdk.MotionCtrl_2(pp.CTRL_MODE_CAN, pp.MOVE_MODE_J, self.settings.speed_percent, 0x00)
         deadline = time.monotonic() + self.config.connect_timeout_s
         while not sdk.EnablePiper():  # sends EnableArm(7); True once all six motors report driver-enabled
             if time.monotonic() > deadline:
@@ -89,14 +92,14 @@ class PiperJointDevice(RealJointDevice):
         sdk, self._sdk = self._sdk, None
         if sdk is None:
             return
-        if self.config.piper_disable_on_disconnect:
+        if self.settings.disable_on_disconnect:
             sdk.DisableArm(pp.ALL_MOTORS)
         self._release(sdk)
 
     def _send(self, device_target: np.ndarray) -> None:
         sdk = self._sdk
         if self._drives_arm:
-            sdk.MotionCtrl_2(pp.CTRL_MODE_CAN, pp.MOVE_MODE_J, self.config.piper_speed_percent, 0x00)
+            sdk.MotionCtrl_2(pp.CTRL_MODE_CAN, pp.MOVE_MODE_J, self.settings.speed_percent, 0x00)
             sdk.JointCtrl(*(int(v) for v in pp.rad_to_millideg(device_target[:6])))
         if self._drives_gripper:
             self._send_gripper(device_target[6])
@@ -148,7 +151,7 @@ class PiperJointDevice(RealJointDevice):
         return np.concatenate([pp.millideg_to_rad(millideg), [pp.um_to_m(gripper_um)]])
 
     def _send_gripper(self, width_m: float) -> None:
-        effort = int(round(self.config.piper_gripper_effort_nm * 1000))  # 0.001 N*m
+        effort = int(round(self.settings.gripper_effort_nm * 1000))  # 0.001 N*m
         self._sdk.GripperCtrl(int(pp.m_to_um(width_m)), effort, 0x01, 0x00)
 
     def _wait_firmware(self) -> str | None:
@@ -164,10 +167,10 @@ class PiperJointDevice(RealJointDevice):
 
     @staticmethod
     def _release(sdk) -> None:
-        """DisconnectPort, plus the thread handling it lacks (notes §1.2: its hasattr check never matches, so it
-        never joins the read thread, and it never stops the monitor and FPS threads). The read thread is stopped
-        first, while the bus is still open: it blocks in recv(1 s), and frames still arriving wake it at once.
-        Finally the per-channel singleton is dropped so a reconnect builds a fresh interface."""
+        """DisconnectPort, plus the thread handling it lacks (its hasattr check never matches a name-mangled
+        attribute, so it never joins the read thread, and it never stops the monitor and FPS threads). The read
+        thread is stopped first, while the bus is still open: it blocks in recv(1 s), and frames still arriving wake
+        it at once. Finally the per-channel singleton is dropped so a reconnect builds a fresh interface."""
         read_stop = getattr(sdk, "_C_PiperInterface_V2__read_can_stop_event", None)
         read_thread = getattr(sdk, "_C_PiperInterface_V2__can_deal_th", None)
         if read_stop is not None and read_thread is not None:

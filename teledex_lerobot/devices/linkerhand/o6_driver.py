@@ -1,7 +1,7 @@
-"""LinkerHand O6 through the vendor's linkerbot SDK (O6 class), on any python-can interface.
+"""LinkerHand O6 through the vendor's linkerbot SDK (O6 class), on any python-can interface that does not echo.
 
 linkerbot speaks a 0-100 scale (raw = round(v * 255 / 100)); we convert radians <-> the device's 0-255 bytes with
-the shared LinkerHand scale (linkerhand_protocol) and hand linkerbot exactly those bytes (v = raw * 100 / 255), so
+the shared LinkerHand scale (protocol.py) and hand linkerbot exactly those bytes (v = raw * 100 / 255), so
 nothing is rounded twice. linkerbot polls angles itself; we set its polling to our rates (angles at hand_poll_hz,
 faults and temperatures at a few Hz, tactile matrices only when enabled). Its cached readings are stamped with
 time.time() on receipt, converted to our monotonic clock.
@@ -11,11 +11,13 @@ import threading
 
 import numpy as np
 
-from . import linkerhand_protocol as lp
-from .device_fault import WallToMonotonic
-from .joint_device import JointState
-from .real_config import CanPortConfig, RealHardwareConfig
-from .real_device import RealJointDevice
+from ..can.port import CanPortConfig
+from ..device_fault import WallToMonotonic
+from ..joint_device import JointState
+from ..real_config import SharedRealConfig
+from ..real_device import RealJointDevice
+from . import protocol as lp
+from .config import LinkerHandConfig
 
 O6_SCALE = 100.0  # linkerbot's unit for angles, speeds and torques
 STATUS_POLL_S = 0.05  # faults must be seen within 100 ms
@@ -32,21 +34,20 @@ def linkerbot_to_raw(values) -> np.ndarray:
 
 
 class O6JointDevice(RealJointDevice):
-    def __init__(self, side: str, device_home: np.ndarray, driven: np.ndarray, device_lower: np.ndarray,
-                 device_upper: np.ndarray, port: CanPortConfig, config: RealHardwareConfig):
-        super().__init__(f"linkerhand_o6-{side}@{port.interface}:{port.channel}", device_home, driven,
-                         device_lower, device_upper, config)
-        self.side = side
-        self.port = port
-        self._device_lower = np.asarray(device_lower, dtype=float)
-        self._device_upper = np.asarray(device_upper, dtype=float)
+    bus_kind = lp.BUS_SIGNATURE.kind
+
+    def __init__(self, part, port: CanPortConfig, config: SharedRealConfig, settings: LinkerHandConfig):
+        super().__init__(f"linkerhand_o6-{part.spec.side}", part, port, config)
+        port.refuse_echoing("linkerbot's O6")  # it would read its own angle commands back as the hand's angles
+        self.side = part.spec.side
+        self.settings = settings
         self._hand = None
         self._clock: WallToMonotonic | None = None
         self._previous: JointState | None = None
         self._previous_lock = threading.Lock()  # read() and the watchdog both derive velocities
 
     def tactile(self) -> dict[str, np.ndarray]:
-        """Latest 10x4 tactile matrix per finger (0-255); empty unless real.hand_tactile."""
+        """Latest 10x4 tactile matrix per finger (0-255); empty unless real.linkerhand.tactile."""
         snapshot = self._hand.force_sensor.get_snapshot() if self._hand is not None else None
         if snapshot is None:
             return {}
@@ -59,15 +60,15 @@ class O6JointDevice(RealJointDevice):
         self._clock = WallToMonotonic()
         self._previous = None
         self._hand = O6(side=self.side, interface_name=self.port.channel, interface_type=self.port.interface)
-        intervals = {SensorSource.ANGLE: 1.0 / self.config.hand_poll_hz, SensorSource.FAULT: STATUS_POLL_S,
+        intervals = {SensorSource.ANGLE: 1.0 / self.settings.poll_hz, SensorSource.FAULT: STATUS_POLL_S,
                      SensorSource.TEMPERATURE: STATUS_POLL_S}
-        if self.config.hand_tactile:
+        if self.settings.tactile:
             intervals[SensorSource.FORCE_SENSOR] = TACTILE_POLL_S
         self._hand.start_polling(intervals)
 
     def _startup(self) -> None:
-        self._hand.speed.set_speeds(raw_to_linkerbot([self.config.hand_speed_raw] * 6))
-        self._hand.torque.set_torques(raw_to_linkerbot([self.config.hand_torque_raw] * 6))
+        self._hand.speed.set_speeds(raw_to_linkerbot([self.settings.speed_raw] * 6))
+        self._hand.torque.set_torques(raw_to_linkerbot([self.settings.torque_raw] * 6))
         self.device_target = self._latest_state().positions.copy()
 
     def _close(self) -> None:
@@ -76,15 +77,15 @@ class O6JointDevice(RealJointDevice):
             hand.close()
 
     def _send(self, device_target: np.ndarray) -> None:
-        raw = lp.radians_to_raw(device_target, self._device_lower, self._device_upper)
+        raw = lp.radians_to_raw(device_target, self.device_lower, self.device_upper)
         self._hand.angle.set_angles(raw_to_linkerbot(raw))
 
     def _latest_state(self) -> JointState | None:
         snapshot = self._hand.angle.get_snapshot() if self._hand is not None else None
         if snapshot is None:
             return None
-        positions = lp.raw_to_radians(linkerbot_to_raw(snapshot.angles.to_list()), self._device_lower,
-                                      self._device_upper)
+        positions = lp.raw_to_radians(linkerbot_to_raw(snapshot.angles.to_list()), self.device_lower,
+                                      self.device_upper)
         capture_ns = self._clock.to_monotonic_ns(snapshot.timestamp)
         with self._previous_lock:
             previous = self._previous

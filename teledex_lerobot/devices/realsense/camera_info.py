@@ -11,7 +11,7 @@ distortion terms do not simply carry over, and camera_info.json never guesses.
 
 import logging
 
-from ..geometry.camera import CameraInfo
+from ...geometry.camera import CameraInfo
 
 logger = logging.getLogger(__name__)
 

@@ -1,11 +1,11 @@
 """A simulated Agilex Piper on a python-can bus: what the unmodified piper_sdk talks to in tests and teledex-sim.
 
-Reproduces the checklist of notes/hardware.md §7: unsolicited feedback at the real rates (status, end pose, joints,
+Reproduces what the SDK relies on: unsolicited feedback at the real rates (status, end pose, joints,
 gripper and motor high-speed frames at 200 Hz, motor low-speed frames at 40 Hz: about 3040 frames/s), the enable
 state machine (foc_status bit 6 of every motor, gripper status bit 6), mode gating (joint targets act only after
 0x151 selects CAN control + joint mode), the speed percentage, joint limits (targets clamped, status "target over
 limit"), end pose from the FK of configs/urdf/piper.urdf link6 (equal to the SDK's FK), firmware and limit queries,
-emergency stop and resume. The joints move with the `sim` backend's dynamics (SimulatedJointDevice).
+emergency stop and resume. The joints move with the `sim` backend's dynamics (FirstOrderJointDevice).
 
 Fault injection for tests: silence() (feedback stops), set_joint_error() (error bits in 0x2A1), unplug().
 """
@@ -18,12 +18,12 @@ import can
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from ..clock import now_ns
-from ..kinematics import KinematicModel
-from ..paths import URDF_DIR
-from . import piper_protocol as pp
-from .joint_device import SimDynamicsConfig, SimulatedJointDevice
-from .sim_bus import BusSimulator, SimBus
+from ...clock import now_ns
+from ...kinematics import KinematicModel
+from ...paths import URDF_DIR
+from ..can.simulator import BusSimulator, SimBus
+from ..simulated import FirstOrderJointDevice, SimDynamicsConfig
+from . import protocol as pp
 
 ARM_JOINTS = 6
 FEEDBACK_HZ = 200.0
@@ -50,7 +50,7 @@ class PiperSimulator(BusSimulator):
         self.model = KinematicModel.from_urdf(URDF_DIR / "piper.urdf")  # joint1..6, gripper
         self._lower, self._upper = self.model.lower, self.model.upper
         initial = np.clip(np.asarray(self.config.initial_positions, dtype=float), self._lower, self._upper)
-        self._dynamics = SimulatedJointDevice(initial, self.model.velocity_limits, self.config.dynamics,
+        self._dynamics = FirstOrderJointDevice(initial, self.model.velocity_limits, self.config.dynamics,
                                               self.config.dynamics.feedback_hz or 1000.0)
         self._bus = SimBus(self.config.interface, self.config.channel, self._on_frame, "piper-sim")
         self._lock = threading.Lock()
