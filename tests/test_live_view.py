@@ -246,6 +246,16 @@ def test_bad_settings_are_refused_naming_the_field(monkeypatch):
             LiveViewConfig(enabled=True).validate()
 
 
+def test_connecting_to_no_viewer_is_one_clear_error():
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens there once the probe is closed
+    with pytest.raises(RuntimeError, match=f"no Rerun viewer listens at rerun\\+http://127.0.0.1:{port}/proxy"):
+        LiveView(LiveViewConfig(enabled=True, viewer="connect", url=f"rerun+http://127.0.0.1:{port}/proxy"))
+
+
 def test_commands_without_the_view_do_not_import_rerun():
     """Rerun takes seconds to import: a command that does not show the view must not pay for it (the robots and
     teleoperators import only the package, to look for a running view)."""

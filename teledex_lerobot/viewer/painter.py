@@ -107,10 +107,11 @@ def layout(rigs: dict[str, RigDrawing], cameras: list[tuple[str, str]]) -> rrb.B
     robot = rrb.Spatial3DView(name="Robot: measured (blue), commanded (orange)", origin="/world",
                               eye_controls=robot_eye(rigs.values()))
     left = rrb.Vertical(robot, rrb.Horizontal(*hands), row_shares=[3, 2]) if hands else robot
-    images = [rrb.Spatial2DView(name=camera if len(rigs) == 1 else f"{rig} {camera}", origin=f"/cameras/{rig}/{camera}")
-              for rig, camera in cameras]
+    images = [rrb.Spatial2DView(name=camera if len(rigs) == 1 else f"{rig} {camera}",
+                                origin=f"/cameras/{rig}/{camera}") for rig, camera in cameras]
     plots = [rrb.TimeSeriesView(name="Sync: lag behind the newest source (ms)", origin="/sync/lag_ms"),
              rrb.TimeSeriesView(name="Sync: spread (ms)", origin="/sync/max_diff_ms"),
+             rrb.TimeSeriesView(name="Sync: valid (1) or not (0)", origin="/sync/valid"),
              *[rrb.TimeSeriesView(name=f"Joints: {name} {role}", origin=f"/joints/{name}/{role}")
                for name, rig in rigs.items() for role in rig.rig.parts],
              rrb.TextLogView(name="Events", origin="/events")]

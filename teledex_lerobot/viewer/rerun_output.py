@@ -5,12 +5,17 @@ when an .rrd file opens or closes; data logged once for good (series names, the 
 new file, so every .rrd opens with the same layout and labels. Used from the view's own thread only.
 """
 
+import logging
 from pathlib import Path
 
 import rerun as rr
 import rerun.blueprint as rrb
 
+logger = logging.getLogger(__name__)
+
 APPLICATION_ID = "teledex_live_view"
+# A viewer that went away (its window closed) must not hold up an episode's file switch or the robot's disconnect.
+FLUSH_TIMEOUT_S = 2.0
 
 
 class RerunOutput:
@@ -31,7 +36,7 @@ class RerunOutput:
         """Send to this .rrd file from now on (None: no file); the previous file is flushed and closed."""
         if path == self.file_path:
             return
-        self.stream.flush()
+        self._flush()
         self.file_path = path
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -65,6 +70,12 @@ class RerunOutput:
     def log(self, entity: str, archetype) -> None:
         self.stream.log(entity, archetype)
 
+    def _flush(self) -> None:
+        try:
+            self.stream.flush(timeout_sec=FLUSH_TIMEOUT_S)
+        except RuntimeError as error:  # the viewer is gone: the files still get everything
+            logger.warning("live view: %s", error)
+
     def close(self) -> None:
-        self.stream.flush()
+        self._flush()
         self.stream.disconnect()

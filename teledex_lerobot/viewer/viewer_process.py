@@ -34,10 +34,12 @@ def web_page_url(web_port: int, grpc_port: int) -> str:
     return f"http://{LOOPBACK}:{web_port}/?url={urllib.parse.quote(grpc_url(grpc_port), safe='')}"
 
 
-def listening(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.settimeout(0.2)
-        return probe.connect_ex((LOOPBACK, port)) == 0
+def listening(port: int, host: str = LOOPBACK) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
 
 
 def start_viewer(config: LiveViewConfig) -> tuple[str | None, subprocess.Popen | None]:
@@ -46,6 +48,10 @@ def start_viewer(config: LiveViewConfig) -> tuple[str | None, subprocess.Popen |
     if config.viewer == "none":
         return None, None
     if config.viewer == "connect":
+        address = urllib.parse.urlparse(config.url)
+        if not listening(address.port or 9876, address.hostname or LOOPBACK):
+            raise RuntimeError(f"live view: no Rerun viewer listens at {config.url}: start one there (`rerun`), or "
+                               "use --robot.live_view.viewer=spawn or web")
         return config.url, None
     url = grpc_url(config.grpc_port)
     if listening(config.grpc_port):
