@@ -81,7 +81,7 @@ def run(view_on: bool, fps: float, seconds: float, backend: str, rrd_dir: Path) 
         viewer.end_episode("saved")
         stats = {}
         if view is not None:
-            stats = {"drawn": view.handled, "superseded": view.coalesced, "dropped": view.dropped}
+            stats = {"handled": view.handled, "superseded": view.coalesced, "dropped": view.dropped}
         teleop.disconnect()
         robot.disconnect()  # closes the view: what was queued is drawn first
         if view is not None:
@@ -117,7 +117,7 @@ def main() -> None:
             for measure, values in rows:
                 print(f"{label:5} {measure:13} {len(values):6d} {percentiles(values)}")
             if view_on:
-                print(f"view: {result['drawn']} updates drawn, {result['superseded']} superseded, {result['dropped']} "
+                print(f"view: {result['handled']} updates handled, {result['superseded']} superseded, {result['dropped']} "
                       f"dropped; its thread {result['view_cpu_pct']:.1f}% of a core; "
                       f"rrd {result['rrd_mb_per_min']:.1f} MB per minute")
 

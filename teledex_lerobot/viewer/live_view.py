@@ -45,7 +45,7 @@ class LiveView:
         self._closing = threading.Event()
         self.dropped = 0  # items the control thread could not hand over (queue full)
         self.coalesced = 0  # items replaced by a newer one of the same kind before they were drawn
-        self.handled = 0
+        self.handled = 0  # items handed to the painter (which draws them at most max_hz)
         self.busy_s = 0.0  # CPU time of the view's thread
         self.error: BaseException | None = None
         url, self._viewer_process = start_viewer(config)
@@ -138,7 +138,7 @@ class LiveView:
         self.output.close()
         if self._viewer_process is not None and self.config.viewer == "web":
             self._viewer_process.terminate()
-        logger.info("live view closed: %d updates drawn, %d skipped as superseded, %d dropped (queue full); its "
+        logger.info("live view closed: %d updates handled, %d skipped as superseded, %d dropped (queue full); its "
                     "thread used %.1f s of CPU", self.handled, self.coalesced, self.dropped, self.busy_s)
 
 
