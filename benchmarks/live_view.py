@@ -117,8 +117,8 @@ def main() -> None:
             for measure, values in rows:
                 print(f"{label:5} {measure:13} {len(values):6d} {percentiles(values)}")
             if view_on:
-                print(f"view: {result['handled']} updates handled, {result['superseded']} superseded, {result['dropped']} "
-                      f"dropped; its thread {result['view_cpu_pct']:.1f}% of a core; "
+                print(f"view: {result['handled']} updates handled, {result['superseded']} superseded, "
+                      f"{result['dropped']} dropped; its thread {result['view_cpu_pct']:.1f}% of a core; "
                       f"rrd {result['rrd_mb_per_min']:.1f} MB per minute")
 
 

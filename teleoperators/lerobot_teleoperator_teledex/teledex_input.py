@@ -3,8 +3,13 @@ RigController per follower -> actions. Every input takes this one route to the r
 
 Each get_action() is one control tick: the newest frame (stale after the control config's timeout), the state
 machine keys its buttons, gestures or the keyboard pressed, and every follower's strategy and output chain. The
-controllers start from the robot's measured pose (control.robot_link). `sample_capture_ns` is the local arrival
-time of the frame behind the action (the recorder's input timestamp for sync).
+controllers start from the robot's measured pose (control.robot_link). `sample_capture_ns` is when the sample behind
+the action was captured, on this machine's clock: the sender's timestamp corrected by the estimated clock offset
+(inputs.clock_sync), or the arrival time for senders without one. The recorder uses it for its sync check. `frame`
+is that sample itself (per-device validity, arrival time).
+
+Headset pages get a status message a few times per second (state, stale input, robot faults); whoever runs the
+robot feeds its faults with `report_robot_faults`.
 """
 
 import logging
@@ -27,7 +32,12 @@ from teledex_lerobot.control.rig_controller import RigController
 from teledex_lerobot.control.state_machine import ButtonKeys, TeleopState, TeleopStateMachine
 from teledex_lerobot.inputs import PARSERS, InputReceiver
 from teledex_lerobot.inputs.datagram_file import DatagramWriter
-from teledex_lerobot.inputs.sources import FileReplaySource, UdpSource, UnixDatagramSource, WebSocketSource
+from teledex_lerobot.inputs.frame import OperatorFrame
+from teledex_lerobot.inputs.senders import describe_listener
+from teledex_lerobot.inputs.sources import FileReplaySource, UdpSource, UnixDatagramSource
+from teledex_lerobot.inputs.webxr import WebXRSource, certificate_fingerprint
+from teledex_lerobot.inputs.xrobotoolkit import TCP_PORT as XROBOTOOLKIT_PORT
+from teledex_lerobot.inputs.xrobotoolkit import XRoboToolkitSource
 from teledex_lerobot.paths import STREAMS_DIR
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
@@ -35,6 +45,7 @@ from teledex_lerobot.rig import Rig
 from .config_teledex_input import TeledexGloveConfig, TeledexInputConfig, TeledexKeypointsConfig, TeledexXRConfig
 
 logger = logging.getLogger(__name__)
+STATUS_PERIOD_NS = 200_000_000  # how often headset pages get the teleop's status
 
 
 def datagram_file_path(name_or_path: str) -> Path:
@@ -49,7 +60,7 @@ class TeledexInputTeleop(Teleoperator):
     name = "teledex_input"
     parser = ""  # a name in inputs.PARSERS
     default_control = ""
-    default_ports = {"udp": 0, "websocket": 0}
+    default_ports = {"udp": 0}
 
     def __init__(self, config: TeledexInputConfig):
         super().__init__(config)
@@ -80,6 +91,10 @@ class TeledexInputTeleop(Teleoperator):
         self._key_listener = None
         self._connected_ns = 0
         self.sample_capture_ns: int | None = None
+        self.frame: OperatorFrame | None = None  # the input sample behind the last action
+        self.robot_faults: dict[str, str] = {}
+        self._status_sent_ns: int | None = None
+        self._status_state: str | None = None
 
     def _control_config(self, own: str | None) -> ControlConfig:
         """The follower's control config (or the teleop's, or the device's default), with the command line's
@@ -133,10 +148,27 @@ class TeledexInputTeleop(Teleoperator):
         self._rig_checked = False
         if self.config.keyboard:
             self._key_listener = create_key_listener(self.press_keyboard_key, controls_help=self.keyboard_help())
+        self._announce_listener()
         if self.auto_start:
             self.state_machine.press("L1")
         logger.info("%s connected (source=%s, followers=%s)", self, self.config.source,
                     [c.name for c in self.followers.values()])
+
+    def _announce_listener(self) -> None:
+        """Print where the input listens and who can reach it (a network listener is never a silent default)."""
+        source = self._source
+        if not hasattr(source, "address"):
+            return
+        port = source.address[1]
+        print(describe_listener(f"{self.name} ({self.config.source})", self.config.bind, port, source.senders),
+              flush=True)
+        if isinstance(source, WebXRSource):
+            print(f"  open https://<this computer's address>:{port}/ in the headset's browser (here: {source.url}); "
+                  f"accept the self-signed certificate, SHA-256 {certificate_fingerprint(source.cert_path)}",
+                  flush=True)
+        if isinstance(source, XRoboToolkitSource) and source.announce_to:
+            print(f"  announcing {source.announced_address} to the XRoboToolkit app at {source.announce_to[0]}:"
+                  f"{source.announce_to[1]} every 5 s", flush=True)
 
     def _port(self) -> int:
         return self.config.port or self.default_ports.get(self.config.source, 0)
@@ -144,11 +176,13 @@ class TeledexInputTeleop(Teleoperator):
     def _make_source(self):
         c = self.config
         if c.source == "udp":
-            return UdpSource(c.host, self._port())
+            return UdpSource(c.bind, self._port(), c.allow)
         if c.source == "unix":
             return UnixDatagramSource(c.socket_path)
-        if c.source == "websocket":
-            return WebSocketSource(c.host, self._port())
+        if c.source == "xrobotoolkit":
+            return XRoboToolkitSource(c.bind, self._port(), c.allow, c.announce_to)
+        if c.source == "webxr":
+            return WebXRSource(c.bind, self._port(), c.allow, c.certificate_dir)
         return FileReplaySource(datagram_file_path(c.replay_file), c.replay_speed, c.replay_loop)
 
     def _press_buttons(self, frame) -> None:
@@ -161,6 +195,10 @@ class TeledexInputTeleop(Teleoperator):
     def press_key(self, key: str) -> bool:
         """The state machine's keys L1 / L2 / R1 / R2 / ENGAGE, from any other input (keyboard, GUI)."""
         return self.state_machine.press(key)
+
+    def report_robot_faults(self, faults: dict[str, str]) -> None:
+        """The robot's current faults (part -> message; {} when clear), shown to the operator in the headset."""
+        self.robot_faults = dict(faults)
 
     def press_keyboard_key(self, name: str) -> bool:
         """A keyboard key, by LeRobot's key-listener name; keys without a binding are ignored (False)."""
@@ -201,7 +239,8 @@ class TeledexInputTeleop(Teleoperator):
             commands = controller.step(frame, now, lambda p=prefix, c=controller: self._measured(p, c))
             ik_s += controller.last_ik_s
             action.update({prefix + key: value for key, value in controller.rig.join(commands).items()})
-        self.sample_capture_ns = frame.received_ns if frame is not None else None
+        self.frame = frame
+        self.sample_capture_ns = frame.capture_ns if frame is not None else None
         self.diagnostics.add_tick(time.perf_counter() - started, ik_s)
         self._report(frame, now)
         view = viewer.active()
@@ -211,11 +250,36 @@ class TeledexInputTeleop(Teleoperator):
 
     def _report(self, frame, now: int) -> None:
         analog = frame.analog if frame is not None else {}
-        self.diagnostics.maybe_report(
+        stale = any(c.stale for c in self.followers.values())
+        state = self.state_machine.state.value
+        line = self.diagnostics.maybe_report(
             now, input_age_ms=None if frame is None else (now - frame.received_ns) / 1e6,
             packets=self.receiver.packets, parse_failures=self.receiver.parse_failures,
-            triggers=(analog.get("left_trigger", 0.0), analog.get("right_trigger", 0.0)),
-            stale=any(c.stale for c in self.followers.values()), state=self.state_machine.state.value)
+            triggers=(analog.get("left_trigger", 0.0), analog.get("right_trigger", 0.0)), stale=stale, state=state)
+        if line is not None:
+            logger.info(self.input_diagnostics())
+        publish = getattr(self._source, "publish_status", None)
+        if publish is not None and (state != self._status_state or self._status_sent_ns is None
+                                    or now - self._status_sent_ns >= STATUS_PERIOD_NS):
+            self._status_sent_ns, self._status_state = now, state
+            publish({"state": state, "stale": stale, "faults": self.robot_faults, "buttons": self.button_keys.bindings,
+                     "input_age_ms": None if frame is None else round((now - frame.received_ns) / 1e6, 1)})
+
+    def input_diagnostics(self) -> str:
+        """The input side of the diagnostics: senders dropped by the allow-list, bad fields, devices left out of
+        the newest sample and why, and how much later than captured it arrived (beyond the link's minimum)."""
+        frame, source = self.frame, self._source
+        senders = getattr(source, "senders", None)  # a leader arm read in this process has no senders
+        parts = [f"dropped_senders={senders.dropped if senders else 0}", f"bad_fields={self.receiver.bad_fields}"]
+        if frame is not None:
+            parts.append(f"input_delay_ms={(frame.received_ns - frame.capture_ns) / 1e6:.1f}")
+            if frame.invalid_devices:
+                parts.append("invalid=" + ",".join(f"{k}({v})" for k, v in frame.invalid_devices.items()))
+        if isinstance(source, XRoboToolkitSource):
+            parts.append(f"connections={source.connections} skipped_bytes={source.skipped_bytes}")
+        if isinstance(source, WebXRSource):
+            parts.append(f"pages={source.clients} superseded_tracking={source.dropped_tracking}")
+        return "[teleop] input " + " ".join(parts)
 
     def send_feedback(self, feedback: dict) -> None:
         """A loop that passes the robot's observation here gives the controllers its measured pose (TeleDex robots
@@ -245,7 +309,7 @@ class TeledexXR(TeledexInputTeleop):
     name = "teledex_xr"
     parser = "xr_state"
     default_control = "xr_hybrid"
-    default_ports = {"udp": 29000, "websocket": 8012}
+    default_ports = {"udp": 29000, "xrobotoolkit": XROBOTOOLKIT_PORT, "webxr": 8012}
 
 
 class TeledexKeypoints(TeledexInputTeleop):
