@@ -21,6 +21,7 @@ from lerobot.teleoperators import Teleoperator
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 from lerobot.utils.keyboard_input import create_key_listener
 
+from teledex_lerobot import viewer
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.config_files import resolve_file
 from teledex_lerobot.control import robot_link
@@ -260,6 +261,9 @@ class TeledexInputTeleop(Teleoperator):
         self.sample_capture_ns = frame.capture_ns if frame is not None else None
         self.diagnostics.add_tick(time.perf_counter() - started, ik_s)
         self._report(frame, now)
+        view = viewer.active()
+        if view is not None:
+            view.operator(frame, self.state_machine.state.value, any(c.stale for c in self.followers.values()))
         return action
 
     def _report(self, frame, now: int) -> None:
