@@ -15,6 +15,7 @@ from teledex_lerobot.kinematics import (
     urdf_path,
 )
 from teledex_lerobot.kinematics import paths as kinematics_paths
+from teledex_lerobot.kinematics.urdf import DEFAULT_VELOCITY_LIMIT
 
 AUTHORED = ["piper"] + [f"linkerhand_{m}_{s}" for m in ("o6", "l10", "l20") for s in ("left", "right")]
 
@@ -247,7 +248,7 @@ def test_continuous_joints_are_revolute_within_plus_minus_pi(tmp_path):
                          '<axis xyz="0 0 1"/></joint>', links=("base", "a")))
     model = KinematicModel.from_urdf(path)
     np.testing.assert_allclose([model.lower[0], model.upper[0]], [-np.pi, np.pi])
-    assert np.isinf(model.velocity_limits[0])
+    assert model.velocity_limits[0] == DEFAULT_VELOCITY_LIMIT["continuous"]  # no <limit>: the stated default
 
 
 def _error(text: str) -> str:
@@ -287,8 +288,19 @@ def test_mimic_cycle_error():
 def test_missing_limits_error():
     message = _error(urdf(revolute("j1", "base", "a", limit="")))
     assert "'j1'" in message and "missing limit" in message and "<limit" in message
-    message = _error(urdf(revolute("j1", "base", "a", limit='<limit lower="0" upper="1" effort="1"/>')))
-    assert "missing limit attribute(s) velocity" in message
+    message = _error(urdf(revolute("j1", "base", "a", limit='<limit lower="0" velocity="1" effort="1"/>')))
+    assert "missing limit attribute(s) upper" in message
+
+
+@pytest.mark.parametrize("limit", ['<limit lower="0" upper="1" velocity="0" effort="0"/>',
+                                   '<limit lower="0" upper="1"/>'])
+def test_zero_or_missing_velocity_and_effort_fall_back_with_a_warning(limit, caplog):
+    """Vendors ship velocity="0" effort="0" or leave them out: load, use the stated default, and say so."""
+    description = parse_urdf(urdf(revolute("j1", "base", "a", limit=limit), links=("base", "a")), "vendor.urdf")
+    joint = description.joint("j1")
+    assert joint.limits.velocity == DEFAULT_VELOCITY_LIMIT["revolute"] and np.isinf(joint.limits.effort)
+    assert description.defaulted_limits == ("j1.velocity", "j1.effort")
+    assert "vendor.urdf" in caplog.text and "j1.velocity" in caplog.text
 
 
 def test_no_joints_error():

@@ -131,7 +131,7 @@ def test_calibration_round_trip_and_effect(tmp_path):
     big_hand = 1.15 * np.concatenate([_keypoints("open_close"), _keypoints("pinches")])
     flat = 1.15 * keypoints_from_angles(np.zeros(20), "right")
     kinematics = KeypointKinematics(retargeter.model, retargeter.layout.keypoint_frames,
-                                    retargeter.layout.base_rotation)
+                                    retargeter.layout)
     calibration = calibrate(retargeter.layout, kinematics, retargeter.reference_pose, flat[None], big_hand,
                             operator="tester", hand="linkerhand_l20", side="right")
     # a 15 % bigger operator gets 15 % smaller segment scales, and the calibration pose maps onto the robot exactly

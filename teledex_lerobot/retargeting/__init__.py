@@ -7,14 +7,14 @@ Methods: "teledex" (the TeleDex optimiser, seed 000 eqs. 1-9), "dexpilot" (DexPi
 from .calibration import HandCalibration, calibrate, default_calibration
 from .config import RetargetingConfig
 from .conventions import CONVENTIONS, to_internal
-from .hand_layout import HandLayout, build_layout
+from .hand_layout import HandKeypointLayout, build_layout
 from .retargeter import METHODS, HandRetargeter, build_retargeter
 
 __all__ = [
     "CONVENTIONS",
     "METHODS",
     "HandCalibration",
-    "HandLayout",
+    "HandKeypointLayout",
     "HandRetargeter",
     "RetargetingConfig",
     "build_layout",

@@ -24,7 +24,7 @@ import yaml
 
 from ..operator.hand_model import angles_from_keypoints, keypoints_from_angles
 from ..operator.keypoints import CANONICAL_ANGLE_NAMES, FINGER_CHAINS, NUM_CANONICAL_ANGLES, THUMB_TIP, WRIST
-from .hand_layout import HandLayout
+from .hand_layout import HandKeypointLayout
 from .keypoint_kinematics import KeypointKinematics
 
 FORMAT = "teledex-hand-calibration/1"
@@ -59,7 +59,7 @@ class HandCalibration:
         except TypeError as error:
             raise ValueError(f"{path}: {error}") from error
 
-    def check_layout(self, layout: HandLayout, source: str = "calibration") -> None:
+    def check_layout(self, layout: HandKeypointLayout, source: str = "calibration") -> None:
         """Raise ValueError if this calibration was made for other fingers/keypoints than `layout` has."""
         for finger in layout.fingers:
             scales = self.segment_scales.get(finger.name)
@@ -68,7 +68,7 @@ class HandCalibration:
                                  f"{finger.name!r} ({len(finger.frames)} keypoints); re-run teledex-calibrate-hand")
 
 
-def calibrate(layout: HandLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, pose_keypoints,
+def calibrate(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, pose_keypoints,
               motion_keypoints=None, *, operator: str, hand: str, side: str) -> HandCalibration:
     """A calibration from calibration-pose frames (M, 21, 3) and, optionally, an open/close/pinch recording."""
     pose_keypoints = np.asarray(pose_keypoints, dtype=float).reshape(-1, 21, 3)
@@ -103,7 +103,7 @@ def calibrate(layout: HandLayout, kinematics: KeypointKinematics, robot_pose: np
     return HandCalibration(operator, hand, side, scales, offsets, pinch_ranges, angle_ranges)
 
 
-def default_calibration(layout: HandLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, *, hand: str,
+def default_calibration(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, *, hand: str,
                         side: str) -> HandCalibration:
     """The calibration of the average adult hand (`operator.hand_model.AVERAGE_ADULT_HAND`), static pose only."""
     pose = keypoints_from_angles(CALIBRATION_POSE_ANGLES_RAD, side)
@@ -112,7 +112,7 @@ def default_calibration(layout: HandLayout, kinematics: KeypointKinematics, robo
     return calibration
 
 
-def uniform_calibration(layout: HandLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, scale: float,
+def uniform_calibration(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, scale: float,
                         *, hand: str, side: str) -> HandCalibration:
     """One scale for every segment and no root offsets: the targets are the operator's keypoints times `scale`.
 

@@ -6,7 +6,8 @@ Schema (every key optional; unknown keys are an error that lists the valid ones)
     input_frame: wrist                # or world: estimate the wrist frame from the points
     low_pass_alpha: 1.0               # output filter y += α (x − y); 1 = off
     keypoint_frames: {}               # {finger: {label: frame}} for hands whose frames cannot be inferred
-    base_rotation: null               # 3x3: operator-frame coords = R @ URDF-root coords (default: from zero pose)
+    fingertip_offsets_m: {}           # {link: [x, y, z]}: a fingertip at this offset in the link's frame
+    base_rotation: null               # 3x3: operator-frame coords = R @ palm-link coords (default: from the geometry)
     joint_map: ""                     # joint_mapping: a map file (default configs/joint_maps/<model>[_<side>].yaml)
     teledex: {...}                    # TeleDexSettings fields
     dexpilot: {...}                   # DexPilotSettings fields
@@ -33,6 +34,7 @@ class RetargetingConfig:
     input_frame: str = "wrist"
     low_pass_alpha: float = 1.0
     keypoint_frames: dict = field(default_factory=dict)
+    fingertip_offsets_m: dict = field(default_factory=dict)
     base_rotation: list | None = None
     joint_map: str = ""
     teledex: TeleDexSettings = TeleDexSettings()

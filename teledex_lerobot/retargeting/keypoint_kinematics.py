@@ -16,7 +16,10 @@ into caller-owned buffers: ~15 calls per pass, whatever the number of keypoints.
 
 Mimic joints are independent joints for pinocchio, driven by q_full = A q + b (chains resolved by the URDF parser);
 Jacobians are folded back through A, so their columns are the model's actuated joints. Positions are expressed in
-the operator wrist frame: the layout's base rotation is the placement of the root.
+the operator wrist frame placed by the layout (`hand_layout`): the tree starts at the layout's palm link, placed so
+that the wrist point is the origin and the base rotation gives the axes; joints above the palm link (a robot wrist)
+are not in this model, so their Jacobian columns are zero. A keypoint frame is a link name, "<link>#tip" (a point at
+the layout's offset from that link) or `WRIST_FRAME` (the wrist point itself).
 """
 
 import numpy as np
@@ -24,7 +27,9 @@ import pinocchio as pin
 from scipy.spatial.transform import Rotation
 
 from ..kinematics import KinematicModel
+from .hand_layout import TIP_SUFFIX, HandKeypointLayout
 
+WRIST_FRAME = "#wrist"
 _ONES_3 = np.ones(3)
 _NEXT, _AFTER_NEXT = (1, 2, 0), (2, 0, 1)  # (ω × p)_c = ω_{c+1} p_{c+2} − ω_{c+2} p_{c+1}
 
@@ -36,12 +41,13 @@ class KeypointKinematics:
     buffers the caller owns; `positions` and `positions_and_jacobians` return keypoint-major copies.
     """
 
-    def __init__(self, model: KinematicModel, frames, base_rotation=None):
-        model.require_frames(list(frames))
+    def __init__(self, model: KinematicModel, frames, layout: HandKeypointLayout | None = None):
+        """`layout` None: positions in the URDF root frame (no palm link, wrist offset or tip offsets)."""
+        model.require_frames([f.removesuffix(TIP_SUFFIX) for f in frames if f != WRIST_FRAME])
         self.frames = tuple(frames)
         self.joint_names = list(model.joint_names)
         self.num_joints = len(self.joint_names)
-        self._model, joint_ids, keypoint_parents = _build_pinocchio_model(model, self.frames, base_rotation)
+        self._model, joint_ids, keypoint_parents = _build_pinocchio_model(model, self.frames, layout)
         self._data = self._model.createData()
         nv = self._model.nv
         count = len(self.frames)
@@ -51,7 +57,7 @@ class KeypointKinematics:
         column = {name: i for i, name in enumerate(self.joint_names)}
         self._mimic_matrix = np.zeros((nv, self.num_joints))
         self._mimic_offset = np.zeros(nv)
-        moving = [joint for joint in description.joints if joint.is_moving]
+        moving = [joint for joint in description.joints if joint.is_moving and joint.name in joint_ids]
         for joint in moving:
             row = self._model.joints[joint_ids[joint.name]].idx_v
             mimic = description.resolved_mimics.get(joint.name)
@@ -130,8 +136,9 @@ def _probe_name(keypoint: int) -> str:
     return f"__keypoint_probe_{keypoint}"
 
 
-def _build_pinocchio_model(model: KinematicModel, frames, base_rotation):
-    """A pinocchio model of the URDF's moving joints plus probe joints; returns (model, joint ids, keypoint parents).
+def _build_pinocchio_model(model: KinematicModel, frames, layout: HandKeypointLayout | None):
+    """A pinocchio model of the moving joints below the palm link plus probe joints; returns (model, joint ids,
+    keypoint parents).
 
     Fixed joints are folded into placements. Continuous joints become plain revolute joints (one coordinate, the
     model's [-pi, pi] limits apply), prismatic joints stay prismatic.
@@ -140,14 +147,16 @@ def _build_pinocchio_model(model: KinematicModel, frames, base_rotation):
     children: dict[str, list] = {}
     for joint in description.joints:
         children.setdefault(joint.parent, []).append(joint)
-    root_placement = pin.SE3.Identity()
-    if base_rotation is not None:
-        root_placement = pin.SE3(np.asarray(base_rotation, dtype=float), np.zeros(3))
+    palm, root_placement, offsets = description.root_link, pin.SE3.Identity(), {}
+    if layout is not None:
+        rotation = np.asarray(layout.base_rotation, dtype=float)
+        palm, offsets = layout.palm_link, layout.frame_offsets_m
+        root_placement = pin.SE3(rotation, -rotation @ np.asarray(layout.wrist_offset_m, dtype=float))
 
     pin_model = pin.Model()
     joint_ids: dict[str, int] = {}
-    link_anchor = {description.root_link: (0, root_placement)}  # link -> (pinocchio parent joint, placement in it)
-    stack = [description.root_link]
+    link_anchor = {palm: (0, root_placement)}  # link -> (pinocchio parent joint, placement in it)
+    stack = [palm]
     while stack:
         link = stack.pop()
         parent_id, placement = link_anchor[link]
@@ -165,10 +174,15 @@ def _build_pinocchio_model(model: KinematicModel, frames, base_rotation):
 
     keypoint_parents = []
     for k, frame in enumerate(frames):
-        parent_id, placement = link_anchor[frame]
+        link, offset = frame.removesuffix(TIP_SUFFIX), np.asarray(offsets.get(frame, np.zeros(3)), dtype=float)
+        if frame == WRIST_FRAME:
+            link, offset = palm, np.asarray(layout.wrist_offset_m if layout is not None else np.zeros(3))
+        if link not in link_anchor:
+            raise ValueError(f"{model.name}: keypoint frame {frame!r} is not below the palm link {palm!r}")
+        parent_id, placement = link_anchor[link]
         keypoint_parents.append(parent_id)
         # ZYX Euler angles: nq = nv = 3, and zero angles are the identity (unlike a quaternion joint)
-        pin_model.addJoint(parent_id, pin.JointModelSphericalZYX(), pin.SE3(np.eye(3), placement.translation),
+        pin_model.addJoint(parent_id, pin.JointModelSphericalZYX(), pin.SE3(np.eye(3), placement.act(offset)),
                            _probe_name(k))
     return pin_model, joint_ids, keypoint_parents
 

@@ -46,13 +46,14 @@ class HandRetargeter:
         self.config = config
         self.joint_names: list[str] = list(model.joint_names)
         self.lower, self.upper = model.lower.copy(), model.upper.copy()
-        self.layout = build_layout(model, side, config.keypoint_frames, config.base_rotation)
+        self.layout = build_layout(model, side, config.keypoint_frames, config.base_rotation,
+                                   config.fingertip_offsets_m)
         self.hand_name = hand_name(model)
-        self._tips = KeypointKinematics(model, self.layout.fingertip_frames, self.layout.base_rotation)
+        self._tips = KeypointKinematics(model, self.layout.fingertip_frames, self.layout)
         self.reference_pose = reference_pose(model)
         if calibration is None:
             calibration = default_calibration(self.layout, KeypointKinematics(
-                model, self.layout.keypoint_frames, self.layout.base_rotation), self.reference_pose,
+                model, self.layout.keypoint_frames, self.layout), self.reference_pose,
                 hand=self.hand_name, side=side)
         self.calibration = calibration
         self.engine = self._engine(method, config, calibration)

@@ -20,7 +20,7 @@ from ..kinematics import KinematicModel
 from ..operator.keypoints import FINGER_CHAINS, KEYPOINT_NAMES, NUM_KEYPOINTS, THUMB_TIP, WRIST
 from .calibration import HandCalibration
 from .costs import JointDeviationCost, KeypointPositionCost, KeypointVectorCost
-from .hand_layout import HandLayout
+from .hand_layout import HandKeypointLayout
 from .keypoint_kinematics import KeypointKinematics
 from .solver import BoxLeastSquaresSolver, SolverSettings
 
@@ -40,11 +40,11 @@ class TeleDexSettings:
 
 
 class TeleDexRetargeter:
-    def __init__(self, model: KinematicModel, layout: HandLayout, calibration: HandCalibration,
+    def __init__(self, model: KinematicModel, layout: HandKeypointLayout, calibration: HandCalibration,
                  settings: TeleDexSettings = TeleDexSettings(), solver_settings: SolverSettings = SolverSettings()):
         calibration.check_layout(layout)
         self.settings = settings
-        self.kinematics = KeypointKinematics(model, layout.keypoint_frames, layout.base_rotation)
+        self.kinematics = KeypointKinematics(model, layout.keypoint_frames, layout)
         count = len(layout.keypoint_frames)
 
         # Eq. 5 as one linear map of the operator keypoints: p' = T @ p + Δ, with T = L diag(s) (E_h − E_h_prev), E
