@@ -14,7 +14,7 @@ from teledex_lerobot.kinematics import (
     solve_ik,
     urdf_path,
 )
-from teledex_lerobot.kinematics import paths as kinematics_paths
+from teledex_lerobot.kinematics import catalogue
 from teledex_lerobot.kinematics.urdf import DEFAULT_VELOCITY_LIMIT
 
 AUTHORED = ["piper"] + [f"linkerhand_{m}_{s}" for m in ("o6", "l10", "l20") for s in ("left", "right")]
@@ -85,7 +85,7 @@ def test_urdf_path_lists_available_models_when_unknown():
 def test_a7_path_errors(monkeypatch):
     with pytest.raises(ValueError, match="side must be .right. or .left."):
         linker_a7_urdf_path("middle")
-    monkeypatch.setattr(kinematics_paths.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(catalogue.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ModuleNotFoundError, match="linkerbot.*not installed"):
         linker_a7_urdf_path("right")
 

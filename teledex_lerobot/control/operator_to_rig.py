@@ -6,9 +6,8 @@ import logging
 import numpy as np
 
 from ..retargeting import HandCalibration, HandRetargeter, RetargetingConfig
-from ..retargeting.joint_mapping import with_operator_ranges
+from ..retargeting.joint_mapping import joint_map_path, load_joint_map, with_operator_ranges
 from ..rig import Rig
-from .joint_mapping import joint_map_path, load_joint_map
 from .relative_arm import FAITHFUL, CartesianRelativeArm
 
 logger = logging.getLogger(__name__)

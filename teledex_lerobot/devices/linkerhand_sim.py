@@ -18,7 +18,7 @@ import can
 import numpy as np
 
 from ..kinematics import KinematicModel
-from ..models import resolve_urdf
+from ..kinematics.catalogue import resolve_urdf
 from . import linkerhand_protocol as lp
 from .joint_device import SimDynamicsConfig, SimulatedJointDevice
 from .sim_bus import BusSimulator, SimBus

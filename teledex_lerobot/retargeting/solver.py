@@ -41,6 +41,7 @@ class SolverSettings:
 class SolveReport:
     iterations: int = 0
     cost_before_last_step: float = float("nan")  # the returned q itself is not re-evaluated (that costs a pass)
+    normal_matrix: np.ndarray | None = None  # JᵀJ of the stacked residuals at the last accepted iterate (over z)
 
 
 class BoxLeastSquaresSolver:
@@ -116,7 +117,7 @@ class BoxLeastSquaresSolver:
                 if z_evaluated is accepted[0]:  # the buffers hold the pass at the z we stepped from
                     self._carried_over = (z_evaluated, z)
                 break
-        return (z if tie is None else tie @ z), SolveReport(iteration + 1, cost)
+        return (z if tie is None else tie @ z), SolveReport(iteration + 1, cost, accepted[2])
 
     def _evaluate(self, z) -> None:
         """One kinematics pass at z: the unweighted rows x[plus] − x[minus] and their Jacobian."""

@@ -19,19 +19,29 @@ from scipy.special import expit
 from ..kinematics import KinematicModel
 from ..operator.keypoints import FINGER_CHAINS, KEYPOINT_NAMES, NUM_KEYPOINTS, THUMB_TIP, WRIST
 from .calibration import HandCalibration
-from .costs import JointDeviationCost, KeypointPositionCost, KeypointVectorCost
-from .hand_layout import HandKeypointLayout
+from .costs import JointDeviationCost, KeypointPositionCost, KeypointVectorCost, KinematicState
+from .hand_layout import HandKeypointLayout, reference_pose
 from .keypoint_kinematics import KeypointKinematics
 from .solver import BoxLeastSquaresSolver, SolverSettings
 
 _ONES_3 = np.ones(3)
+# A direction counts as barely determined when the tracking terms curve less than this fraction of α_smooth along
+# it: the smoothness term then keeps > 2/3 of the previous frame's value there, so memory would last many frames.
+_FREE_CURVATURE_RATIO = 0.5
 
 
 @dataclass(frozen=True)
 class TeleDexSettings:
     alignment_weight: float = 1.0  # α_align
     coupling_weight: float = 4.0  # α_couple
-    smoothness_weight: float = 1e-3  # α_smooth (rad² against m²: 1 mrad of change costs as much as 32 µm of error)
+    smoothness_weight: float = 3e-3  # α_smooth (rad² against m²: 1 mrad of change costs as much as 55 µm of error)
+    # Pull toward the open hand: a weak prior that makes the optimum unique where the keypoints leave joints free.
+    posture_weight: float = 3e-4
+    # Directions of joint space the keypoints barely determine (tracking curvature below 0.5 α_smooth) keep
+    # whatever the previous frames left there: a glitch would stay for good (a redundant thumb's roll). After every
+    # solve such directions move this fraction of the way to the open hand, so the solution forgets the path there
+    # while the tracked keypoints do not move (to first order).
+    free_direction_reset: float = 0.3
     # w_k within L_align by keypoint kind (the part of the MediaPipe name after the finger: tip, dip, pip, ...).
     keypoint_weights: dict = field(default_factory=lambda: {"tip": 1.0, "dip": 0.2, "pip": 0.2, "mcp": 0.2,
                                                             "ip": 0.2, "cmc": 0.2})
@@ -69,7 +79,9 @@ class TeleDexRetargeter:
 
         self.alignment = KeypointPositionCost(np.arange(count), settings.alignment_weight * weights)
         self.smoothness = JointDeviationCost(settings.smoothness_weight, np.zeros(len(model.joint_names)))
-        terms = [self.alignment, self.smoothness]
+        self.posture = JointDeviationCost(settings.posture_weight, reference_pose(model))
+        terms = [self.alignment, self.smoothness, self.posture]
+        self._open_hand, self._lower, self._upper = reference_pose(model), model.lower, model.upper
 
         self.coupling = None
         pinch_fingers = [f for f in layout.fingers if f.name != "thumb"] if layout.has_thumb else []
@@ -100,6 +112,12 @@ class TeleDexRetargeter:
         distances = np.sqrt((vectors * vectors) @ _ONES_3)
         return vectors, expit(self._pinch_slope * distances + self._pinch_intercept)
 
+    def tracking_cost(self, q: np.ndarray) -> float:
+        """Alignment + coupling cost of q for the last frame solved (no smoothness)."""
+        positions = self.kinematics.positions(q)
+        state = KinematicState(q, positions, np.zeros((len(positions), 3, len(q))))
+        return self.alignment.value(state) + (self.coupling.value(state) if self.coupling is not None else 0.0)
+
     def solve(self, keypoints: np.ndarray, q_previous: np.ndarray) -> np.ndarray:
         """Joint vector for MediaPipe-21 keypoints (21, 3) in the wrist frame, warm-started at θ(t−1) = q_previous."""
         self.alignment.set_targets(self.target_points(keypoints))
@@ -107,4 +125,18 @@ class TeleDexRetargeter:
             vectors, weights = self.pinch_weights(keypoints)
             self.coupling.set_targets(vectors, self.settings.coupling_weight * weights)
         self.smoothness.set_reference(q_previous)
-        return self.solver.solve(q_previous)[0]
+        q, report = self.solver.solve(q_previous)
+        return self._reset_free_directions(q, report.normal_matrix)
+
+    def _reset_free_directions(self, q: np.ndarray, normal_matrix: np.ndarray | None) -> np.ndarray:
+        """q moved toward the open hand along the directions the tracking terms barely determine."""
+        reset = self.settings.free_direction_reset
+        if normal_matrix is None or reset <= 0:
+            return q
+        regularisation = self.settings.smoothness_weight + self.settings.posture_weight
+        curvatures, directions = np.linalg.eigh(normal_matrix)  # tracking curvature + regularisation
+        free = directions[:, curvatures - regularisation < _FREE_CURVATURE_RATIO * self.settings.smoothness_weight]
+        if not free.shape[1]:
+            return q
+        moved = q - reset * (free @ (free.T @ (q - self._open_hand)))
+        return np.minimum(np.maximum(moved, self._lower), self._upper)
