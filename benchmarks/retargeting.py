@@ -23,7 +23,9 @@ vector times the config's `scaling_factor`; "tip mm" is the mean over vectors an
   joints (Shadow's wrist) can differ slightly.
 - pinch: frames where the human thumb tip is within 10 mm of a fingertip; success = the robot's pair within 15 mm.
   Only pairs the hand can physically close are counted: a pair is reachable when bounded least squares on the
-  pair's distance, from 5 starts across the joint range, brings it within 15 mm.
+  pair's distance, from 5 starts across the joint range, brings it within 15 mm. The real recording pinches only
+  the thumb and little finger, so pinches are also scored on our synthetic pinch stream (configs/streams/
+  pinches.npz, every finger in turn: generated, not recorded; "synth pinch"), retargeted by every system alike.
 - jerk: RMS of the third difference of the joint angles (rad/frame³) at equal filtering: our row with the config's
   low-pass filter against dex-retargeting's (which always runs with it).
 - time: per-frame wall time of the retarget call, median and p99 over the repeat with the lowest median.
@@ -252,6 +254,11 @@ def main(argv=None) -> None:
               "`bash benchmarks/setup_dex_retargeting.sh`")
     keypoints_dex = assets.human_recording()
     keypoints = keypoints_dex @ assets.DEX_TO_OURS.T
+    from teledex_lerobot.operator.stream import OperatorStream
+    from teledex_lerobot.paths import STREAMS_DIR
+
+    pinch_keypoints = OperatorStream.load(STREAMS_DIR / "pinches.npz").hand_keypoints_m[::2].astype(float)
+    pinch_keypoints_dex = pinch_keypoints @ assets.DEX_TO_OURS
     print(f"{len(keypoints)} frames of real MediaPipe motion (dex-retargeting example/profiling), "
           f"{args.repeats} repeats; tip errors against the human tips x the config's scaling_factor")
     results = {}
@@ -274,6 +281,19 @@ def main(argv=None) -> None:
         reachable = reachable_pairs(evaluator)
         rows = {name: score(evaluator, keypoints_dex, joints, seconds, reachable)
                 for name, (seconds, joints) in runs.items()}
+        # Pinches: the real recording has thumb-little finger pinches only; the synthetic pinch stream has all four.
+        pinch_evaluator = Evaluator(model, config, pinch_keypoints_dex)
+        pinch_runs = {"ours": run_ours(urdf, pinch_keypoints, evaluator.scale, 1.0, 1)[1],
+                      f"ours, filtered (alpha {alpha:g})": run_ours(urdf, pinch_keypoints, evaluator.scale, alpha,
+                                                                    1)[1]}
+        if dex_python:
+            for kind, (_, joints, names) in dex_retargeting(dex_python, assets, configs, pinch_keypoints_dex,
+                                                            1).items():
+                pinch_runs[f"dex {kind}"] = actuated(model, names, joints)
+        for name, joints in pinch_runs.items():
+            synthetic = score(pinch_evaluator, pinch_keypoints_dex, joints, None, reachable)
+            rows[name] |= {"synthetic_pinch_success": synthetic["pinch_success"],
+                           "synthetic_pinch_attempts": synthetic["pinch_attempts"]}
         results[hand] = {"urdf": config["urdf_path"], "dof": len(model.joint_names), "scale": evaluator.scale,
                          "low_pass_alpha": alpha, "reachable_pinches": {str(k): v for k, v in reachable.items()},
                          "rows": rows}
@@ -289,10 +309,11 @@ def print_hand(hand: str, result: dict) -> None:
     reachable = [k for k, v in result["reachable_pinches"].items() if v]
     print(f"\n{hand}: {result['urdf']}, {result['dof']} DoF, scale {result['scale']:g}, "
           f"reachable thumb pinches with {reachable or 'none'}")
-    print(f"  {'system':28s}{'tip mm':>9s}{'pinch ok':>10s}{'(frames)':>9s}{'jerk rad':>10s}{'median ms':>11s}"
-          f"{'p99 ms':>9s}")
+    print(f"  {'system':28s}{'tip mm':>9s}{'pinch ok':>10s}{'(frames)':>9s}{'synth pinch':>12s}{'(frames)':>9s}"
+          f"{'jerk rad':>10s}{'median ms':>11s}{'p99 ms':>9s}")
     for name, row in result["rows"].items():
         print(f"  {name:28s}{row['tip_error_mm']:9.2f}{row['pinch_success']:10.2f}{row['pinch_attempts']:9d}"
+              f"{row.get('synthetic_pinch_success', float('nan')):12.2f}{row.get('synthetic_pinch_attempts', 0):9d}"
               f"{row['jerk_rad']:10.4f}{row.get('median_ms', float('nan')):11.3f}{row.get('p99_ms', float('nan')):9.3f}")
 
 

@@ -1,6 +1,6 @@
 """teledex-hand-inspect: what the retargeter makes of a hand URDF, in one look.
 
-    teledex-hand-inspect HAND.urdf [--side right] [--png HAND_layout.png]
+    teledex-hand-inspect HAND.urdf [--side auto|right|left] [--png HAND_layout.png]
 
 Prints the inferred fingers (thumb first, then across the palm), each finger's keypoint frames, where its fingertip
 is, the palm link, the wrist point and the base axes (the operator wrist frame: +z toward the middle-finger MCP, +y
@@ -29,7 +29,8 @@ _FINGER_COLOURS = {"thumb": "tab:red", "index": "tab:orange", "middle": "tab:gre
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("urdf", help="a hand URDF file, or a built-in hand name")
-    parser.add_argument("--side", default="right", choices=SIDES)
+    parser.add_argument("--side", default="auto", choices=("auto", *SIDES),
+                        help="auto: the side whose frame has the fingers flexing toward the palm (+y)")
     parser.add_argument("--png", type=Path, default=None, help="picture path (default: <urdf name>_layout.png)")
     return parser.parse_args(argv)
 
@@ -103,11 +104,18 @@ def draw(model: KinematicModel, layout: HandKeypointLayout, path: Path, title: s
 def main(argv=None) -> None:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
-    model = KinematicModel.from_urdf(resolve_urdf(args.urdf, args.side))
-    layout = build_layout(model, args.side)
+    side = args.side
+    if side == "auto":  # try a right hand quietly; its fingers flex to -y if it is a left one
+        logging.disable(logging.WARNING)
+        notes = build_layout(KinematicModel.from_urdf(resolve_urdf(args.urdf, "right")), "right").notes
+        logging.disable(logging.NOTSET)
+        side = "left" if any("flex toward the back" in note for note in notes) else "right"
+    model = KinematicModel.from_urdf(resolve_urdf(args.urdf, side))
+    layout = build_layout(model, side)
+    print(f"side: {side}{' (from the geometry)' if args.side == 'auto' else ''}")
     print(describe(model, layout))
     output = args.png or Path(f"{Path(args.urdf).stem}_layout.png")
-    draw(model, layout, output, f"{model.name} ({args.side}) at zero pose, operator wrist frame")
+    draw(model, layout, output, f"{model.name} ({side}) at zero pose, operator wrist frame")
     print(f"picture written to {output}")
 
 

@@ -260,14 +260,16 @@ def _fingers_from_geometry(geometry: _Geometry, offsets: dict, notes: list[str])
             tip_frame = f"{tip}{TIP_SUFFIX}"  # no link beyond the last knuckle: a tip at an offset from it
             if tip_frame not in offsets:
                 offsets[tip_frame] = _default_tip_offset(geometry, centres, tip)
-                notes.append(f"{tip} ends at its last knuckle; its fingertip is placed "
-                             f"{1e3 * np.linalg.norm(offsets[tip_frame]):.0f} mm beyond it along the last segment "
-                             "(set fingertip_offsets_m in the retargeting config to change it)")
+                where = (f"{1e3 * np.linalg.norm(offsets[tip_frame]):.0f} mm beyond it along the last segment"
+                         if offsets[tip_frame].any() else "at its origin (a one-joint finger)")
+                notes.append(f"{tip} ends at its last knuckle; its fingertip is placed {where} (set "
+                             "fingertip_offsets_m in the retargeting config to change it)")
         chains[tip] = centres[-3:] + [tip_frame]
 
     points = {tip: geometry.position(chains[tip][-1], offsets) for tip in tips}
     knuckles = {tip: geometry.position(chains[tip][0]) for tip in tips}
-    axis = _unit(sum(points[tip] - knuckles[tip] for tip in tips))
+    # the mean knuckle-to-tip direction; for jaws that meet at one point, the direction from the palm to them
+    axis = _unit_or(sum(points[tip] - knuckles[tip] for tip in tips), sum(points.values()))
     if len(tips) == 1:
         thumb, others = None, tips
     else:
@@ -279,7 +281,8 @@ def _fingers_from_geometry(geometry: _Geometry, offsets: dict, notes: list[str])
                          f"{1e3 * (reach[ranked[1]] - reach[thumb]):.0f} mm); took {thumb}. Pin it down with "
                          "keypoint_frames in the retargeting config if that is wrong")
         rest = [t for t in tips if t != thumb]
-        across = _across_direction(np.array([points[t] for t in rest]), points[thumb], axis)
+        across = _across_direction(np.array([points[t] for t in rest]), points[thumb], axis,
+                                   geometry.joint_axis(own[rest[0]][-1]))
         others = sorted(rest, key=lambda t: float(points[t] @ across))
     names = (["thumb"] if thumb else []) + list(FINGER_NAMES[1:1 + len(others)])
     fingers = []
@@ -291,17 +294,19 @@ def _fingers_from_geometry(geometry: _Geometry, offsets: dict, notes: list[str])
 
 
 def _default_tip_offset(geometry: _Geometry, centres: list[str], tip_link: str) -> np.ndarray:
-    """0.8 x the last segment, continuing it, in the tip link's frame."""
+    """0.8 x the last segment, continuing it, in the tip link's frame; none for a one-joint finger (a gripper jaw:
+    its tip is then the link origin)."""
     if len(centres) < 2:
-        raise UrdfError(f"{geometry.model.name}: {tip_link} ends at a finger's only joint; give its fingertip "
-                        "with fingertip_offsets_m in the retargeting config")
+        return np.zeros(3)
     segment = geometry.position(centres[-1]) - geometry.position(centres[-2])
     rotation = geometry.pose(tip_link)[:3, :3]
     return rotation.T @ (_TIP_OFFSET_FRACTION * segment)
 
 
-def _across_direction(finger_points: np.ndarray, thumb_point: np.ndarray, axis: np.ndarray) -> np.ndarray:
-    """The unit direction across the palm (perpendicular to `axis`) from the thumb side to the far side."""
+def _across_direction(finger_points: np.ndarray, thumb_point: np.ndarray, axis: np.ndarray,
+                      fallback: np.ndarray) -> np.ndarray:
+    """The unit direction across the palm (perpendicular to `axis`) from the thumb side to the far side; `fallback`
+    (a finger's last joint axis) where the tips coincide (gripper jaws)."""
     if len(finger_points) >= 2:
         centred = finger_points - finger_points.mean(axis=0)
         centred -= np.outer(centred @ axis, axis)
@@ -309,7 +314,7 @@ def _across_direction(finger_points: np.ndarray, thumb_point: np.ndarray, axis: 
         if direction @ (finger_points.mean(axis=0) - thumb_point) < 0:
             direction = -direction
         return direction
-    return _unit(_perpendicular_part(finger_points[0] - thumb_point, axis))
+    return _unit_or(_perpendicular_part(finger_points[0] - thumb_point, axis), _perpendicular_part(fallback, axis))
 
 
 # ---- palm, wrist and axes ---------------------------------------------------------------------------------------
@@ -342,12 +347,13 @@ def _base_rotation(geometry: _Geometry, fingers, side: str, offsets: dict) -> np
     tips = np.array([geometry.position(f.frames[-1], offsets) for f in non_thumb])
     knuckles = np.array([geometry.position(f.frames[0]) for f in non_thumb])
     roots = _finger_roots(geometry, fingers)
-    direction = sum(tip - roots[f.name] for f, tip in zip(non_thumb, tips))
+    direction = _unit_or(sum(tip - roots[f.name] for f, tip in zip(non_thumb, tips)), tips.sum(axis=0))
+    last_axis = geometry.joint_axis(geometry.moving_path(non_thumb[0].frames[-1].removesuffix(TIP_SUFFIX))[-1])
     if len(non_thumb) >= 2:
         across = _across_direction(tips, geometry.position(thumb.frames[-1], offsets) if thumb is not None
-                                   else tips[0] - (tips[-1] - tips[0]), _unit(direction))
+                                   else tips[0] - (tips[-1] - tips[0]), direction, last_axis)
     elif thumb is not None:
-        across = _unit(_perpendicular_part(knuckles[0] - geometry.position(thumb.frames[0]), _unit(direction)))
+        across = _across_direction(knuckles, geometry.position(thumb.frames[0]), direction, last_axis)
     else:
         raise UrdfError(f"{model.name}: cannot tell the hand's sides apart from a single finger; give base_rotation")
     # The flexion axis: each finger's last joint axis, signed along the across direction.
@@ -408,6 +414,11 @@ def _check_flexion_direction(model: KinematicModel, fingers, palm_link: str, rot
     if motion[:, 1].mean() < 0:
         notes.append("its fingers flex toward the back of the inferred hand frame: check that `side` matches the "
                      "URDF, or give base_rotation in the retargeting config")
+
+
+def _unit_or(vector: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """`vector` normalised, or `fallback` normalised when `vector` is (nearly) zero."""
+    return _unit(vector) if np.linalg.norm(vector) > 1e-6 else _unit(fallback)
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:
