@@ -2,13 +2,15 @@
 
 `KinematicModel` answers one frame per call; a retargeter needs ~20 frames several times per control tick, and
 pinocchio's Python bindings hand out placements one SE3 object at a time (2-3 µs each on our 2-core machine). So
-this module builds its own pinocchio model from the parsed URDF, with an extra zero-valued spherical *probe* joint
-at every keypoint, and reads everything from the one matrix `computeJointJacobians` fills:
+this module adds a zero-valued spherical *probe* joint at every keypoint of the model's pinocchio tree and reads
+everything from the one matrix `computeJointJacobians` fills:
 
 - at zero angles the probe's three world-frame Jacobian columns are [p × a_i; a_i], rotations about the axes a_i of
   the link it sits on (the columns of its rotation R); their top rows form [p]× R, so [p]× = Σ_i (p × a_i) a_iᵀ,
   whose entries (2,1), (0,2), (1,0) are p's coordinates;
 - the velocity of keypoint p from joint j is v_j + ω_j × p, for the joints that support it.
+
+The tree itself comes from the one model builder, `kinematics.pinocchio_model`.
 
 On this machine a numpy call costs 1-2 µs whatever its size, so the pass is a fixed handful of calls on
 precomputed gather indices (one `take` per quantity, one batched matmul for every keypoint's Jacobian) writing
@@ -24,9 +26,9 @@ the layout's offset from that link) or `WRIST_FRAME` (the wrist point itself).
 
 import numpy as np
 import pinocchio as pin
-from scipy.spatial.transform import Rotation
 
 from ..kinematics import KinematicModel
+from ..kinematics.pinocchio_model import build_pinocchio_model
 from .hand_layout import TIP_SUFFIX, HandKeypointLayout
 
 WRIST_FRAME = "#wrist"
@@ -137,41 +139,14 @@ def _probe_name(keypoint: int) -> str:
 
 
 def _build_pinocchio_model(model: KinematicModel, frames, layout: HandKeypointLayout | None):
-    """A pinocchio model of the moving joints below the palm link plus probe joints; returns (model, joint ids,
-    keypoint parents).
-
-    Fixed joints are folded into placements. Continuous joints become plain revolute joints (one coordinate, the
-    model's [-pi, pi] limits apply), prismatic joints stay prismatic.
-    """
-    description = model.description
-    children: dict[str, list] = {}
-    for joint in description.joints:
-        children.setdefault(joint.parent, []).append(joint)
-    palm, root_placement, offsets = description.root_link, pin.SE3.Identity(), {}
+    """The model's pinocchio tree below the palm link (`kinematics.build_pinocchio_model`) plus a probe joint at
+    every keypoint; returns (model, joint ids, keypoint parents)."""
+    palm, root_placement, offsets = model.description.root_link, pin.SE3.Identity(), {}
     if layout is not None:
         rotation = np.asarray(layout.base_rotation, dtype=float)
         palm, offsets = layout.palm_link, layout.frame_offsets_m
         root_placement = pin.SE3(rotation, -rotation @ np.asarray(layout.wrist_offset_m, dtype=float))
-
-    pin_model = pin.Model()
-    joint_ids: dict[str, int] = {}
-    link_anchor = {palm: (0, root_placement)}  # link -> (pinocchio parent joint, placement in it)
-    stack = [palm]
-    while stack:
-        link = stack.pop()
-        parent_id, placement = link_anchor[link]
-        for joint in children.get(link, []):
-            origin = placement * _se3(joint.origin_xyz, joint.origin_rpy)
-            if joint.is_moving:
-                axis = np.asarray(joint.axis, dtype=float)
-                joint_model = (pin.JointModelPrismaticUnaligned(axis) if joint.type == "prismatic"
-                               else pin.JointModelRevoluteUnaligned(axis))
-                joint_ids[joint.name] = pin_model.addJoint(parent_id, joint_model, origin, joint.name)
-                link_anchor[joint.child] = (joint_ids[joint.name], pin.SE3.Identity())
-            else:
-                link_anchor[joint.child] = (parent_id, origin)
-            stack.append(joint.child)
-
+    pin_model, joint_ids, link_anchor = build_pinocchio_model(model.description, palm, root_placement)
     keypoint_parents = []
     for k, frame in enumerate(frames):
         link, offset = frame.removesuffix(TIP_SUFFIX), np.asarray(offsets.get(frame, np.zeros(3)), dtype=float)
@@ -185,7 +160,3 @@ def _build_pinocchio_model(model: KinematicModel, frames, layout: HandKeypointLa
         pin_model.addJoint(parent_id, pin.JointModelSphericalZYX(), pin.SE3(np.eye(3), placement.act(offset)),
                            _probe_name(k))
     return pin_model, joint_ids, keypoint_parents
-
-
-def _se3(xyz, rpy) -> pin.SE3:
-    return pin.SE3(Rotation.from_euler("xyz", rpy).as_matrix(), np.asarray(xyz, dtype=float))
