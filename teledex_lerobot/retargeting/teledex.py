@@ -33,10 +33,10 @@ _FREE_CURVATURE_RATIO = 0.5
 @dataclass(frozen=True)
 class TeleDexSettings:
     alignment_weight: float = 1.0  # α_align
-    coupling_weight: float = 4.0  # α_couple
-    smoothness_weight: float = 3e-3  # α_smooth (rad² against m²: 1 mrad of change costs as much as 55 µm of error)
+    coupling_weight: float = 20.0  # α_couple
+    smoothness_weight: float = 5e-3  # α_smooth (rad² against m²: 1 mrad of change costs as much as 71 µm of error)
     # Pull toward the open hand: a weak prior that makes the optimum unique where the keypoints leave joints free.
-    posture_weight: float = 3e-4
+    posture_weight: float = 5e-4
     # Directions of joint space the keypoints barely determine (tracking curvature below 0.5 α_smooth) keep
     # whatever the previous frames left there: a glitch would stay for good (a redundant thumb's roll). After every
     # solve such directions move this fraction of the way to the open hand, so the solution forgets the path there
@@ -47,6 +47,7 @@ class TeleDexSettings:
                                                             "ip": 0.2, "cmc": 0.2})
     pinch_sigmoid_steepness: float = 30.0  # σ
     pinch_sigmoid_threshold: float = 0.75  # τ
+    pinch_closure: float = 0.5  # pinching target: this fraction of the operator's thumb-finger vector
 
 
 class TeleDexRetargeter:
@@ -88,8 +89,9 @@ class TeleDexRetargeter:
         if pinch_fingers:
             frame_index = {frame: k for k, frame in enumerate(layout.keypoint_frames)}
             thumb_tip = frame_index[layout.fingers[0].frames[-1]]
-            self.coupling = KeypointVectorCost([thumb_tip] * len(pinch_fingers),
-                                               [frame_index[f.frames[-1]] for f in pinch_fingers])
+            self._finger_tips = [frame_index[f.frames[-1]] for f in pinch_fingers]
+            self._thumb_tip = thumb_tip
+            self.coupling = KeypointVectorCost([thumb_tip] * len(pinch_fingers), self._finger_tips)
             human_tips = [FINGER_CHAINS[f.name][-1] for f in pinch_fingers]
             self._pinch_map = np.eye(NUM_KEYPOINTS)[human_tips] - np.eye(NUM_KEYPOINTS)[THUMB_TIP]  # (F, 21)
             # Eqs. 7-8 folded: β = sigmoid(σ (ρ − τ)) with ρ = 1 − (d − ρ_min) / span is sigmoid(a d + b).
@@ -120,10 +122,17 @@ class TeleDexRetargeter:
 
     def solve(self, keypoints: np.ndarray, q_previous: np.ndarray) -> np.ndarray:
         """Joint vector for MediaPipe-21 keypoints (21, 3) in the wrist frame, warm-started at θ(t−1) = q_previous."""
-        self.alignment.set_targets(self.target_points(keypoints))
+        targets = self.target_points(keypoints)
+        self.alignment.set_targets(targets)
         if self.coupling is not None:
             vectors, weights = self.pinch_weights(keypoints)
-            self.coupling.set_targets(vectors, self.settings.coupling_weight * weights)
+            # Open: the vector between the aligned tip targets (no conflict with L_align, so no jitter where β
+            # starts to rise); pinching: the operator's own vector shrunk by pinch_closure, so the robot's pair
+            # closes at least as far as the operator's whatever the hands' proportions.
+            aligned = targets[self._finger_tips] - targets[self._thumb_tip]
+            blend = weights[:, None]
+            pinch = (1.0 - blend) * aligned + blend * (self.settings.pinch_closure * vectors)
+            self.coupling.set_targets(pinch, self.settings.coupling_weight * weights)
         self.smoothness.set_reference(q_previous)
         q, report = self.solver.solve(q_previous)
         return self._reset_free_directions(q, report.normal_matrix)
