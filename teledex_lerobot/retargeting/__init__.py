@@ -1,6 +1,6 @@
 """Hand retargeting: operator hand keypoints (or glove angles) -> robot hand joints, for any hand URDF.
 
-Methods: "teledex" (the TeleDex optimiser, seed 000 eqs. 1-9), "dexpilot" (DexPilot task-space vectors) and
+Methods: "teledex" (the TeleDex optimiser: calibrated keypoint alignment, pinch coupling, smoothness), "dexpilot" (DexPilot task-space vectors) and
 "joint_mapping" (direct per-joint maps over the operator's calibrated ranges). Entry point: `build_retargeter`.
 """
 

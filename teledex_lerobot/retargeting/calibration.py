@@ -1,16 +1,16 @@
-"""Per-operator, per-hand calibration (TeleDex eqs. 3-5 and 7): segment scales s, root offsets δ, pinch ranges ρ.
+"""Per-operator, per-hand calibration of the TeleDex mapping: segment scales s, root offsets δ, pinch ranges ρ.
 
 The operator holds the calibration pose (flat open hand, fingers together, thumb relaxed in the palm plane: the pose
 the robot URDFs have at zero angles), then opens, closes and pinches each finger. From the recording:
 
-- s_ij = |F_j(θ0) − F_{j−1}(θ0)| / |p̄_j − p̄_{j−1}| for consecutive keypoints of finger i (eq. 3), the first segment
+- s_ij = |F_j(θ0) − F_{j−1}(θ0)| / |p̄_j − p̄_{j−1}| for consecutive keypoints of finger i, the first segment
   starting at the wrist; p̄ is the median of the calibration-pose frames, F the robot keypoints at θ0 (the reference
   pose);
-- δ_i = F_root(θ0) − (p̄_wrist + s_i0 (p̄_root − p̄_wrist)) (eq. 4). Eq. 4 as printed subtracts the unscaled p̄_root,
+- δ_i = F_root(θ0) − (p̄_wrist + s_i0 (p̄_root − p̄_wrist)). The TeleDex paper subtracts the unscaled p̄_root,
   which only lands the operator's root on the robot's when s_i0 = 1; subtracting the scaled point makes the
   calibration pose map onto the robot's root keypoints exactly, whatever the scale;
 - ρ_min,i / ρ_max,i: the 2nd / 98th percentile of the thumb-tip to fingertip distance over the whole recording
-  (eq. 7). A static pose alone gives ρ_min = 0 and ρ_max = the distance in that pose.
+  A static pose alone gives ρ_min = 0 and ρ_max = the distance in that pose.
 - for direct joint mapping: the 2nd / 98th percentile of every canonical hand angle (the operator's own range).
 
 Without an operator calibration, `default_calibration` uses the average adult hand of `operator.hand_model`.

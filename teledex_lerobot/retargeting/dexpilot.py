@@ -1,4 +1,4 @@
-"""DexPilot task-space vector retargeting (Handa et al., ICRA 2020; seed 001 §4).
+"""DexPilot task-space vector retargeting (Handa et al., "DexPilot", ICRA 2020).
 
 C(q) = ½ Σ_i s(d_i) ‖r_i(q) − f(d_i) r̂_i‖² + γ ‖q‖², over the vectors
 - S1: from each primary (non-thumb) fingertip to the thumb tip,

@@ -1,13 +1,15 @@
-"""The TeleDex retargeter (seed 000 §3.2, eqs. 1-9).
+"""The TeleDex retargeter: keypoint alignment with calibrated scaling, smooth pinch coupling, temporal smoothness.
 
-θ* = argmin α_align L_align + α_couple L_couple + α_smooth L_smooth, inside the joint limits, where
-- L_align (eq. 2) pulls every robot keypoint onto the operator's keypoint after per-phalanx scaling and root offset
-  (eq. 5, with s and δ from the operator's calibration);
-- L_couple (eq. 6) pulls each robot thumb-tip → fingertip vector onto the operator's, weighted by
-  β_i = sigmoid(σ (ρ_i − τ)) (eq. 8) of the normalised proximity ρ_i = 1 − (|R_H,i| − ρ_min,i)/(ρ_max,i − ρ_min,i)
-  (eq. 7): near zero for an open hand, near one in a pinch, so pinches close on the robot even when the hands'
-  proportions differ, and the weight changes smoothly (no switching jerk);
-- L_smooth (eq. 9) = ‖θ − θ(t−1)‖².
+θ* = argmin α_align L_align + α_couple L_couple + α_smooth L_smooth + α_posture L_posture, inside the joint limits:
+- L_align pulls every robot keypoint onto the operator's keypoint mapped onto the robot hand: each phalanx scaled
+  by its own robot/operator length ratio s and each finger's root shifted by δ (both from the operator's
+  calibration, `calibration.py`), or one scale for everything (`hand_scale`);
+- L_couple pulls each robot thumb-tip → fingertip vector onto a target weighted by β_i = sigmoid(σ (ρ_i − τ)) of the
+  normalised proximity ρ_i = 1 − (|R_H,i| − ρ_min,i)/(ρ_max,i − ρ_min,i) of the operator's thumb and finger (R_H,i
+  their vector, ρ_min/ρ_max the calibrated closest/farthest distances): near zero for an open hand, near one in a
+  pinch, so pinches close on the robot even when the hands' proportions differ, and the weight changes smoothly
+  (no switching jerk). The target slides with β from the aligned tips' vector to a shrunk copy of R_H;
+- L_smooth = ‖θ − θ(t−1)‖² and L_posture = ‖θ − θ_open‖² (see `TeleDexSettings`).
 Per-keypoint weights within L_align (e.g. fingertips above joints) are in the config.
 """
 
@@ -58,7 +60,7 @@ class TeleDexRetargeter:
         self.kinematics = KeypointKinematics(model, layout.keypoint_frames, layout)
         count = len(layout.keypoint_frames)
 
-        # Eq. 5 as one linear map of the operator keypoints: p' = T @ p + Δ, with T = L diag(s) (E_h − E_h_prev), E
+        # The calibrated mapping as one linear map of the operator keypoints: p' = T @ p + Δ, with T = L diag(s) (E_h − E_h_prev), E
         # selecting each keypoint and its predecessor on the finger, L summing each finger's segments up to k.
         human = np.array(layout.human_indices)
         human_previous = np.empty(count, dtype=int)
@@ -94,7 +96,7 @@ class TeleDexRetargeter:
             self.coupling = KeypointVectorCost([thumb_tip] * len(pinch_fingers), self._finger_tips)
             human_tips = [FINGER_CHAINS[f.name][-1] for f in pinch_fingers]
             self._pinch_map = np.eye(NUM_KEYPOINTS)[human_tips] - np.eye(NUM_KEYPOINTS)[THUMB_TIP]  # (F, 21)
-            # Eqs. 7-8 folded: β = sigmoid(σ (ρ − τ)) with ρ = 1 − (d − ρ_min) / span is sigmoid(a d + b).
+            # The pinch weight folded: β = sigmoid(σ (ρ − τ)) with ρ = 1 − (d − ρ_min) / span is sigmoid(a d + b).
             ranges = np.array([calibration.pinch_distance_range_m[f.name] for f in pinch_fingers])
             span = np.maximum(ranges[:, 1] - ranges[:, 0], 1e-3)
             steepness, threshold = settings.pinch_sigmoid_steepness, settings.pinch_sigmoid_threshold
@@ -105,11 +107,11 @@ class TeleDexRetargeter:
                                              solver_settings)
 
     def target_points(self, keypoints: np.ndarray) -> np.ndarray:
-        """Eq. 5: the operator keypoints (21, 3), wrist frame, scaled and offset onto the robot hand: (K, 3)."""
+        """The operator keypoints (21, 3), wrist frame, scaled and offset onto the robot hand: (K, 3)."""
         return self._target_map @ keypoints + self._offsets
 
     def pinch_weights(self, keypoints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Eqs. 6-8: the operator's thumb-tip → fingertip vectors R_H (F, 3) and their weights β (F,)."""
+        """The operator's thumb-tip → fingertip vectors R_H (F, 3) and their pinch weights β (F,)."""
         vectors = self._pinch_map @ keypoints
         distances = np.sqrt((vectors * vectors) @ _ONES_3)
         return vectors, expit(self._pinch_slope * distances + self._pinch_intercept)
