@@ -323,3 +323,20 @@ def test_structure_errors():
     assert "defines joint 'j1' twice" in _error(urdf(revolute("j1", "base", "a") + revolute("j1", "a", "b")))
     assert "lower limit 1.0 > upper limit -1.0" in _error(urdf(revolute(
         "j1", "base", "a", limit='<limit lower="1" upper="-1" velocity="1" effort="1"/>'), links=("base", "a")))
+
+
+def test_least_squares_core_finds_the_constrained_optimum_of_a_coupled_quadratic():
+    """The shared IK/retargeting core: with one variable held at its limit, the other is re-solved given that move
+    (clipping alone would leave it where the unconstrained step put it)."""
+    from teledex_lerobot.kinematics.least_squares import DampedLeastSquaresSettings, minimise
+
+    jacobian = np.array([[1.0, 1.0], [0.0, 0.1]])
+    target = np.array([2.0, 0.0])
+    linearise = lambda z: (jacobian @ z - target, jacobian)  # noqa: E731
+    settings = DampedLeastSquaresSettings(max_iterations=20, step_tolerance=1e-12, initial_damping=1e-12,
+                                          min_damping=1e-12)
+    result = minimise(linearise, np.zeros(2), lower=[-1.0, -1.0], upper=[0.5, 1.0], settings=settings)
+    # z0 is held at 0.5; the best z1 given that is (2 - 0.5) * 1 / (1 + 0.01) = 1.485..., clipped to its limit 1.0
+    np.testing.assert_allclose(result.z, [0.5, 1.0], atol=1e-9)
+    result = minimise(linearise, np.zeros(2), lower=[-1.0, -1.0], upper=[0.5, 3.0], settings=settings)
+    np.testing.assert_allclose(result.z, [0.5, 1.5 / 1.01], atol=1e-6)

@@ -84,3 +84,16 @@ def test_recovery_on_real_motion_and_vendor_hands(hand):
         frames = recording[start:start + 50]
         late = {kind: _recovery_frames(factory, frames, 30, glitch) for kind, glitch in _glitches(frames, 30).items()}
         assert max(late.values()) <= RECOVERY_FRAMES, f"{hand}, glitch at frame {start + 30}: {late}"
+
+
+def test_human_hands_pass_the_plausibility_checks():
+    """No false alarms: every frame of the synthetic operator streams, and of the real recording when present."""
+    from teledex_lerobot.operator.plausibility import implausibility
+
+    for name in ("open_close", "pinches", "demo_grasp", "wrist_motion"):
+        stream = OperatorStream.load(STREAMS_DIR / f"{name}.npz")
+        flagged = [implausibility(frame, stream.side) for frame in stream.hand_keypoints_m.astype(float)]
+        assert not any(flagged), (name, next(f for f in flagged if f))
+    if reference_assets.available():
+        recording = reference_assets.human_recording() @ reference_assets.DEX_TO_OURS.T
+        assert not any(implausibility(frame, "right") for frame in recording)
