@@ -39,6 +39,7 @@ demo: env
 	$(VENV)/bin/teledex-demo
 
 test: env
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 
 clean-demo:

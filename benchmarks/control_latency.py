@@ -29,6 +29,8 @@ from lerobot_teleoperator_teledex import TeledexXR, TeledexXRConfig
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.inputs import encode_xr_state
 
+PRESET = "piper_linkerhand_o6_single"
+
 
 def stream(port: int, rate_hz: float, stop: threading.Event) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
@@ -46,7 +48,7 @@ def run(mode: str, rate_hz: float, seconds: float) -> tuple[np.ndarray, np.ndarr
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    teleop = TeledexXR(TeledexXRConfig(host="127.0.0.1", port=port))
+    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, host="127.0.0.1", port=port))
     robot = Teledex(TeledexConfig(backend="fake"))
     robot.config.cameras = {}
     robot.cameras = {}

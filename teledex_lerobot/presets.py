@@ -1,19 +1,21 @@
-"""Hardware presets: which arm and hand make up a rig, how the hand is mounted, which cameras look at it.
+"""Hardware presets: which arm and hand make up a rig, how the hand is mounted, which cameras look at it; or which
+rigs work together (a bimanual pair).
 
-A preset is a YAML file in configs/presets/ (or any path). Unknown keys are errors, never silently ignored.
+A preset is a YAML file in configs/presets/ (or any path); its keys are the fields of PresetFile below. Unknown keys
+and wrong types are errors naming the key, never silently ignored. The README's "Presets" section shows the schema.
 """
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
-import yaml
-
+from .config_files import decode_config, read_yaml_mapping, resolve_file
 from .paths import PRESETS_DIR
 
 
 @dataclass(frozen=True)
 class PartSpec:
-    """One kinematic chain: a built-in model name or a URDF path, its side, the joints driven, a home pose (rad/m)."""
+    """One kinematic chain: a built-in model name or a URDF path, its side, the joints driven (None: every actuated
+    joint, in the model's order) and a home pose (rad, m for prismatic joints; joints not given start at 0)."""
 
     model: str
     side: str = "right"
@@ -30,87 +32,32 @@ class HandMount:
 
 
 @dataclass(frozen=True)
-class Preset:
-    name: str
-    description: str
-    fps: int
-    arm: PartSpec | None
-    hand: PartSpec | None
-    hand_mount: HandMount
-    cameras: dict[str, dict]
+class PresetFile:
+    """What a preset file holds."""
+
+    description: str = ""
+    fps: int = 30  # the control rate the rig is recorded at
+    arm: PartSpec | None = None
+    hand: PartSpec | None = None
+    hand_mount: HandMount = field(default_factory=HandMount)
+    # camera name -> the settings of its LeRobot camera config (by default the simulated teledex_render camera)
+    cameras: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Instead of arm/hand: several rigs driven together, follower name -> preset (--robot.type=teledex_followers)
+    followers: dict[str, str] = field(default_factory=dict)
 
 
-_PRESET_KEYS = {"description", "fps", "arm", "hand", "hand_mount", "cameras"}
-_PART_KEYS = {"model", "side", "joints", "home"}
-_MOUNT_KEYS = {"xyz_m", "rpy_rad"}
-
-
-def available_presets() -> list[str]:
-    return sorted(p.stem for p in PRESETS_DIR.glob("*.yaml"))
-
-
-def preset_path(name_or_path: str) -> Path:
-    if name_or_path.endswith((".yaml", ".yml")):
-        path = Path(name_or_path).expanduser()
-        if not path.is_file():
-            raise FileNotFoundError(f"Preset file not found: {path}")
-        return path
-    path = PRESETS_DIR / f"{name_or_path}.yaml"
-    if not path.is_file():
-        raise ValueError(f"Unknown preset {name_or_path!r}. Available presets: {', '.join(available_presets())} "
-                         f"(in {PRESETS_DIR}), or give a path to a .yaml preset file.")
-    return path
+@dataclass(frozen=True)
+class Preset(PresetFile):
+    name: str = ""  # the file's stem
 
 
 def load_preset(name_or_path: str) -> Preset:
-    path = preset_path(name_or_path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise ValueError(f"Preset {path} is not valid YAML: {err}") from err
+    path = resolve_file(name_or_path, PRESETS_DIR, (".yaml", ".yml"), "preset")
     where = f"preset {path}"
-    _check_keys(data, _PRESET_KEYS, where)
-    arm = _part(data.get("arm"), f"{where}: arm")
-    hand = _part(data.get("hand"), f"{where}: hand")
-    if arm is None and hand is None:
-        raise ValueError(f"{where} defines neither 'arm' nor 'hand'; add at least one.")
-    mount = data.get("hand_mount") or {}
-    _check_keys(mount, _MOUNT_KEYS, f"{where}: hand_mount")
-    cameras = data.get("cameras") or {}
-    if not isinstance(cameras, dict):
-        raise ValueError(f"{where}: 'cameras' must be a mapping of camera name -> settings")
-    fps = data.get("fps", 30)
-    if not isinstance(fps, int) or fps <= 0:
-        raise ValueError(f"{where}: 'fps' must be a positive integer (got {fps!r})")
-    return Preset(
-        name=path.stem,
-        description=str(data.get("description", "")),
-        fps=fps,
-        arm=arm,
-        hand=hand,
-        hand_mount=HandMount(tuple(mount.get("xyz_m", (0, 0, 0))), tuple(mount.get("rpy_rad", (0, 0, 0)))),
-        cameras={name: dict(settings or {}) for name, settings in cameras.items()},
-    )
-
-
-def _part(data, where: str) -> PartSpec | None:
-    if data is None:
-        return None
-    _check_keys(data, _PART_KEYS, where)
-    if "model" not in data:
-        raise ValueError(f"{where}: 'model' is required (a built-in model name or a path to a .urdf file)")
-    joints = data.get("joints")
-    return PartSpec(
-        model=str(data["model"]),
-        side=str(data.get("side", "right")),
-        joints=tuple(joints) if joints else None,
-        home={str(k): float(v) for k, v in (data.get("home") or {}).items()},
-    )
-
-
-def _check_keys(data, allowed: set[str], where: str) -> None:
-    if not isinstance(data, dict):
-        raise ValueError(f"{where} must be a mapping (got {type(data).__name__})")
-    unknown = set(data) - allowed
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {sorted(unknown)}; allowed keys are {sorted(allowed)}")
+    data = decode_config(PresetFile, read_yaml_mapping(path, "preset"), where)
+    rig = data.arm is not None or data.hand is not None
+    if rig == bool(data.followers):
+        raise ValueError(f"{where} must define either 'arm' and/or 'hand' (one rig) or 'followers' (several rigs).")
+    if data.fps <= 0:
+        raise ValueError(f"{where}: 'fps' must be a positive integer (got {data.fps})")
+    return Preset(**{f: getattr(data, f) for f in PresetFile.__dataclass_fields__}, name=path.stem)

@@ -49,33 +49,46 @@ def test_home_joint_not_in_model():
         TeledexArm(TeledexArmConfig(home={"elbow": 1.0}, backend="fake"))
 
 
-def test_unknown_stream():
-    teleop = TeledexReplay(TeledexReplayConfig(stream="no_such_stream"))
-    with pytest.raises(ValueError, match="Unknown stream 'no_such_stream'.*demo_grasp"):
-        teleop.connect()
+def test_unknown_replay_file():
+    with pytest.raises(ValueError, match="Unknown recorded input file 'no_such_stream'.*demo_grasp"):
+        TeledexReplay(TeledexReplayConfig(replay_file="no_such_stream"))
+
+
+def test_operator_stream_given_for_replay_names_the_converter(tmp_path):
+    with pytest.raises(ValueError, match="stream-to-datagrams"):
+        TeledexReplay(TeledexReplayConfig(replay_file="configs/streams/open_close.npz"))
+
+
+def glove_control_with_joint_map(tmp_path, map_text: str) -> str:
+    (tmp_path / "map.yaml").write_text(map_text)
+    control = tmp_path / "control.yaml"
+    control.write_text(f"strategy: {{strategy: direct, hand_method: joint_mapping, joint_map: {tmp_path}/map.yaml}}\n")
+    return str(control)
 
 
 def test_joint_map_with_unknown_joint(tmp_path):
-    path = tmp_path / "map.yaml"
-    path.write_text("not_a_joint: {from: {index_mcp_flex: 1.0}, human_range_rad: [0, 1]}\n")
-    teleop = TeledexReplay(TeledexReplayConfig(hand_model="linkerhand_o6", joint_map=str(path)))
+    unknown_joint = "not_a_joint: {from: {index_mcp_flex: 1.0}, human_range_rad: [0, 1]}\n"
+    control = glove_control_with_joint_map(tmp_path, unknown_joint)
     with pytest.raises(ValueError, match="not_a_joint"):
-        teleop.connect()
+        TeledexReplay(TeledexReplayConfig(replay_file="glove_open_close", hand_model="linkerhand_o6", control=control))
 
 
 def test_joint_map_with_unknown_human_angle(tmp_path):
     from teledex_lerobot.paths import JOINT_MAPS_DIR
 
     text = (JOINT_MAPS_DIR / "linkerhand_o6.yaml").read_text().replace("index_mcp_flex", "index_knuckle", 1)
-    path = tmp_path / "map.yaml"
-    path.write_text(text)
-    teleop = TeledexReplay(TeledexReplayConfig(hand_model="linkerhand_o6", joint_map=str(path)))
+    control = glove_control_with_joint_map(tmp_path, text)
     with pytest.raises(ValueError, match="unknown human angle 'index_knuckle'"):
-        teleop.connect()
+        TeledexReplay(TeledexReplayConfig(replay_file="glove_open_close", hand_model="linkerhand_o6", control=control))
+
+
+def test_a_preset_of_several_rigs_names_the_robot_type_that_takes_it():
+    with pytest.raises(ValueError, match="several rigs.*--robot.type=teledex_followers"):
+        TeledexConfig(preset="bimanual_piper_linkerhand_l10")
 
 
 def test_bad_preset_key(tmp_path):
     path = tmp_path / "p.yaml"
     path.write_text("arm: {model: piper, sidee: left}\n")
-    with pytest.raises(ValueError, match="unknown key.*sidee"):
+    with pytest.raises(ValueError, match="arm.*sidee.*not valid"):
         TeledexConfig(preset=str(path))

@@ -1,5 +1,5 @@
-"""The seed 002 control chain: config defaults, output chain, relative arm shaping, state machine, stale-input
-protection and recovery, the strategy scheduler, diagnostics."""
+"""The control chain: config defaults, output chain, relative arm shaping, state machine, starting from the measured
+pose, stale-input protection and recovery, the strategy scheduler, gestures, diagnostics."""
 
 import logging
 
@@ -9,6 +9,7 @@ from scipy.spatial.transform import Rotation
 
 from teledex_lerobot.control.config import ControlConfig, OutputChainConfig, RelativeArmConfig
 from teledex_lerobot.control.diagnostics import Diagnostics
+from teledex_lerobot.control.gestures import PinchButtons
 from teledex_lerobot.control.output_chain import CriticallyDampedSmoother, OutputChain, WeightedAverage
 from teledex_lerobot.control.relative_arm import CartesianRelativeArm
 from teledex_lerobot.control.rig_controller import RigController
@@ -40,7 +41,11 @@ def frame(t_ms, pose=START, trigger=1.0, **extra):
                          analog={"right_trigger": trigger, "right_grip": 0.0}, **extra)
 
 
-def test_defaults_are_seed_002():
+def unknown_pose():
+    return None
+
+
+def test_defaults_are_the_guides():
     c = ControlConfig.load()
     assert c.strategy.anchor_threshold == 0.5 and c.stale_timeout_ms == 200
     assert (c.relative_arm.translation_dead_zone_m, c.relative_arm.rotation_dead_zone_rad) == (0.015, 0.035)
@@ -54,7 +59,10 @@ def test_config_files_load_and_unknown_keys_fail(tmp_path):
         ControlConfig.load(name)
     bad = tmp_path / "bad.yaml"
     bad.write_text("relative_arm: {scale: 2}\n")
-    with pytest.raises(ValueError, match="unknown key"):
+    with pytest.raises(ValueError, match="relative_arm.*scale.*not valid"):
+        ControlConfig.load(str(bad))
+    bad.write_text("output: {max_velocity_rad_s: fast}\n")
+    with pytest.raises(ValueError, match="output.max_velocity_rad_s"):
         ControlConfig.load(str(bad))
     with pytest.raises(ValueError, match="strategy"):
         ControlConfig.load({"strategy": {"strategy": "telepathy"}})
@@ -83,7 +91,7 @@ def test_output_chain_soft_limits_and_rate_limit():
     previous = chain.last_sent
     for _ in range(300):
         sent = chain(np.array([5.0, -0.3]), 0.01)
-        assert np.all(np.abs(sent - previous) <= config.max_step_rad_per_tick + 1e-12)
+        assert np.all(np.abs(sent - previous) <= config.max_velocity_rad_s * 0.01 + 1e-12)
         assert sent[0] <= 1.0 - config.soft_limit_margin_rad + 1e-12
         previous = sent
     assert sent == pytest.approx([0.98, -0.3], abs=1e-3)
@@ -125,41 +133,58 @@ def test_state_machine_transitions(caplog):
     assert machine.press("L1") and machine.state == TeleopState.ZERO_POS
     assert machine.press("R1") and machine.state == TeleopState.EMERGENCY
     assert machine.press("R2") and machine.state == TeleopState.DOWN
+    assert machine.press("ENGAGE") and machine.state == TeleopState.ZERO_POS  # one button steps forward
+    assert machine.press("ENGAGE") and machine.state == TeleopState.TELEOPERATION
+    assert not machine.press("ENGAGE") and machine.state == TeleopState.TELEOPERATION
     keys = ButtonKeys({"X": "L1", "B": "R1"})
     assert keys.presses({"X": True}) == ["L1"] and keys.presses({"X": True}) == []  # held: once
     assert keys.presses({"X": False, "B": True}) == ["R1"]
 
 
+def at_home(rig):
+    return {role: part.home.copy() for role, part in rig.parts.items()}
+
+
 def teleoperating(rig, **overrides) -> RigController:
     controller = RigController(rig, ControlConfig.load("xr_hybrid", **overrides))
+    controller.seed(at_home(rig))
     controller.state_machine.press("L1")
     controller.state_machine.press("L2")
     return controller
 
 
-def test_emergency_holds_and_zero_pos_ramps_home(rig):
+def test_starts_where_the_robot_is_and_emergency_holds_there(rig):
+    """No command before the measured pose is known; Emergency holds the measured pose exactly, whatever the
+    input; ZeroPos, asked for, then ramps home."""
     controller = RigController(rig, ControlConfig.load("xr_hybrid"))
-    controller.seed({"arm": rig.parts["arm"].home + 0.3, "hand": rig.parts["hand"].home})
-    held = controller.last_sent
+    with pytest.raises(RuntimeError, match="measured pose is unknown"):
+        controller.step(frame(0), 0, unknown_pose)
+    standing = {"arm": rig.parts["arm"].home + 0.3, "hand": rig.parts["hand"].home + 0.1}
     for t in range(10):
-        out = controller.step(frame(t * 10, moved(START, dx=0.3)), t * 10 * MS)
-        assert all(np.array_equal(out[r], held[r]) for r in out)
+        out = controller.step(frame(t * 10, moved(START, dx=0.3)), t * 10 * MS, lambda: standing)
+        assert all(np.array_equal(out[r], standing[r]) for r in out)
     controller.state_machine.press("L1")
     for t in range(10, 200):
-        controller.step(None, t * 10 * MS)
+        controller.step(None, t * 10 * MS, unknown_pose)
     assert controller.at(controller.home, 1e-3)
+    # entering Emergency again holds where the robot is measured, not where it was last sent
+    controller.state_machine.press("R1")
+    elsewhere = {role: q + 0.01 for role, q in controller.home.items()}
+    out = controller.step(None, 200 * 10 * MS, lambda: elsewhere)
+    assert all(np.array_equal(out[r], elsewhere[r]) for r in out)
 
 
 def test_first_frame_after_press_only_anchors_then_follows(rig):
     controller = teleoperating(rig)
     t = 0
     for t in range(5):  # released: nothing moves
-        out = controller.step(frame(t * 10, trigger=0.0), t * 10 * MS)
+        out = controller.step(frame(t * 10, trigger=0.0), t * 10 * MS, unknown_pose)
     home = out["arm"].copy()
-    out = controller.step(frame(60, moved(START, dz=0.1), trigger=0.6), 60 * MS)  # press far away: anchors only
+    # a press far away only anchors
+    out = controller.step(frame(60, moved(START, dz=0.1), trigger=0.6), 60 * MS, unknown_pose)
     assert np.allclose(out["arm"], home)
     for t in range(7, 100):
-        out = controller.step(frame(t * 10, moved(START, dz=0.1 + 0.05), trigger=0.6), t * 10 * MS)
+        out = controller.step(frame(t * 10, moved(START, dz=0.15), trigger=0.6), t * 10 * MS, unknown_pose)
     assert not np.allclose(out["arm"], home, atol=0.01)
 
 
@@ -167,26 +192,27 @@ def test_stale_input_holds_clears_anchor_and_requires_release(rig):
     controller = teleoperating(rig)
     now = 0
     for now in range(0, 300, 10):
-        controller.step(frame(now, trigger=0.0 if now < 50 else 1.0, pose=moved(START, dz=0.001 * now)), now * MS)
+        pressed = frame(now, trigger=0.0 if now < 50 else 1.0, pose=moved(START, dz=0.001 * now))
+        controller.step(pressed, now * MS, unknown_pose)
     last = frame(now, pose=moved(START, dz=0.3))
-    controller.step(last, now * MS)
+    controller.step(last, now * MS, unknown_pose)
     before = controller.last_sent["arm"]
     for later in range(now + 10, now + 400, 10):  # the stream stops: after 200 ms, hold what was sent
-        out = controller.step(last, later * MS)
+        out = controller.step(last, later * MS, unknown_pose)
     assert controller.stale and controller.stale_events == 1 and not controller.strategy.arm_control.anchored
     held = out["arm"]
-    assert np.max(np.abs(held - before)) <= 20 * controller.config.output.max_step_rad_per_tick
+    assert np.max(np.abs(held - before)) <= 20 * controller.config.output.max_velocity_rad_s * 0.01
     # resumes with the trigger still held, 20 cm away: the arm must not move
     for t in range(now + 400, now + 600, 10):
-        out = controller.step(frame(t, moved(START, dz=0.5)), t * MS)
+        out = controller.step(frame(t, moved(START, dz=0.5)), t * MS, unknown_pose)
         assert np.array_equal(out["arm"], held) and controller.require_release
     # release every trigger, then press again: re-anchors where it is, no jump
-    out = controller.step(frame(now + 610, moved(START, dz=0.5), trigger=0.0), (now + 610) * MS)
+    out = controller.step(frame(now + 610, moved(START, dz=0.5), trigger=0.0), (now + 610) * MS, unknown_pose)
     assert not controller.require_release
-    out = controller.step(frame(now + 620, moved(START, dz=0.5), trigger=1.0), (now + 620) * MS)
+    out = controller.step(frame(now + 620, moved(START, dz=0.5), trigger=1.0), (now + 620) * MS, unknown_pose)
     assert np.allclose(out["arm"], held, atol=1e-9)
     for t in range(now + 630, now + 900, 10):
-        out = controller.step(frame(t, moved(START, dz=0.55)), t * MS)
+        out = controller.step(frame(t, moved(START, dz=0.55)), t * MS, unknown_pose)
     assert not np.allclose(out["arm"], held, atol=0.01)  # follows again
 
 
@@ -206,6 +232,19 @@ def test_strategy_is_chosen_by_config(rig):
     hand_only = Rig.from_parts(None, PartSpec("linkerhand_l10"))
     assert "arm" not in RigStrategy(hand_only, ControlConfig.load("glove_direct").strategy).targets(
         OperatorFrame(0, hand_angles_rad={"right": FIST}), {"hand": hand_only.parts["hand"].home})
+
+
+def test_pinch_gesture_buttons_with_hysteresis():
+    pinches = PinchButtons(close_m=0.015, open_m=0.03)
+    hand = np.zeros((21, 3))
+
+    def gap(metres):
+        hand[8] = hand[4] + [metres, 0.0, 0.0]  # index tip beside the thumb tip
+        return pinches({"left": hand.copy()})["left_pinch"]
+
+    assert not gap(0.05) and gap(0.01)
+    assert gap(0.02)  # between the thresholds: stays pressed
+    assert not gap(0.04) and not gap(0.02)  # released; between the thresholds again: stays released
 
 
 def test_diagnostics_line():

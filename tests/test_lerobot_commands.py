@@ -39,7 +39,8 @@ def test_recorded_dataset_loads(dataset_root):
     robot = Teledex(TeledexConfig(backend="fake"))
     assert dataset.meta.total_episodes == 2
     assert dataset.meta.fps == FPS
-    assert abs(dataset.meta.total_frames - 2 * FPS * EPISODE_S) <= 4
+    # LeRobot's loop records until the episode's time is up: a loaded machine gives fewer frames, never more
+    assert 0.5 * 2 * FPS * EPISODE_S <= dataset.meta.total_frames <= 2 * FPS * EPISODE_S + 2
     assert dataset.meta.robot_type == "teledex"
     features = dataset.meta.features
     assert features["action"]["names"] == list(robot.action_features)
@@ -56,8 +57,18 @@ def test_recorded_dataset_loads(dataset_root):
 
 
 def test_lerobot_replay(dataset_root, workdir):
-    run(command("lerobot-replay", "--robot.type=teledex", "--robot.id=test", f"--dataset.repo_id={REPO_ID}",
-                f"--dataset.root={dataset_root}", "--dataset.episode=0"), workdir)
+    """lerobot-replay sends the episode's actions to our robot: one command per frame, and the robot moved."""
+    import re
+
+    from lerobot.datasets import LeRobotDataset
+
+    frames = LeRobotDataset(REPO_ID, root=dataset_root, episodes=[0]).num_frames
+    output = run(command("lerobot-replay", "--robot.type=teledex", "--robot.backend=sim", "--robot.id=test",
+                         f"--dataset.repo_id={REPO_ID}", f"--dataset.root={dataset_root}", "--dataset.episode=0"),
+                 workdir)
+    sent, widest = re.search(r"disconnected \((\d+) commands sent, the widest joint range commanded ([\d.]+)\)",
+                             output).groups()
+    assert int(sent) == frames and float(widest) > 0.05
 
 
 def test_lerobot_train_act_offline(dataset_root, workdir):
@@ -71,12 +82,13 @@ def test_lerobot_train_act_offline(dataset_root, workdir):
 
 def test_lerobot_calibrate_discovers_our_types(workdir):
     run(command("lerobot-calibrate", "--robot.type=teledex_hand", "--robot.backend=fake", "--robot.id=h"), workdir)
-    run(command("lerobot-calibrate", "--teleop.type=teledex_replay", "--teleop.id=r"), workdir)
+    run(command("lerobot-calibrate", "--teleop.type=teledex_replay", "--teleop.preset=piper_linkerhand_o6_single",
+                "--teleop.id=r"), workdir)
 
 
 def test_lerobot_teleoperate(workdir):
     output = run(command("lerobot-teleoperate", "--robot.type=teledex_arm", "--robot.backend=sim", "--robot.id=a",
-                         "--teleop.type=teledex_replay", "--teleop.arm_model=piper", "--teleop.stream=wrist_motion",
+                         "--teleop.type=teledex_replay", "--teleop.arm_model=piper", "--teleop.replay_file=wrist_motion",
                          "--teleop.id=a", "--fps=25", "--teleop_time_s=1"), workdir)
     assert "TeledexArm connected (backend=sim)" in output and "TeledexArm disconnected" in output
 
@@ -89,7 +101,7 @@ def test_make_demo_entry_point(workdir):
     assert f"Dataset written to {root}" in output
     dataset = LeRobotDataset("local/teledex_demo", root=root)
     assert dataset.meta.total_episodes == 2 and dataset.meta.fps == 25
-    assert abs(dataset.meta.total_frames - 2 * 2 * 25) <= 2
+    assert 0.5 * 2 * 2 * 25 <= dataset.meta.total_frames <= 2 * 2 * 25 + 2  # as above: fewer under load
     assert dataset.meta.features["action"]["shape"] == (12,)  # Piper 6 + O6 6, the report's 12 DoF
     assert all(v.stat().st_size > 10_000 for v in root.glob("videos/**/*.mp4"))
     shutil.rmtree(root)

@@ -17,7 +17,7 @@ from teledex_lerobot.devices.a7_sim import A7SimConfig, A7Simulator
 from teledex_lerobot.devices.factory import make_joint_device
 from teledex_lerobot.devices.joint_device import SimDynamicsConfig
 from teledex_lerobot.devices.real_config import CanPortConfig
-from teledex_lerobot.devices.sim_testing import unique_channel, virtual_config, wait_until
+from teledex_lerobot.devices.sim_testing import bus_config, unique_channel, wait_until
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 
@@ -35,7 +35,7 @@ def _rig(side: str, strict: bool, joints=None):
     channel = unique_channel(f"a7-{side}")
     sim = A7Simulator(A7SimConfig(side=side, channel=channel, initial_positions=START)).start()
     part = _part(side, joints)
-    device = make_joint_device("real", part, SimDynamicsConfig(), virtual_config(arm_channel=channel, strict=strict))
+    device = make_joint_device("real", part, SimDynamicsConfig(), bus_config(arm_channel=channel, strict=strict))
     try:
         device.connect()
         yield sim, device, part
@@ -202,7 +202,7 @@ def test_unplugged_mid_episode(strict_a7_rig):
 
 def test_no_arm_on_the_bus_is_a_clear_connection_error():
     threads_before = {t.ident for t in threading.enumerate()}
-    config = virtual_config(arm_channel=unique_channel("a7-empty"))
+    config = bus_config(arm_channel=unique_channel("a7-empty"))
     config.connect_timeout_s = 0.2
     device = make_joint_device("real", _part(), SimDynamicsConfig(), config)
     with pytest.raises(ConnectionError, match="no feedback.*CAN IDs 51-57"):
@@ -212,8 +212,19 @@ def test_no_arm_on_the_bus_is_a_clear_connection_error():
                                    if t.ident not in threads_before and "CANMessageDispatcher" in t.name], 2.0)
 
 
-def test_udp_multicast_is_refused_with_the_reason():
-    config = virtual_config()
-    config.arm = CanPortConfig("udp_multicast", "239.74.1.1")
-    with pytest.raises(ValueError, match="own requests back"):
-        make_joint_device("real", _part(), SimDynamicsConfig(), config)
+@pytest.mark.parametrize("model", ["linker_a7", "linkerhand_o6", "linkerhand_l10", "piper"])
+def test_udp_multicast_warns_it_reaches_the_network_and_echoing_drivers_refuse_it(model, caplog):
+    """On udp_multicast every bus hears its own frames: the drivers whose requests and replies share CAN IDs refuse
+    it (linkerbot's A7 would fail, the hands would read their own commands as feedback); piper_sdk copes."""
+    port = CanPortConfig("udp_multicast", "239.74.1.1")
+    port.validate("real.arm")
+    assert "sends every CAN frame onto this machine's network" in caplog.text and "interface=teledex" in caplog.text
+    part = RigPart("hand", PartSpec(model, "right")) if model.startswith("linkerhand") else RigPart(
+        "arm", PartSpec(model, "right"))
+    config = bus_config()
+    config.arm = config.hand = port
+    if model == "piper":
+        make_joint_device("real", part, SimDynamicsConfig(), config)  # built; nothing is opened until connect
+    else:
+        with pytest.raises(ValueError, match="hears its own frames back.*Use interface=teledex"):
+            make_joint_device("real", part, SimDynamicsConfig(), config)

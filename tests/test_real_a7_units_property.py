@@ -10,7 +10,7 @@ from teledex_lerobot.devices import a7_protocol as ap
 from teledex_lerobot.devices.a7_sim import A7SimConfig, A7Simulator
 from teledex_lerobot.devices.factory import make_joint_device
 from teledex_lerobot.devices.joint_device import SimDynamicsConfig
-from teledex_lerobot.devices.sim_testing import unique_channel, virtual_config, wait_until
+from teledex_lerobot.devices.sim_testing import bus_config, unique_channel, wait_until
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 
@@ -40,7 +40,7 @@ def test_a7_units_round_trip(q):
 def a7_on_bus():
     channel = unique_channel("a7-prop")
     with A7Simulator(A7SimConfig(channel=channel)) as sim:
-        device = make_joint_device("real", A7_PART, SimDynamicsConfig(), virtual_config(arm_channel=channel))
+        device = make_joint_device("real", A7_PART, SimDynamicsConfig(), bus_config(arm_channel=channel))
         device.connect()
         try:
             yield device, sim

@@ -11,7 +11,7 @@ from teledex_lerobot.devices.joint_device import SimDynamicsConfig
 from teledex_lerobot.devices.linkerhand_driver import LinkerHandCanDevice
 from teledex_lerobot.devices.linkerhand_sim import LinkerHandSimConfig, LinkerHandSimulator
 from teledex_lerobot.devices.o6_driver import O6JointDevice
-from teledex_lerobot.devices.sim_testing import unique_channel, virtual_config, wait_until
+from teledex_lerobot.devices.sim_testing import bus_config, unique_channel, wait_until
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 
@@ -30,7 +30,7 @@ def _rig(case, strict: bool):
     sim = LinkerHandSimulator(LinkerHandSimConfig(model=model, side=side, channel=channel)).start()
     part = RigPart("hand", PartSpec(model, side))
     device = make_joint_device("real", part, SimDynamicsConfig(),
-                               virtual_config(hand_channel=channel, strict=strict, hand_tactile=True))
+                               bus_config(hand_channel=channel, strict=strict, hand_tactile=True))
     device.connect()
     yield sim, device, part
     device.disconnect()

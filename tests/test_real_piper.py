@@ -13,7 +13,7 @@ from teledex_lerobot.devices.factory import make_joint_device
 from teledex_lerobot.devices.joint_device import SimDynamicsConfig
 from teledex_lerobot.devices.piper_driver import PiperJointDevice
 from teledex_lerobot.devices.piper_sim import PiperSimConfig, PiperSimulator
-from teledex_lerobot.devices.sim_testing import unique_channel, virtual_config, wait_until
+from teledex_lerobot.devices.sim_testing import bus_config, unique_channel, wait_until
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 
@@ -28,7 +28,7 @@ def _rig(strict: bool):
     channel = unique_channel("piper")
     sim = PiperSimulator(PiperSimConfig(channel=channel, initial_positions=(0.0, 0.5, -0.5, 0, 0, 0, 0.0))).start()
     part = RigPart("arm", PartSpec("piper", "right", None, {"joint2": 1.0, "joint3": -1.0}))
-    config = virtual_config(arm_channel=channel, strict=strict, piper_speed_percent=100)
+    config = bus_config(arm_channel=channel, strict=strict, piper_speed_percent=100)
     device = make_joint_device("real", part, SimDynamicsConfig(), config)
     device.connect()
     yield sim, device, part
@@ -83,7 +83,7 @@ def test_driving_a_subset_holds_the_other_joints():
     with PiperSimulator(PiperSimConfig(channel=channel)) as sim:
         part = RigPart("arm", PartSpec("piper", "right", ("joint1", "joint2", "joint3", "joint4", "joint5",
                                                             "joint6"), {"joint2": 1.0}))
-        device = make_joint_device("real", part, SimDynamicsConfig(), virtual_config(arm_channel=channel))
+        device = make_joint_device("real", part, SimDynamicsConfig(), bus_config(arm_channel=channel))
         device.connect()
         try:
             assert device.dof == 6
@@ -157,7 +157,7 @@ def test_unplugged_mid_episode(strict_piper_rig):
 def test_no_arm_on_the_bus_is_a_clear_connection_error():
     C_PiperInterface_V2._instances.clear()
     part = RigPart("arm", PartSpec("piper"))
-    config = virtual_config(arm_channel=unique_channel("empty"))
+    config = bus_config(arm_channel=unique_channel("empty"))
     config.connect_timeout_s = 0.2
     device = make_joint_device("real", part, SimDynamicsConfig(), config)
     with pytest.raises(ConnectionError, match="no feedback"):

@@ -1,4 +1,9 @@
-"""The replay teleoperator: LeRobot Teleoperator contract, real-time playback, and driving the robot it targets."""
+"""The replay teleoperator: a recorded input file through its device's parser and the same control chain as the live
+device (state machine, stale hold, output chain), starting from the robot's measured pose.
+
+Most tests step the chain on their own clock (`step_through`): each tick delivers the file's datagrams due by then
+and asks for an action, so they judge the chain, not the machine's scheduling. One test checks real-time playback.
+"""
 
 import time
 
@@ -6,17 +11,47 @@ import numpy as np
 import pytest
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 
-from lerobot_robot_teledex import Teledex, TeledexConfig, TeledexHand, TeledexHandConfig
+from lerobot_robot_teledex import TeledexArm, TeledexArmConfig, TeledexHand, TeledexHandConfig
 from lerobot_teleoperator_teledex import TeledexReplay, TeledexReplayConfig
+from teledex_lerobot.control.state_machine import TeleopState
+from teledex_lerobot.inputs.datagram_file import read_datagrams
+from teledex_lerobot.paths import STREAMS_DIR
+
+PRESET = "piper_linkerhand_o6_single"
+
+MS = 1_000_000
 
 
-def _values(action, keys):
-    return np.array([action[k] for k in keys])
+def values(actions, keys):
+    return np.array([[action[k] for k in keys] for action in actions])
 
 
-def test_contract_and_keys_match_robot():
-    teleop = TeledexReplay(TeledexReplayConfig())
-    robot = Teledex(TeledexConfig(backend="fake"))
+def step_through(teleop, rate_hz=50.0, seconds=None, start_ns=10**12):
+    """Tick the teleop on a simulated clock over its replay file, feeding each datagram when it is due; the robot
+    follows every command exactly. Returns the actions."""
+    datagrams = read_datagrams(STREAMS_DIR / f"{teleop.config.replay_file}.datagrams.jsonl")[1]
+    now = start_ns
+    teleop.clock = lambda: now
+    teleop.connect()
+    teleop._source.stop()  # the file is fed below, on the simulated clock
+    teleop.send_feedback(teleop.rig.join({role: part.home for role, part in teleop.rig.parts.items()}))
+    duration_ns = datagrams[-1][0] if seconds is None else int(seconds * 1e9)
+    actions, pending = [], list(datagrams)
+    try:
+        while now - start_ns <= duration_ns:
+            while pending and pending[0][0] <= now - start_ns:
+                teleop.receiver.handle(pending.pop(0)[1], now)
+            actions.append(teleop.get_action())
+            teleop.send_feedback(actions[-1])
+            now += int(1e9 / rate_hz)
+    finally:
+        teleop.disconnect()
+    return actions
+
+
+def test_contract_keys_and_the_robot_it_drives():
+    teleop = TeledexReplay(TeledexReplayConfig(replay_file="open_close", hand_model="linkerhand_o6"))
+    robot = TeledexHand(TeledexHandConfig(backend="fake"))
     assert teleop.action_features == robot.action_features
     assert teleop.feedback_features == {}
     with pytest.raises(DeviceNotConnectedError):
@@ -24,115 +59,179 @@ def test_contract_and_keys_match_robot():
     teleop.connect()
     with pytest.raises(DeviceAlreadyConnectedError):
         teleop.connect()
-    action = teleop.get_action()
-    assert list(action) == list(robot.action_features)
-    teleop.send_feedback({})
-    teleop.disconnect()
+    with pytest.raises(RuntimeError, match="measured pose is unknown"):
+        teleop.get_action()  # no robot has told where it is: nothing is commanded
+    robot.connect()
+    try:
+        robot.get_observation()  # a TeleDex robot publishes its measured pose
+        assert list(teleop.get_action()) == list(robot.action_features)
+    finally:
+        teleop.disconnect()
+        robot.disconnect()
     assert not teleop.is_connected
 
 
+def test_the_file_names_its_parser_and_control():
+    keypoints = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="demo_grasp"))
+    glove = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="glove_open_close"))
+    xr = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="xr_controller_reach"))
+    assert (keypoints.parser, glove.parser, xr.parser) == ("keypoints", "udexreal", "xr_state")
+    assert keypoints.followers[""].config.strategy.hand_method == "teledex"
+    assert glove.followers[""].config.strategy.strategy == "direct"
+    assert xr.followers[""].config.strategy.hand_method == "analog"
+    overridden = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="demo_grasp", hand_method="dexpilot"))
+    assert overridden.followers[""].config.strategy.hand_method == "dexpilot"
+
+
 @pytest.mark.parametrize("hand", ["linkerhand_o6", "linkerhand_l10", "linkerhand_l20"])
-@pytest.mark.parametrize("stream, retargeting", [("open_close", "auto"), ("open_close", "joint_mapping"),
-                                                 ("glove_open_close", "auto")])
-def test_hand_closes_within_limits(hand, stream, retargeting):
-    """Sweeping a whole open/close stream, the hand's flexion joints span most of their range, never past it."""
-    teleop = TeledexReplay(TeledexReplayConfig(stream=stream, hand_model=hand, retargeting=retargeting))
-    teleop.connect()
+@pytest.mark.parametrize("replay_file, hand_method", [("open_close", ""), ("open_close", "joint_mapping"),
+                                                      ("glove_open_close", "")])
+def test_hand_closes_within_limits(hand, replay_file, hand_method):
+    """Over a whole open/close recording, the hand's flexion joints span most of their range, never past it."""
+    teleop = TeledexReplay(TeledexReplayConfig(replay_file=replay_file, hand_model=hand, hand_method=hand_method))
+    actions = step_through(teleop)
     part = teleop.rig.parts["hand"]
-    actions = []
-    for index in range(0, len(teleop.stream), 5):
-        teleop._start_ns = time.monotonic_ns() - int(teleop.stream.timestamps_ns[index])
-        actions.append(_values(teleop.get_action(), part.keys))
-    actions = np.array(actions)
-    assert np.all(actions >= part.lower - 1e-9) and np.all(actions <= part.upper + 1e-9)
+    q = values(actions, part.keys)
+    assert np.all(q >= part.lower - 1e-9) and np.all(q <= part.upper + 1e-9)
     flexion = [i for i, j in enumerate(part.joints) if j.endswith("_mcp_pitch") and not j.startswith("thumb")]
-    spans = (actions[:, flexion].max(0) - actions[:, flexion].min(0)) / (part.upper - part.lower)[flexion]
+    spans = (q[:, flexion].max(0) - q[:, flexion].min(0)) / (part.upper - part.lower)[flexion]
     assert np.all(spans > 0.6), spans
 
 
-def test_plays_in_real_time_and_loops():
-    # joint mapping is memoryless, so the wrapped-around action equals the first one exactly
-    teleop = TeledexReplay(TeledexReplayConfig(stream="open_close", hand_model="linkerhand_o6", speed=4.0,
-                                               retargeting="joint_mapping"))
-    teleop.connect()
-    keys = teleop.rig.action_keys
-    first = _values(teleop.get_action(), keys)
-    time.sleep(0.5)  # 2 s of stream at speed 4: the hand has started closing
-    later = _values(teleop.get_action(), keys)
-    assert not np.allclose(first, later)
-    captured = teleop.sample_capture_ns
-    assert 0 <= time.monotonic_ns() - captured < 50e6
-    # exactly one stream length later, replay has wrapped to the start
-    teleop._start_ns = time.monotonic_ns() - int((teleop.stream.timestamps_ns[-1] + 1) / 4.0)
-    assert np.allclose(_values(teleop.get_action(), keys), first, atol=0.05)
-
-
-def test_hold_at_end_without_loop():
-    teleop = TeledexReplay(TeledexReplayConfig(stream="open_close", hand_model="linkerhand_o6", loop=False))
-    teleop.connect()
-    teleop._start_ns -= int(teleop.stream.timestamps_ns[-1]) * 2
-    keys = teleop.rig.action_keys
-    for _ in range(5):  # the retargeter converges onto the held frame from wherever it started
-        teleop.get_action()
-    # re-solving the same held frame from its own solution moves by at most the solver's step tolerance
-    assert np.allclose(_values(teleop.get_action(), keys), _values(teleop.get_action(), keys), atol=1e-2)
-
-
-def test_arm_follows_wrist_motion():
-    """The arm's mount frame moves with the replayed wrist: the same displacement, within IK tolerance."""
-    teleop = TeledexReplay(TeledexReplayConfig(stream="wrist_motion"))
-    teleop.connect()
+def test_arm_follows_the_wrist_square():
+    """keypoints_hybrid: the arm's mount frame traces the wrist's 6 cm square, shaped by the dead zone (15 mm, off
+    the displacement's length) and the gain (1.44): at the far corner, 6 cm x sqrt(2) from the anchor, the mount is
+    (84.9 - 15) x 1.44 = 100.6 mm away along the diagonal, i.e. 71.1 mm along each side."""
+    teleop = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="wrist_motion"))  # Piper + O6
+    actions = step_through(teleop, seconds=5.4)
     arm = teleop.rig.parts["arm"]
-    stream = teleop.stream
-    teleop._start_ns = time.monotonic_ns()
-    start = _values(teleop.get_action(), arm.keys)
-    start_pose = arm.model.frame_pose(arm.full_configuration(start), arm.mount_frame)
-    errors = []
-    for index in range(1, len(stream), 10):
-        teleop._start_ns = time.monotonic_ns() - int(stream.timestamps_ns[index])
-        q = _values(teleop.get_action(), arm.keys)
-        pose = arm.model.frame_pose(arm.full_configuration(q), arm.mount_frame)
-        wrist_delta = stream.wrist_pose[index, :3] - stream.wrist_pose[0, :3]
-        errors.append(np.linalg.norm((pose[:3, 3] - start_pose[:3, 3]) - wrist_delta))
-    assert max(errors) < 2e-3, max(errors)
+    q = values(actions, arm.keys)
+    mount = np.array([arm.model.frame_pose(arm.full_configuration(row), arm.mount_frame)[:3, 3] for row in q])
+    assert teleop.state_machine.state == TeleopState.TELEOPERATION
+    extent = np.ptp(mount, axis=0)
+    corner = (0.06 * np.sqrt(2) - 0.015) * 1.44 / np.sqrt(2)
+    assert extent[1:] == pytest.approx([corner, corner], abs=0.002), extent
+    assert extent[0] < 0.002  # the square is in the y-z plane
 
 
-def test_drives_sim_hand_robot():
-    robot = TeledexHand(TeledexHandConfig(backend="sim"))
-    teleop = TeledexReplay(TeledexReplayConfig(stream="open_close", hand_model="linkerhand_o6", speed=3.0))
+def test_replay_ends_in_a_stale_hold():
+    """At the end of a file played once, the input goes stale: the last command is held."""
+    teleop = TeledexReplay(TeledexReplayConfig(replay_file="open_close", hand_model="linkerhand_o6",
+                                               replay_loop=False))
+    datagrams = read_datagrams(STREAMS_DIR / "open_close.datagrams.jsonl")[1]
+    actions = step_through(teleop, seconds=datagrams[-1][0] / 1e9 + 1.0)
+    last = values(actions[-20:], teleop.rig.action_keys)
+    assert np.ptp(last, axis=0).max() == 0.0
+    assert teleop.followers[""].stale
+
+
+def test_plays_in_real_time():
+    teleop = TeledexReplay(TeledexReplayConfig(replay_file="open_close", hand_model="linkerhand_o6",
+                                               replay_speed=4.0))
+    robot = TeledexHand(TeledexHandConfig(backend="fake"))
+    robot.connect()
+    teleop.connect()
+    try:
+        deadline = time.monotonic() + 10
+        while teleop.receiver.packets < 30 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        robot.get_observation()
+        teleop.get_action()
+        # the input sample behind the action arrived just now, from a file playing in real time
+        assert 0 <= time.monotonic_ns() - teleop.sample_capture_ns < 2e9
+        assert teleop.receiver.packets >= 30 and teleop.receiver.parse_failures == 0
+    finally:
+        teleop.disconnect()
+        robot.disconnect()
+
+
+def test_drives_a_sim_arm_robot():
+    robot = TeledexArm(TeledexArmConfig(backend="sim"))
+    teleop = TeledexReplay(TeledexReplayConfig(replay_file="wrist_motion", arm_model="piper", replay_speed=2.0))
     robot.connect()
     teleop.connect()
     try:
         keys = list(robot.action_features)
         seen = []
-        deadline = time.monotonic() + 2.5
+        deadline = time.monotonic() + 3.0
         while time.monotonic() < deadline:
+            seen.append(values([robot.get_observation()], keys)[0])
             robot.send_action(teleop.get_action())
-            seen.append(_values(robot.get_observation(), keys))
             time.sleep(0.02)
-        seen = np.array(seen)
-        assert np.ptp(seen[:, keys.index("hand_index_mcp_pitch.pos")]) > 1.0  # the real index finger closed
+        assert np.ptp(np.array(seen), axis=0).max() > 0.02  # the real (simulated) arm moved
     finally:
         robot.disconnect()
         teleop.disconnect()
 
 
-def test_auto_retargeting_picks_the_method_for_the_stream():
-    keypoints = TeledexReplay(TeledexReplayConfig(stream="open_close", hand_model="linkerhand_l20"))
-    glove = TeledexReplay(TeledexReplayConfig(stream="glove_open_close", hand_model="linkerhand_l20"))
-    keypoints.connect()
-    glove.connect()
-    assert keypoints.mapper.retargeting == "teledex"
-    assert glove.mapper.retargeting == "joint_mapping"
+def test_an_operator_stream_converts_to_a_file_that_replays_identically(tmp_path):
+    """teledex-convert stream-to-datagrams: the .npz operator stream becomes the recorded input file the replay
+    plays; the shipped fixture was made the same way, so the two are the same datagrams."""
+    from teledex_lerobot.cli.convert import main as convert
+
+    target = tmp_path / "pinches.datagrams.jsonl"
+    convert(["stream-to-datagrams", str(STREAMS_DIR / "pinches.npz"), str(target)])
+    header, datagrams = read_datagrams(target)
+    assert header["parser"] == "keypoints" and header["control"] == "keypoints_hybrid"
+    assert datagrams == read_datagrams(STREAMS_DIR / "pinches.datagrams.jsonl")[1]
+    assert TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file=str(target))).parser == "keypoints"
 
 
-def test_keypoint_method_on_glove_stream_is_rejected():
-    teleop = TeledexReplay(TeledexReplayConfig(stream="glove_open_close", hand_model="linkerhand_o6",
-                                               retargeting="teledex"))
-    with pytest.raises(ValueError, match="needs hand keypoints.*joint_mapping"):
-        teleop.connect()
+def test_keyboard_keys_step_the_state_machine_and_teledex_record_forwards_them():
+    from teledex_lerobot.cli.record import RecordingEvents
+
+    # buttons only: no auto start
+    teleop = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="xr_controller_reach"))
+    machine = teleop.state_machine
+    assert machine.state == TeleopState.EMERGENCY
+    assert teleop.press_keyboard_key("z") and machine.state == TeleopState.ZERO_POS
+    assert teleop.press_keyboard_key("t") and machine.state == TeleopState.TELEOPERATION
+    assert teleop.press_keyboard_key("p") and machine.state == TeleopState.DOWN
+    assert teleop.press_keyboard_key("e") and machine.state == TeleopState.EMERGENCY
+    assert not teleop.press_keyboard_key("n")  # not a teleoperation key
+    # teledex-record keeps its own keys and hands the others on
+    events = RecordingEvents()
+    assert events.on_key("n") and events.end_episode
+    assert not events.on_key("z")
 
 
-def test_unknown_retargeting_method():
-    with pytest.raises(ValueError, match="retargeting must be one of"):
-        TeledexReplayConfig(retargeting="magic")
+def test_the_rig_is_given_once_to_the_robot():
+    """A teleoperator given no rig drives the robot's own (a single rig, or every follower); one given another rig is
+    stopped, with both named, before it commands anything."""
+    from lerobot_robot_teledex import TeledexFollowers, TeledexFollowersConfig
+
+    hand = TeledexHand(TeledexHandConfig(model="linkerhand_l20", backend="fake"))
+    teleop = TeledexReplay(TeledexReplayConfig(replay_file="open_close"))
+    assert teleop.action_features == hand.action_features
+    followers = TeledexFollowers(TeledexFollowersConfig(backend="fake", with_cameras=False))
+    both = TeledexReplay(TeledexReplayConfig(replay_file="open_close", follower_controls={"left": "xr_left_hybrid"}))
+    assert both.action_features == followers.action_features and set(both.followers) == {"left_", "right_"}
+    del followers
+
+    wrong = TeledexReplay(TeledexReplayConfig(replay_file="open_close", hand_model="linkerhand_o6"))
+    hand.connect()
+    wrong.connect()
+    try:
+        hand.get_observation()
+        with pytest.raises(ValueError, match="different rigs.*Leave --teleop.preset"):
+            wrong.get_action()
+    finally:
+        wrong.disconnect()
+        hand.disconnect()
+
+
+def test_teledex_record_refuses_a_mismatched_rig_before_creating_anything(tmp_path):
+    from lerobot.configs.dataset import DatasetRecordConfig
+
+    from lerobot_robot_teledex import TeledexConfig
+    from teledex_lerobot.cli.record import Recorder, TeledexRecordConfig
+
+    root = tmp_path / "dataset"
+    config = TeledexRecordConfig(
+        robot=TeledexConfig(backend="fake"),
+        teleop=TeledexReplayConfig(replay_file="open_close", preset="linker_a7_linkerhand_l10_single"),
+        dataset=DatasetRecordConfig(repo_id="local/rig", root=str(root), single_task="t", fps=25, episode_time_s=1,
+                                    num_episodes=1, push_to_hub=False))
+    with pytest.raises(ValueError, match="different rigs, and nothing was created"):
+        Recorder(config)
+    assert not root.exists() and not (tmp_path / "dataset_native").exists()

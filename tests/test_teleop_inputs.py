@@ -19,6 +19,8 @@ from teledex_lerobot.inputs.datagram_file import read_datagrams
 from teledex_lerobot.inputs.sources import send_datagrams
 from teledex_lerobot.paths import STREAMS_DIR
 
+PRESET = "piper_linkerhand_o6_single"
+
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
@@ -31,7 +33,8 @@ def fixture(name):
 
 
 def drive(teleop, send, robot=None, seconds=None):
-    """Run `send` in a thread while ticking get_action (-> robot) at ~100 Hz until it is done; actions in order."""
+    """Run `send` in a thread while ticking get_action (-> robot) at ~100 Hz until it is done; actions in order.
+    Without a robot, a perfect one: it is measured exactly where it was last sent (at home first)."""
     sender = threading.Thread(target=send, daemon=True)
     teleop.connect()
     if robot is not None:
@@ -40,10 +43,17 @@ def drive(teleop, send, robot=None, seconds=None):
     try:
         sender.start()
         started = time.monotonic()
+        homes = {prefix: c.rig.join({role: part.home for role, part in c.rig.parts.items()})
+                 for prefix, c in teleop.followers.items()}
+        teleop.send_feedback({prefix + key: q for prefix, home in homes.items() for key, q in home.items()})
         while sender.is_alive() or (seconds and time.monotonic() - started < seconds):
+            if robot is not None:
+                robot.get_observation()  # a TeleDex robot tells the teleoperator where it is
             action = teleop.get_action()
             assert teleop.sample_capture_ns is None or 0 <= now_ns() - teleop.sample_capture_ns < 5e9
             actions.append(robot.send_action(action) if robot is not None else action)
+            if robot is None:
+                teleop.send_feedback(action)
             time.sleep(0.01)
         sender.join(timeout=10)
     finally:
@@ -63,15 +73,19 @@ def assert_within_limits(part, q):
 
 def test_glove_over_udp_closes_the_hand_and_counts_bad_packets():
     port = free_port()
-    teleop = TeledexGlove(TeledexGloveConfig(host="127.0.0.1", port=port))
+    teleop = TeledexGlove(TeledexGloveConfig(preset=PRESET, host="127.0.0.1", port=port))
     robot = Teledex(TeledexConfig(backend="fake"))
     assert teleop.action_features == robot.action_features
 
+    seen = {}
+
     def send():
+        seen["receiver"] = teleop.receiver
         send_datagrams(fixture("glove_open_close") + [(8_100_000_000, b"\x00garbage"), (8_110_000_000, b'{"g":')],
                        ("127.0.0.1", port), speed=8.0)
 
     actions = drive(teleop, send, robot)
+    receiver = seen["receiver"]
     hand, arm = teleop.rig.parts["hand"], teleop.rig.parts["arm"]
     q = values(actions, hand.keys)
     assert_within_limits(hand, q)
@@ -80,12 +94,12 @@ def test_glove_over_udp_closes_the_hand_and_counts_bad_packets():
     assert np.allclose(values(actions, arm.keys), arm.home, atol=1e-6)  # a glove alone does not move the arm
     assert teleop.state_machine.state == TeleopState.TELEOPERATION  # auto_start: L1, then L2 at the zero pose
     assert teleop.receiver is None  # disconnected
-    assert teleop.diagnostics.ticks >= 0
+    assert receiver.parse_failures == 2 and receiver.packets == len(fixture("glove_open_close"))
 
 
 def test_xr_controller_over_local_socket(tmp_path):
     path = str(tmp_path / "xr.sock")
-    teleop = TeledexXR(TeledexXRConfig(source="unix", socket_path=path))
+    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="unix", socket_path=path))
     actions = drive(teleop, lambda: (time.sleep(0.1), send_datagrams(fixture("xr_controller_reach"), path, 3.0)))
     arm, hand = teleop.rig.parts["arm"], teleop.rig.parts["hand"]
     # buttons X then Y: ZeroPos, Teleoperation; the trigger held: the arm follows the circle; the grip: a fist
@@ -100,8 +114,8 @@ def test_xr_hand_tracking_over_websocket():
     from teledex_lerobot.inputs.websocket import WebSocketClient
 
     port = free_port()
-    teleop = TeledexXR(TeledexXRConfig(source="websocket", host="127.0.0.1", port=port, control="xr_hand_tracking",
-                                       auto_start=True))
+    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="websocket", host="127.0.0.1", port=port,
+                                       control="xr_hand_tracking", auto_start=True))
 
     def send():
         time.sleep(0.1)
@@ -122,8 +136,8 @@ def test_xr_hand_tracking_over_websocket():
 
 def test_keypoint_stream_moves_arm_and_hand():
     port = free_port()
-    teleop = TeledexKeypoints(TeledexKeypointsConfig(host="127.0.0.1", port=port))
-    actions = drive(teleop, lambda: send_datagrams(fixture("keypoints_wrist_motion"), ("127.0.0.1", port), 5.0))
+    teleop = TeledexKeypoints(TeledexKeypointsConfig(preset=PRESET, host="127.0.0.1", port=port))
+    actions = drive(teleop, lambda: send_datagrams(fixture("wrist_motion"), ("127.0.0.1", port), 5.0))
     arm = teleop.rig.parts["arm"]
     q = values(actions, arm.keys)
     assert_within_limits(arm, q)
@@ -137,13 +151,14 @@ def test_leader_arm_in_process_and_replayed():
 
     def move_leader():
         time.sleep(0.2)
-        teleop._source.leader.devices["arm"].command(target)
+        leader = teleop._source.part  # every actuated joint of the leader Piper: joint1..joint6 and the gripper
+        teleop._source.device.command(np.r_[target, leader.home[leader.joints.index("gripper")]])
         time.sleep(0.8)
 
     actions = drive(teleop, move_leader)
     assert values(actions, arm.keys)[-1] == pytest.approx(target, abs=1e-3)
-    replay = TeledexLeaderArm(TeledexLeaderArmConfig(source="replay", replay_file="leader_arm_wave", replay_speed=3,
-                                                     replay_loop=False))
+    replay = TeledexLeaderArm(TeledexLeaderArmConfig(preset=PRESET, source="replay", replay_file="leader_arm_wave",
+                                                     replay_speed=3, replay_loop=False))
     q = values(drive(replay, lambda: time.sleep(2.0)), arm.keys)
     assert np.ptp(q[:, 0]) > 0.3 and np.ptp(q[:, 4]) > 0.2  # joint1 and joint5 wave, the others hold
     assert np.ptp(q[:, [1, 2, 3, 5]], axis=0).max() < 1e-6

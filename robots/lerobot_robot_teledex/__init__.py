@@ -10,7 +10,10 @@ import lerobot_teleoperator_teledex  # noqa: F401  (registers --teleop.type valu
 from .config_render_camera import TeledexRenderCameraConfig
 from .config_teledex import TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
 from .followers import TeledexFollowers, TeledexFollowersConfig
+from .config_world_camera import TeledexWorldCameraConfig
+from .env_config import TeledexEnvConfig
 from .render_camera import TeledexRenderCamera
+from .world_camera import TeledexWorldCamera
 from .teledex_robot import Teledex, TeledexArm, TeledexHand, TeledexRobotBase
 
 __all__ = [
@@ -18,6 +21,7 @@ __all__ = [
     "TeledexArm",
     "TeledexArmConfig",
     "TeledexConfig",
+    "TeledexEnvConfig",
     "TeledexFollowers",
     "TeledexFollowersConfig",
     "TeledexHand",
@@ -26,4 +30,6 @@ __all__ = [
     "TeledexRenderCameraConfig",
     "TeledexRobotBase",
     "TeledexRobotConfig",
+    "TeledexWorldCamera",
+    "TeledexWorldCameraConfig",
 ]

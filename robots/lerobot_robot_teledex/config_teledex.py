@@ -9,8 +9,13 @@ from teledex_lerobot.devices.factory import BACKENDS
 from teledex_lerobot.devices.joint_device import SimDynamicsConfig
 from teledex_lerobot.devices.real_config import RealHardwareConfig
 from teledex_lerobot.presets import PartSpec, load_preset
+from teledex_lerobot.world.world import WorldConfig
 
 from .config_render_camera import TeledexRenderCameraConfig
+from .config_world_camera import TeledexWorldCameraConfig
+
+# "mujoco": every part in one MuJoCo world with the task's objects (--robot.world.task=...).
+WORLD_BACKEND = "mujoco"
 
 
 @dataclass(kw_only=True)
@@ -25,17 +30,20 @@ class TeledexRobotConfig(RobotConfig):
     # supervision thresholds and device settings. Cameras (e.g. intelrealsense with serial_number_or_name) go in
     # `cameras`.
     real: RealHardwareConfig = field(default_factory=RealHardwareConfig)
+    world: WorldConfig = field(default_factory=WorldConfig)
     # Safety: per command, a joint moves at most (its velocity limit x max_step_s) from its measured position.
     max_step_s: float = 0.1
     cameras: dict[str, CameraConfig] = field(default_factory=dict)
 
     def __post_init__(self):
-        if self.backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS} (got {self.backend!r})")
+        if self.backend not in (*BACKENDS, WORLD_BACKEND):
+            raise ValueError(f"backend must be one of {(*BACKENDS, WORLD_BACKEND)} (got {self.backend!r})")
         if self.max_step_s <= 0:
             raise ValueError(f"max_step_s must be > 0 (got {self.max_step_s})")
         self.sim.validate()
         self.real.validate()
+        if self.backend == WORLD_BACKEND:
+            self.world.validate()
         super().__post_init__()
 
 
@@ -74,6 +82,10 @@ class TeledexConfig(TeledexRobotConfig):
 
     def __post_init__(self):
         preset = load_preset(self.preset)  # fails early, naming the available presets
+        if preset.followers:
+            raise ValueError(f"Preset {self.preset!r} is several rigs ({', '.join(preset.followers)}): use "
+                             f"--robot.type=teledex_followers --robot.preset={self.preset}")
         if not self.cameras:
-            self.cameras = {name: TeledexRenderCameraConfig(**settings) for name, settings in preset.cameras.items()}
+            camera = TeledexWorldCameraConfig if self.backend == WORLD_BACKEND else TeledexRenderCameraConfig
+            self.cameras = {name: camera(**settings) for name, settings in preset.cameras.items()}
         super().__post_init__()

@@ -11,6 +11,9 @@ from functools import cached_property
 from lerobot.robots import Robot, RobotConfig
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
+from teledex_lerobot.control import robot_link
+from teledex_lerobot.presets import load_preset
+
 from .config_teledex import TeledexConfig
 from .teledex_robot import Teledex
 
@@ -21,11 +24,19 @@ class TeledexFollowersConfig(RobotConfig):
     # follower name -> preset (configs/presets/ name or .yaml path)
     followers: dict[str, str] = field(default_factory=lambda: {"left": "piper_linkerhand_o6_single",
                                                                "right": "piper_linkerhand_o6_single"})
+    # A preset of several rigs (e.g. bimanual_piper_linkerhand_l10): its followers replace `followers`.
+    preset: str = ""
     backend: str = "sim"
     max_step_s: float = 0.1
     with_cameras: bool = True  # each follower's preset cameras, prefixed
 
     def __post_init__(self):
+        if self.preset:
+            followers = load_preset(self.preset).followers
+            if not followers:
+                raise ValueError(f"Preset {self.preset!r} is one rig: use --robot.type=teledex --robot.preset="
+                                 f"{self.preset}, or give --robot.followers")
+            self.followers = dict(followers)
         if not self.followers:
             raise ValueError("followers must name at least one follower: {name: preset}")
         super().__post_init__()
@@ -44,6 +55,9 @@ class TeledexFollowers(Robot):
             if not config.with_cameras:  # the preset filled them in
                 robot_config.cameras = {}
             self.robots[name] = Teledex(robot_config)
+            self.robots[name].measured_key_prefix = f"{name}_"
+        # built after its followers, so its announcement (every follower, prefixed) is the one teleoperators see
+        robot_link.announce_rigs(self, {f"{name}_": robot.rig_parts() for name, robot in self.robots.items()})
         self.cameras = {f"{name}_{cam}": camera for name, robot in self.robots.items()
                         for cam, camera in robot.cameras.items()}
 

@@ -11,6 +11,7 @@ from lerobot.robots import Robot
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
 from teledex_lerobot.clock import now_ns
+from teledex_lerobot.control import robot_link
 from teledex_lerobot.control.safety import JointSafety
 from teledex_lerobot.devices.factory import make_joint_device
 from teledex_lerobot.devices.joint_device import JointDevice
@@ -18,8 +19,11 @@ from teledex_lerobot.devices.linkerhand_protocol import FINGERS as TACTILE_FINGE
 from teledex_lerobot.devices.linkerhand_protocol import tactile_shape_of
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
+from teledex_lerobot.world.devices import current_world, make_world_devices
+from teledex_lerobot.world.world import object_state_names
 
-from .config_teledex import TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
+from .config_teledex import WORLD_BACKEND, TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
+from .frame_pacing import FramePacing
 from .render_camera import TeledexRenderCamera
 
 logger = logging.getLogger(__name__)
@@ -43,6 +47,7 @@ class TeledexRobotBase(Robot):
         super().__init__(config)
         self.config = config
         self.rig = self._build_rig()
+        robot_link.announce_rigs(self, {"": self.rig_parts()})
         self.cameras = make_cameras_from_configs(config.cameras)
         self.safety = {
             role: JointSafety(part.lower, part.upper, part.velocity_limits * config.max_step_s)
@@ -50,6 +55,12 @@ class TeledexRobotBase(Robot):
         }
         self.devices: dict[str, JointDevice] = {}
         self._observation_capture_ns: dict[str, int] = {}
+        # Prefix of the keys the measured pose is published under for teleoperators (a follower's name + "_").
+        self.measured_key_prefix = ""
+        self.pacing = FramePacing()
+        # What this session commanded, for the summary logged at disconnect: command count and each joint's range.
+        self.commands_sent = 0
+        self._sent_range: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # the rig's kinematic models are not thread-safe; every render camera draws from its own thread
         self._scene_lock = threading.Lock()
 
@@ -74,8 +85,15 @@ class TeledexRobotBase(Robot):
                 for r in range(rows) for c in range(columns)]
 
     @cached_property
+    def object_state_keys(self) -> list[str]:
+        """backend=mujoco with world.observe_objects: the task's object poses, after the joints."""
+        world = self.config.world
+        return object_state_names(world.task) if self.config.backend == WORLD_BACKEND and world.observe_objects else []
+
+    @cached_property
     def observation_features(self) -> dict[str, type | tuple]:
-        features: dict[str, type | tuple] = dict.fromkeys(self.rig.action_keys + self.tactile_keys, float)
+        features: dict[str, type | tuple] = dict.fromkeys(
+            self.rig.action_keys + self.tactile_keys + self.object_state_keys, float)
         features.update({name: (cam.height, cam.width, 3) for name, cam in self.cameras.items()})
         return features
 
@@ -89,8 +107,11 @@ class TeledexRobotBase(Robot):
 
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
-        devices = {role: make_joint_device(self.config.backend, part, self.config.sim, self.config.real)
-                   for role, part in self.rig.parts.items()}
+        if self.config.backend == WORLD_BACKEND:
+            devices = make_world_devices(self.rig, self.config)
+        else:
+            devices = {role: make_joint_device(self.config.backend, part, self.config.sim, self.config.real)
+                       for role, part in self.rig.parts.items()}
         connected = []
         try:
             for device in devices.values():
@@ -104,6 +125,8 @@ class TeledexRobotBase(Robot):
         self._attach_render_cameras()
         for cam in self.cameras.values():
             cam.connect()
+        self.pacing = FramePacing()
+        self._publish_measured(self.rig.join(self.measured_positions()))
         self.configure()
         logger.info("%s connected (backend=%s)", self, self.config.backend)
 
@@ -123,16 +146,36 @@ class TeledexRobotBase(Robot):
 
     @check_if_not_connected
     def get_observation(self) -> dict:
-        """Camera frames first (the freshest not yet returned, waiting for one if need be), then each part's
-        measurement captured closest to the newest frame, so one observation describes one instant."""
+        """Camera frames first (waiting for a fresh one only while the camera is no slower than the loop, see
+        frame_pacing), then each part's measurement captured closest to the newest frame, so one observation
+        describes one instant."""
         started_ns = now_ns()
+        self.pacing.observation_started(started_ns)
         images = {name: self._read_frame(name, cam, started_ns) for name, cam in self.cameras.items()}
         frame_times = [cam.capture_ns for cam in self.cameras.values() if getattr(cam, "capture_ns", None)]
         reference_ns = max(frame_times) if frame_times else now_ns()
         states = {role: device.read_nearest(reference_ns) for role, device in self.devices.items()}
         self._observation_capture_ns = {role: state.capture_ns for role, state in states.items()}
-        return {**self.rig.join({role: state.positions for role, state in states.items()}), **self._taxels(),
-                **images}
+        joints = self.rig.join({role: state.positions for role, state in states.items()})
+        self._publish_measured(joints)
+        return {**joints, **self._taxels(), **self._object_state(), **images}
+
+    def _object_state(self) -> dict[str, float]:
+        if not self.object_state_keys:
+            return {}
+        world = current_world()
+        with world.lock:
+            return dict(zip(self.object_state_keys, world.object_state().tolist(), strict=True))
+
+    def _publish_measured(self, joints: dict[str, float]) -> None:
+        """For teleoperators in this process, which start from where the robot is (control.robot_link)."""
+        robot_link.publish_measured({self.measured_key_prefix + key: value for key, value in joints.items()})
+
+    def rig_parts(self) -> robot_link.RigParts:
+        """What this robot's rig is built from, for teleoperators that drive the robot's own rig."""
+        specs = {role: part.spec for role, part in self.rig.parts.items()}
+        source = getattr(self.config, "preset", "") or " + ".join(spec.model for spec in specs.values())
+        return robot_link.RigParts(specs.get("arm"), specs.get("hand"), self.rig.hand_mount_spec, source)
 
     def _taxels(self) -> dict[str, float]:
         if not self.tactile_keys:
@@ -143,6 +186,8 @@ class TeledexRobotBase(Robot):
         return dict(zip(self.tactile_keys, values.tolist(), strict=True))
 
     def _read_frame(self, name: str, cam, started_ns: int):
+        if not self.pacing.wait_for_next_frame(cam.fps):
+            return cam.read_latest(max_age_ms=STALE_FRAME_MAX_AGE_MS)
         try:
             frame = cam.async_read(timeout_ms=CAMERA_WAIT_MS)
             published_ns = getattr(cam, "published_ns", None)
@@ -165,6 +210,9 @@ class TeledexRobotBase(Robot):
         for role, target in targets.items():
             sent[role] = self.safety[role].apply(target, measured[role])
             self.devices[role].command(sent[role])
+            low, high = self._sent_range.get(role, (sent[role], sent[role]))
+            self._sent_range[role] = (np.minimum(low, sent[role]), np.maximum(high, sent[role]))
+        self.commands_sent += 1
         return self.rig.join(sent)
 
     def capture_timestamps_ns(self) -> dict[str, int]:
@@ -194,7 +242,9 @@ class TeledexRobotBase(Robot):
             device.disconnect()
         self.devices = {}
         self._observation_capture_ns = {}
-        logger.info("%s disconnected", self)
+        spans = [float(np.max(high - low)) for low, high in self._sent_range.values()]
+        logger.info("%s disconnected (%d commands sent, the widest joint range commanded %.3f)", self,
+                    self.commands_sent, max(spans, default=0.0))
 
     def _attach_render_cameras(self) -> None:
         home = {role: part.home for role, part in self.rig.parts.items()}

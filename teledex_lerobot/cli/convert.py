@@ -1,15 +1,28 @@
-"""teledex-convert: native layout <-> LeRobotDataset, and native -> VITRA (HDF5 + MP4).
+"""teledex-convert: native layout <-> LeRobotDataset, native -> VITRA (HDF5 + MP4), and an operator stream (.npz)
+-> the recorded input file the replay teleoperator plays.
 
   teledex-convert to-lerobot NATIVE_ROOT LEROBOT_ROOT --repo-id local/name
   teledex-convert to-native LEROBOT_ROOT NATIVE_ROOT --repo-id local/name
   teledex-convert to-vitra NATIVE_ROOT OUT_DIR
+  teledex-convert stream-to-datagrams STREAM.npz OUT.datagrams.jsonl
 """
 
 import argparse
 from pathlib import Path
 
+from ..inputs.datagram_file import write_datagrams
+from ..inputs.operator_streams import stream_datagrams
+from ..operator.stream import OperatorStream
 from ..storage.convert import lerobot_to_native, native_to_lerobot
 from ..storage.vitra import export_vitra
+
+
+def stream_to_datagrams(source: Path, target: Path) -> None:
+    stream = OperatorStream.load(source)
+    parser, control, datagrams = stream_datagrams(stream)
+    write_datagrams(target, parser, datagrams, description=stream.description, control=control)
+    print(f"wrote {target}: {len(datagrams)} {parser} datagrams over {datagrams[-1][0] / 1e9:.1f} s "
+          f"(replay: --teleop.type=teledex_replay --teleop.replay_file={target})")
 
 
 def main(argv=None) -> None:
@@ -26,7 +39,15 @@ def main(argv=None) -> None:
     to_vitra = commands.add_parser("to-vitra", help="native layout -> VITRA <episode>.h5 + <episode>.mp4")
     to_vitra.add_argument("source", type=Path)
     to_vitra.add_argument("target", type=Path)
+    to_datagrams = commands.add_parser("stream-to-datagrams",
+                                       help="operator stream .npz -> recorded input file (.datagrams.jsonl)")
+    to_datagrams.add_argument("source", type=Path)
+    to_datagrams.add_argument("target", type=Path)
     args = parser.parse_args(argv)
+    if args.command == "stream-to-datagrams":
+        if args.target.exists():
+            parser.error(f"{args.target} exists; choose a new file")
+        return stream_to_datagrams(args.source, args.target)
     if args.target.exists() and any(args.target.iterdir()) and args.command != "to-vitra":
         parser.error(f"{args.target} exists and is not empty; choose a new target folder")
     if args.command == "to-lerobot":

@@ -22,7 +22,8 @@ from ..storage.video import silence_encoder_logs
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="piper_linkerhand_o6_single")
-    parser.add_argument("--stream", default="demo_grasp", help="operator stream name or .npz path")
+    parser.add_argument("--stream", default="demo_grasp", help="recorded input file: a name in configs/streams/ or a "
+                        ".datagrams.jsonl path")
     parser.add_argument("--backend", default="sim", choices=["sim", "fake"])
     parser.add_argument("--episodes", type=int, default=2)
     parser.add_argument("--episode-time-s", type=float, default=8.0)
@@ -43,7 +44,7 @@ def main(argv=None) -> None:
           f"(backend={args.backend}), driven by stream {args.stream!r} ...", flush=True)
     config = RecordConfig(
         robot=TeledexConfig(id="demo", preset=args.preset, backend=args.backend),
-        teleop=TeledexReplayConfig(id="demo", stream=args.stream, preset=args.preset),
+        teleop=TeledexReplayConfig(id="demo", replay_file=args.stream, preset=args.preset),
         dataset=DatasetRecordConfig(
             repo_id=args.repo_id,
             root=str(args.root),

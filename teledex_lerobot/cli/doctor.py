@@ -5,6 +5,8 @@ answers (Piper: feedback rate, firmware, enable state, arm status and error bits
 motors answer, round trip, positions, temperatures, enable state; LinkerHand: version, position and fault replies);
 RealSense cameras: the configured serials are connected. Exits 1 if anything needs fixing.
     teledex-doctor --preset piper_linkerhand_o6_single --arm-channel can0 --hand-channel can1 --camera 123456789012
+A device that does not answer is looked for among the others: a hand answering on the arm's channel means the
+channels are swapped. Simulated devices: `--arm-interface teledex --hand-interface teledex` with teledex-sim running.
 """
 
 import argparse
@@ -21,7 +23,9 @@ from ..devices import a7_protocol as ap
 from ..devices import linkerhand_protocol as lp
 from ..devices import piper_protocol as pp
 from ..devices.a7_driver import OVER_TEMPERATURE_C as A7_OVER_TEMPERATURE_C
-from ..devices.real_config import CanPortConfig
+from ..devices.can.identify import identify, swapped_channel_hint
+from ..devices.real_config import CAN_INTERFACES, CanPortConfig
+from ..devices.real_factory import BUS_SIGNATURES
 from ..presets import load_preset
 
 LISTEN_S = 0.3
@@ -70,9 +74,17 @@ def open_bus(port: CanPortConfig, report: Report) -> can.BusABC | None:
     try:
         return can.Bus(channel=port.channel, interface=port.interface)
     except Exception as error:
-        report.problem(f"cannot open {port.interface}:{port.channel}: {error}",
-                       "check the interface name and that no other program holds the adapter (slcan/pcan)")
+        fix = ("start `teledex-sim` with the simulated device on this channel" if port.interface == "teledex" else
+               "check the interface name and that no other program holds the adapter (slcan/pcan)")
+        report.problem(f"cannot open {port.interface}:{port.channel}: {error}", fix)
         return None
+
+
+def silent_device_fix(port: CanPortConfig, own_kind: str, fix: str) -> str:
+    """The fix for a device that does not answer: swap the channels when another known device answers there."""
+    hint = swapped_channel_hint(own_kind, port.interface, port.channel, identify(port.interface, port.channel,
+                                                                                  BUS_SIGNATURES))
+    return f"{hint}Swap --arm-channel and --hand-channel." if hint else fix
 
 
 def _collect(bus: can.BusABC, seconds: float) -> list[can.Message]:
@@ -96,8 +108,9 @@ def probe_piper(port: CanPortConfig) -> Report:
     joints = [m for m in frames if m.arbitration_id == pp.JOINT_FEEDBACK[0]]
     rate_hz = len(joints) / LISTEN_S
     if not joints:
-        report.problem("no joint feedback (0x2A5) from the arm", "power the arm (24 V), check the CAN cable, "
-                       "CAN-H/CAN-L and the 120 ohm termination; the arm must be the only Piper on this bus")
+        report.problem("no joint feedback (0x2A5) from the arm", silent_device_fix(
+            port, pp.BUS_SIGNATURE.kind, "power the arm (24 V), check the CAN cable, CAN-H/CAN-L and the 120 ohm "
+            "termination; the arm must be the only Piper on this bus"))
         return report
     report.facts.append(f"joint feedback {rate_hz:.0f} Hz, {len(frames) / LISTEN_S:.0f} frames/s")
     if rate_hz < 0.5 * PIPER_FEEDBACK_HZ:
@@ -154,7 +167,7 @@ def probe_linker_a7(side: str, port: CanPortConfig) -> Report:
         fix = "power the arm and release its e-stop; check the CAN cable and the 120 ohm termination"
         if other:
             fix = f"an A7 answers on the {other_side} IDs: set the arm's side to {other_side!r}"
-        report.problem("no motor answers", fix)
+        report.problem("no motor answers", silent_device_fix(port, ap.BUS_SIGNATURE.kind, fix))
         return report
     replies = {(m.arbitration_id, m.data[0]): bytes(m.data[1:]) for m in frames}
     report.facts.append(f"first reply after {(frames[0].timestamp - sent_s) * 1000:.1f} ms")
@@ -194,8 +207,9 @@ def probe_linkerhand(model: str, side: str, port: CanPortConfig) -> Report:
         bus.shutdown()
     if not replies:
         other = lp.LEFT_HAND_ID if hand_id == lp.RIGHT_HAND_ID else lp.RIGHT_HAND_ID
-        report.problem("the hand does not reply", f"power the hand; check the side setting (a {side} hand answers "
-                       f"on {hand_id:#x}, the other side on {other:#x}) and the CAN cable/termination")
+        report.problem("the hand does not reply", silent_device_fix(
+            port, lp.BUS_SIGNATURE.kind, f"power the hand; check the side setting (a {side} hand answers on "
+            f"{hand_id:#x}, the other side on {other:#x}) and the CAN cable/termination"))
         return report
     if lp.VERSION in replies:
         report.facts.append(f"version bytes {list(replies[lp.VERSION])}")
@@ -244,14 +258,18 @@ def run(preset_name: str, arm: CanPortConfig, hand: CanPortConfig, cameras: list
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="teledex-doctor", description=__doc__.split("\n\n")[0])
     parser.add_argument("--preset", default="piper_linkerhand_o6_single")
-    parser.add_argument("--arm-interface", default="socketcan")
+    parser.add_argument("--arm-interface", default="socketcan", choices=CAN_INTERFACES,
+                        help="teledex: the loopback bus of teledex-sim")
     parser.add_argument("--arm-channel", default="can0")
-    parser.add_argument("--hand-interface", default="socketcan")
+    parser.add_argument("--hand-interface", default="socketcan", choices=CAN_INTERFACES)
     parser.add_argument("--hand-channel", default="can1")
     parser.add_argument("--camera", action="append", default=[], metavar="SERIAL", help="expected RealSense serial")
     args = parser.parse_args(argv)
-    reports = run(args.preset, CanPortConfig(args.arm_interface, args.arm_channel),
-                  CanPortConfig(args.hand_interface, args.hand_channel), args.camera)
+    arm = CanPortConfig(args.arm_interface, args.arm_channel)
+    hand = CanPortConfig(args.hand_interface, args.hand_channel)
+    for what, port in (("--arm", arm), ("--hand", hand)):
+        port.validate(what)  # warns when a bus reaches the network
+    reports = run(args.preset, arm, hand, args.camera)
     for report in reports:
         print(report.render())
     sys.exit(1 if any(report.problems for report in reports) else 0)

@@ -1,8 +1,8 @@
-"""teledex-generate-datagrams: write the recorded-datagram fixtures (configs/streams/*.datagrams.jsonl) that the
-input teleoperators replay and the loopback tests send, from the synthetic operator streams (deterministic).
+"""teledex-generate-datagrams: write the recorded-input fixtures (configs/streams/*.datagrams.jsonl) that the
+replay teleoperator plays and the loopback tests send (deterministic).
 
-- glove_open_close: UdexReal HandDriver JSON (glove_open_close.npz), 30 Hz.
-- keypoints_wrist_motion: keypoint stream JSON (wrist_motion.npz), 30 Hz.
+- <stream>: every synthetic operator stream configs/streams/<stream>.npz (demo_grasp, open_close, pinches,
+  wrist_motion: keypoint stream JSON; glove_open_close: UdexReal HandDriver JSON), one datagram per sample.
 - xr_hand_tracking: XR state JSON with the right hand tracked (26 OpenXR joints), 15 Hz, from open_close.npz.
 - xr_controller_reach: XR state JSON, both controllers at 90 Hz: left X (ZeroPos), left Y (Teleoperation), then the
   right trigger held while the right controller draws a 6 cm circle and its grip closes the hand; released at the end.
@@ -15,33 +15,16 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from ..inputs import encode_joints, encode_keypoints, encode_udexreal, encode_xr_state
+from ..inputs import encode_joints, encode_xr_state
 from ..inputs.datagram_file import write_datagrams
-from ..operator.glove import glove_to_canonical
+from ..inputs.operator_streams import stream_datagrams
 from ..operator.stream import OperatorStream
 from ..paths import STREAMS_DIR
 
 
-def _from_stream(name: str, every: int = 1):
-    stream = OperatorStream.load(STREAMS_DIR / f"{name}.npz")
-    return stream, range(0, len(stream), every)
-
-
-def glove_open_close() -> list[tuple[int, bytes]]:
-    stream, indices = _from_stream("glove_open_close", every=2)
-    angles = glove_to_canonical(stream.glove_angles_deg, stream.side)
-    return [(int(stream.timestamps_ns[i]), encode_udexreal({stream.side: angles[i]})) for i in indices]
-
-
-def keypoints_wrist_motion() -> list[tuple[int, bytes]]:
-    stream, indices = _from_stream("wrist_motion", every=2)
-    return [(int(stream.timestamps_ns[i]), encode_keypoints(stream.side, stream.hand_keypoints_m[i],
-                                                            stream.wrist_pose[i], int(stream.timestamps_ns[i])))
-            for i in indices]
-
-
 def xr_hand_tracking() -> list[tuple[int, bytes]]:
-    stream, indices = _from_stream("open_close", every=4)
+    stream = OperatorStream.load(STREAMS_DIR / "open_close.npz")
+    indices = range(0, len(stream), 4)
     datagrams = []
     for i in indices:
         pose = stream.wrist_pose[i]
@@ -79,23 +62,26 @@ def leader_arm_wave(rate_hz: float = 100.0, duration_s: float = 6.0) -> list[tup
     return datagrams
 
 
-FIXTURES = {
-    "glove_open_close": ("udexreal", glove_open_close),
-    "keypoints_wrist_motion": ("keypoints", keypoints_wrist_motion),
-    "xr_hand_tracking": ("xr_state", xr_hand_tracking),
-    "xr_controller_reach": ("xr_state", xr_controller_reach),
-    "leader_arm_wave": ("joints", leader_arm_wave),
+# name -> (parser, control config, datagrams)
+DEVICE_FIXTURES = {
+    "xr_hand_tracking": ("xr_state", "xr_hand_tracking", xr_hand_tracking),
+    "xr_controller_reach": ("xr_state", "xr_hybrid", xr_controller_reach),
+    "leader_arm_wave": ("joints", "leader_direct", leader_arm_wave),
 }
 
 
 def generate(out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, (parser, make) in FIXTURES.items():
-        path = out_dir / f"{name}.datagrams.jsonl"
+    for source in sorted(STREAMS_DIR.glob("*.npz")):
+        stream = OperatorStream.load(source)
+        parser, control, datagrams = stream_datagrams(stream)
+        written.append(out_dir / f"{source.stem}.datagrams.jsonl")
+        write_datagrams(written[-1], parser, datagrams, description=stream.description, control=control)
+    for name, (parser, control, make) in DEVICE_FIXTURES.items():
         description = " ".join(__doc__.split(f"- {name}: ")[1].split("\n- ")[0].split())
-        write_datagrams(path, parser, make(), description=description)
-        written.append(path)
+        written.append(out_dir / f"{name}.datagrams.jsonl")
+        write_datagrams(written[-1], parser, make(), description=description, control=control)
     return written
 
 

@@ -79,7 +79,8 @@ class RecordingEvents:
         self.end_episode = self.rerecord = self.discard = self.stop = self.start = False
         self.success: bool | None = None
 
-    def on_key(self, name: str) -> None:
+    def on_key(self, name: str) -> bool:
+        """Set the flag of a recording key; False for keys that are not recording keys."""
         key = name.lower()
         if key in ("right", "n"):
             self.end_episode = True
@@ -94,6 +95,9 @@ class RecordingEvents:
             self.start = True
         elif key in ("esc", "q"):
             self.stop = self.end_episode = True
+        else:
+            return False
+        return True
 
     def next_episode(self) -> None:
         self.end_episode = self.rerecord = self.discard = self.start = False
@@ -124,7 +128,14 @@ class Recorder:
     def __init__(self, cfg: TeledexRecordConfig):
         self.cfg = cfg
         self.robot = SyncValidatedRobot(make_robot_from_config(cfg.robot), cfg.sync)
+        if hasattr(cfg.teleop, "keyboard"):
+            cfg.teleop.keyboard = False  # one keyboard listener, ours: it forwards the teleop's keys below
         self.teleop = make_teleoperator_from_config(cfg.teleop)
+        if set(self.teleop.action_features) != set(self.robot.action_features):
+            raise ValueError(
+                f"The teleoperator drives {list(self.teleop.action_features)} but the robot takes "
+                f"{list(self.robot.action_features)}: they are different rigs, and nothing was created. Give the rig "
+                "once, to the robot (leave --teleop.preset, arm_model and hand_model empty), or make them match.")
         self.source_names = [*self._joint_sources(), *self.robot.cameras, INPUT_SOURCE]
         self.features = dataset_features(self.robot, self.source_names, cfg.dataset.video)
         self.events = RecordingEvents()
@@ -175,8 +186,9 @@ class Recorder:
         self.open_dataset()
         self.teleop.connect()
         self.robot.connect()
-        listener = create_key_listener(self.events.on_key, controls_help="n next, r re-record, d discard, "
-                                       "s/f success/failure, q quit")
+        teleop_keys = getattr(self.teleop, "keyboard_help", lambda: "")()
+        listener = create_key_listener(self._on_key, controls_help="n next, r re-record, d discard, s/f success/"
+                                       "failure, q quit" + (f"; teleoperation: {teleop_keys}" if teleop_keys else ""))
         saved = 0
         try:
             saved = self._record_episodes()
@@ -191,6 +203,11 @@ class Recorder:
         print(f"Saved {saved} episode(s) to {d.root}" + (f" and {self.session_dir}" if self.session_dir else ""))
         if d.push_to_hub and saved:
             self.dataset.push_to_hub(tags=d.tags, private=d.private)
+
+    def _on_key(self, name: str) -> None:
+        """Recording keys, then the teleoperator's own (its state machine: emergency, zero pose, ...)."""
+        if not self.events.on_key(name) and hasattr(self.teleop, "press_keyboard_key"):
+            self.teleop.press_keyboard_key(name)
 
     def _record_episodes(self) -> int:
         d = self.cfg.dataset

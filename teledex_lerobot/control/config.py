@@ -1,17 +1,17 @@
-"""Control configuration: every parameter of the teleoperation chain, with seed 002's values as defaults.
+"""Control configuration: every parameter of the teleoperation chain. Defaults are those of the DR02 Pico
+teleoperation guide the chain follows (dead zones, gains, clamps, filters, limits, stale timeout, keys).
 
 A control config is a YAML file (configs/control/<name>.yaml, or any path) whose keys mirror these dataclasses;
-omitted keys keep their defaults and unknown keys are errors. Units are in the names (m, rad, s, ms, Hz).
+omitted keys keep their defaults; unknown keys and wrong types are errors naming the key. Units are in the names
+(m, rad, s, ms, Hz).
 """
 
-import dataclasses
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import yaml
-
+from ..config_files import load_config
 from ..geometry.sides import check_side
 from ..paths import CONFIGS_DIR
+from .state_machine import KEYS
 
 CONTROL_CONFIGS_DIR = CONFIGS_DIR / "control"
 STRATEGIES = ("direct", "hybrid")
@@ -22,7 +22,7 @@ HAND_METHODS = ("joint_mapping", "teledex", "dexpilot", "analog")
 
 @dataclass
 class RelativeArmConfig:
-    """Cartesian relative control of the arm's mount frame from an operator pose (seed 002 defaults)."""
+    """Cartesian relative control of the arm's mount frame from an operator pose."""
 
     translation_dead_zone_m: float = 0.015
     rotation_dead_zone_rad: float = 0.035
@@ -45,19 +45,21 @@ class RelativeArmConfig:
 
 @dataclass
 class OutputChainConfig:
-    """Shaping of every joint target before it leaves for the robot (seed 002 order and defaults)."""
+    """Shaping of every joint target before it leaves for the robot, in this order: a weighted average of the last
+    targets, a critically damped smoother, soft joint limits, a velocity limit against the last command sent."""
 
     average_weights: list[float] = field(default_factory=lambda: [0.1, 0.2, 0.3, 0.4])  # oldest .. newest
     smoother_omega_rad_s: float = 30.0  # critically damped second order
     soft_limit_margin_rad: float = 0.02  # the model's limits shrunk by this much on each side
-    # Seed 002 allows 0.006 rad per feedback frame at ~500 Hz, i.e. 3 rad/s; this is the same speed at 100 Hz.
-    max_step_rad_per_tick: float = 0.03
-    max_tick_s: float = 0.1  # a longer gap between ticks (a stall) advances the smoother by this much only
+    # Every joint of every command moves at most this fast (the guide's 0.006 rad per frame at ~500 Hz), measured on
+    # the time between ticks, so the limit does not depend on the loop rate.
+    max_velocity_rad_s: float = 3.0
+    max_tick_s: float = 0.1  # a longer gap between ticks (a stall) counts as this long only
 
     def validate(self) -> None:
         if len(self.average_weights) == 0 or min(self.average_weights) < 0 or sum(self.average_weights) <= 0:
             raise ValueError("output.average_weights must be non-negative with a positive sum")
-        for name in ("smoother_omega_rad_s", "max_step_rad_per_tick", "max_tick_s"):
+        for name in ("smoother_omega_rad_s", "max_velocity_rad_s", "max_tick_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"output.{name} must be > 0")
         if self.soft_limit_margin_rad < 0:
@@ -94,17 +96,28 @@ class StrategyConfig:
             raise ValueError("anchor_threshold must be in (0, 1]")
 
 
+# The keyboard keys that press the state machine's keys (in teledex-record, lerobot-teleoperate and any loop that
+# forwards keys to the teleoperator): e = Emergency, z = zero pose, t = teleoperation, p = park (the rest pose).
+KEYBOARD_BINDINGS = {"e": "R1", "z": "L1", "t": "L2", "p": "R2"}
+
+
 @dataclass
 class ControlConfig:
     strategy: StrategyConfig = field(default_factory=StrategyConfig)
     relative_arm: RelativeArmConfig = field(default_factory=RelativeArmConfig)
     output: OutputChainConfig = field(default_factory=OutputChainConfig)
     stale_timeout_ms: float = 200.0
-    # Input buttons -> state machine keys (seed 002 gamepad L1/L2/R1/R2); XR button names from inputs.xr_state.
+    # Input buttons -> the state machine's keys (L1 zero pose, L2 teleoperation, R1 emergency, R2 down, or ENGAGE:
+    # L1, or L2 where L1 is not allowed). XR buttons are named in inputs.xr_state; hand tracking adds the gesture
+    # buttons left_pinch / right_pinch (thumb and index tips together).
     key_bindings: dict[str, str] = field(default_factory=lambda: {"X": "L1", "Y": "L2", "B": "R1", "A": "R2"})
+    keyboard_bindings: dict[str, str] = field(default_factory=lambda: dict(KEYBOARD_BINDINGS))
     # Press L1 on connect and L2 once the zero pose is reached: for inputs without buttons (gloves, keypoints).
     auto_start: bool = False
     zero_pose_tolerance_rad: float = 0.02
+    # Gesture buttons from hand keypoints: a pinch closes below the first distance and opens above the second.
+    pinch_close_m: float = 0.015
+    pinch_open_m: float = 0.03
     diagnostics_period_s: float = 1.0
 
     def validate(self) -> "ControlConfig":
@@ -113,58 +126,16 @@ class ControlConfig:
         self.output.validate()
         if self.stale_timeout_ms <= 0 or self.diagnostics_period_s <= 0 or self.zero_pose_tolerance_rad <= 0:
             raise ValueError("stale_timeout_ms, diagnostics_period_s and zero_pose_tolerance_rad must be > 0")
+        if not 0 < self.pinch_close_m < self.pinch_open_m:
+            raise ValueError("pinch_close_m must be > 0 and below pinch_open_m")
+        for name, bindings in (("key_bindings", self.key_bindings), ("keyboard_bindings", self.keyboard_bindings)):
+            unknown = sorted(set(bindings.values()) - set(KEYS))
+            if unknown:
+                raise ValueError(f"{name} map to unknown key(s) {unknown}; keys are {list(KEYS)}")
         return self
 
     @classmethod
     def load(cls, source=None, **overrides) -> "ControlConfig":
         """From None (defaults), a dict, a ControlConfig, a YAML path or a name in configs/control/; then the
         `overrides` (nested dicts merge into the sections)."""
-        if isinstance(source, ControlConfig):
-            data = dataclasses.asdict(source)
-        elif source is None or source == "":
-            data = {}
-        elif isinstance(source, dict):
-            data = dict(source)
-        else:
-            data = _read_yaml(control_config_path(str(source)))
-        for key, value in overrides.items():
-            if isinstance(value, dict) and isinstance(data.get(key), dict):
-                data[key] = {**data[key], **value}
-            else:
-                data[key] = value
-        return _build(cls, data, "control config").validate()
-
-
-def control_config_path(name_or_path: str) -> Path:
-    if name_or_path.endswith((".yaml", ".yml")):
-        return Path(name_or_path).expanduser()
-    path = CONTROL_CONFIGS_DIR / f"{name_or_path}.yaml"
-    if not path.is_file():
-        available = sorted(p.stem for p in CONTROL_CONFIGS_DIR.glob("*.yaml"))
-        raise ValueError(f"Unknown control config {name_or_path!r}. Available: {available} (in "
-                         f"{CONTROL_CONFIGS_DIR}), or give a path to a .yaml file.")
-    return path
-
-
-def _read_yaml(path: Path) -> dict:
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as err:
-        raise ValueError(f"Cannot read control config {path}: {err}") from err
-    if not isinstance(data, dict):
-        raise ValueError(f"Control config {path} must be a mapping")
-    return data
-
-
-def _build(cls, data: dict, where: str):
-    if not isinstance(data, dict):
-        raise ValueError(f"{where}: expected a mapping, got {type(data).__name__}")
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {unknown}; valid keys: {sorted(fields)}")
-    values = {}
-    for key, value in data.items():
-        default = fields[key].default_factory() if fields[key].default_factory is not dataclasses.MISSING else None
-        values[key] = _build(type(default), value, f"{where}.{key}") if dataclasses.is_dataclass(default) else value
-    return cls(**values)
+        return load_config(cls, source, CONTROL_CONFIGS_DIR, "control config", **overrides).validate()

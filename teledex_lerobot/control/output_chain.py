@@ -1,8 +1,9 @@
-"""The output chain of seed 002: weighted average -> critically damped smoother -> soft limits -> rate limit.
+"""The output chain: weighted average -> critically damped smoother -> soft limits -> velocity limit.
 
-Every joint target of one rig part passes through it once per control tick. The rate limit is taken against the
-last command the chain actually sent, so whatever happens upstream (a 1 m jump, a re-anchor, a state change) the
-command moves at most `max_step_rad_per_tick` per tick and never leaves the soft limits.
+Every joint target of one rig part passes through it once per control tick. The velocity limit is taken against the
+last command the chain actually sent and the time since the previous tick, so whatever happens upstream (a 1 m jump,
+a re-anchor, a state change) and whatever the loop rate, a command moves no joint faster than `max_velocity_rad_s`,
+and never out of the soft limits (a start pose outside them is approached at that speed, never left farther out).
 """
 
 from collections import deque
@@ -64,8 +65,13 @@ class OutputChain:
         self.soft_lower, self.soft_upper = lower + margin, upper - margin
         self.average = WeightedAverage(config.average_weights)
         self.smoother = CriticallyDampedSmoother(config.smoother_omega_rad_s)
-        self.last_sent = np.clip(np.asarray(initial, dtype=float), self.soft_lower, self.soft_upper)
+        self.last_sent = np.asarray(initial, dtype=float).copy()
         self.hold()
+
+    def hold_at(self, position: np.ndarray) -> np.ndarray:
+        """Make `position` (the robot's measured pose) the last command and hold it there."""
+        self.last_sent = np.asarray(position, dtype=float).copy()
+        return self.hold()
 
     def hold(self) -> np.ndarray:
         """Send the last command again, and restart the filters there so resuming causes no jump."""
@@ -77,8 +83,9 @@ class OutputChain:
         target = np.asarray(target, dtype=float)
         if not np.all(np.isfinite(target)):
             return self.hold()
-        smoothed = self.smoother(self.average(target), min(max(dt_s, 0.0), self.config.max_tick_s))
+        dt_s = min(max(dt_s, 0.0), self.config.max_tick_s)
+        smoothed = self.smoother(self.average(target), dt_s)
         limited = np.clip(smoothed, self.soft_lower, self.soft_upper)
-        step = self.config.max_step_rad_per_tick
+        step = self.config.max_velocity_rad_s * dt_s
         self.last_sent = self.last_sent + np.clip(limited - self.last_sent, -step, step)
         return self.last_sent.copy()

@@ -1,8 +1,10 @@
 """One follower rig's teleoperation tick: state machine -> strategy -> stale-input protection -> output chain.
 
-Per state (seed 002): Emergency holds the last command sent; ZeroPos ramps to the rig's home pose; Down ramps to
-the rest pose (every joint at 0, within the soft limits); Teleoperation follows the strategy. Ramps and teleoperation
-both pass the output chain, so every command respects the soft limits and the per-tick rate limit.
+The controller starts from the robot's measured pose and never commands a pose nobody asked for: until the first
+measured pose is known it refuses to step, and Emergency (the start state, and whenever entered) holds the robot
+where it is measured to be. ZeroPos ramps to the rig's home pose; Down ramps to the rest pose (every joint at 0,
+within the soft limits); Teleoperation follows the strategy. Ramps and teleoperation both pass the output chain, so
+every command respects the soft limits and the velocity limit, whatever the loop rate.
 
 Stale-input protection: with no fresh frame for `stale_timeout_ms` (by local arrival time), the last command sent is
 held, the anchors are cleared, and the arm cannot re-anchor until a fresh frame shows every trigger (and the anchor
@@ -11,6 +13,7 @@ switching cannot jump the arm.
 """
 
 import logging
+from collections.abc import Callable
 
 import numpy as np
 
@@ -32,9 +35,12 @@ class RigController:
         self.name = name or "+".join(part.spec.model for part in rig.parts.values())
         self.state_machine = state_machine or TeleopStateMachine()
         self.strategy = RigStrategy(rig, config.strategy, config.relative_arm)
+        # the home pose stands in until seed() puts the measured pose there; step() refuses to run before
         self.chains = {role: OutputChain(part.lower, part.upper, part.home, config.output)
                        for role, part in rig.parts.items()}
-        self.home = {role: chain.last_sent.copy() for role, chain in self.chains.items()}
+        self.seeded = False
+        self.home = {role: np.clip(part.home, self.chains[role].soft_lower, self.chains[role].soft_upper)
+                     for role, part in rig.parts.items()}
         self.rest = {role: np.clip(np.zeros(len(part.joints)), self.chains[role].soft_lower,
                                    self.chains[role].soft_upper) for role, part in rig.parts.items()}
         self.stale = True  # until the first fresh frame
@@ -45,10 +51,13 @@ class RigController:
         self._last_tick_ns: int | None = None
 
     def seed(self, q_by_role: dict[str, np.ndarray]) -> None:
-        """Start from the robot's measured pose (seed 002's SeedFromCurrent): hold there, filters restarted."""
+        """Hold the robot's measured pose: it becomes the last command, the filters restart there and the arm
+        re-anchors from it."""
         for role, chain in self.chains.items():
-            chain.last_sent = np.clip(np.asarray(q_by_role[role], float), chain.soft_lower, chain.soft_upper)
-            chain.hold()
+            chain.hold_at(q_by_role[role])
+        self.seeded = True
+        self.strategy.reset()
+        self.require_release = True
 
     @property
     def last_sent(self) -> dict[str, np.ndarray]:
@@ -58,13 +67,23 @@ class RigController:
         return all(np.max(np.abs(chain.last_sent - pose[role]), initial=0.0) <= tolerance_rad
                    for role, chain in self.chains.items())
 
-    def step(self, frame: OperatorFrame | None, now_ns: int) -> dict[str, np.ndarray]:
-        """The commands of this tick per role; `frame` is the newest input frame (None before the first)."""
+    def step(self, frame: OperatorFrame | None, now_ns: int,
+             measured: Callable[[], dict[str, np.ndarray] | None]) -> dict[str, np.ndarray]:
+        """The commands of this tick per role; `frame` is the newest input frame (None before the first);
+        `measured` gives the robot's measured pose per role (None while unknown), read only when needed: before
+        the first command and on entering Emergency."""
         dt_s = 0.0 if self._last_tick_ns is None else (now_ns - self._last_tick_ns) / 1e9
         self._last_tick_ns = now_ns
         self.last_ik_s = 0.0
         state = self.state_machine.state
-        if state != self._seen_state:
+        if state != self._seen_state or not self.seeded:
+            pose = measured() if (state == TeleopState.EMERGENCY or not self.seeded) else None
+            if pose is not None:
+                self.seed(pose)
+            elif not self.seeded:
+                raise RuntimeError(f"{self.name}: the robot's measured pose is unknown, and the teleoperator never "
+                                   "commands a pose nobody asked for. Drive a TeleDex robot (it publishes its "
+                                   "pose) or pass the robot's observation to the teleoperator's send_feedback().")
             self._seen_state = state
             self.strategy.reset()
             self.require_release = True

@@ -1,15 +1,16 @@
-"""The teleoperation state machine of seed 002: Emergency, ZeroPos, Teleoperation, Down; starts in Emergency.
+"""The teleoperation state machine: Emergency, ZeroPos, Teleoperation, Down; it starts in Emergency.
 
-Keys (seed 002's gamepad L1/L2/R1/R2) request transitions; a key pressed in a state where it is not allowed is
-ignored and the reason logged:
+Keys (the gamepad keys L1/L2/R1/R2 of the Pico teleoperation guide) request transitions; a key pressed in a state
+where it is not allowed is ignored and the reason logged:
 
-    key  allowed from              goes to
-    L1   Emergency, Down           ZeroPos
-    L2   ZeroPos                   Teleoperation
-    R1   any state                 Emergency
-    R2   Emergency, Teleoperation  Down
+    key     allowed from              goes to
+    L1      Emergency, Down           ZeroPos
+    L2      ZeroPos                   Teleoperation
+    R1      any state                 Emergency
+    R2      Emergency, Teleoperation  Down
+    ENGAGE  L1 where it is allowed, else L2: one button (or gesture) steps Emergency -> ZeroPos -> Teleoperation
 
-Emergency is a software hold of the last command, not a hardware stop.
+Emergency holds the robot where it is measured to be: a software hold, not a hardware stop.
 """
 
 import enum
@@ -25,7 +26,7 @@ class TeleopState(enum.Enum):
     DOWN = "Down"
 
 
-KEYS = ("L1", "L2", "R1", "R2")
+KEYS = ("L1", "L2", "R1", "R2", "ENGAGE")
 _TRANSITIONS = {
     "L1": ({TeleopState.EMERGENCY, TeleopState.DOWN}, TeleopState.ZERO_POS),
     "L2": ({TeleopState.ZERO_POS}, TeleopState.TELEOPERATION),
@@ -37,12 +38,13 @@ _TRANSITIONS = {
 class TeleopStateMachine:
     def __init__(self):
         self.state = TeleopState.EMERGENCY
-        self.entered = True  # the state was entered since the controller last looked (it resets its chain then)
 
     def press(self, key: str) -> bool:
         """Request the key's transition; returns whether it happened."""
-        if key not in _TRANSITIONS:
+        if key not in KEYS:
             raise ValueError(f"unknown key {key!r}; keys are {KEYS}")
+        if key == "ENGAGE":
+            key = "L1" if self.state in _TRANSITIONS["L1"][0] else "L2"
         allowed_from, target = _TRANSITIONS[key]
         if self.state not in allowed_from:
             names = ", ".join(sorted(s.value for s in allowed_from))
@@ -51,22 +53,13 @@ class TeleopStateMachine:
         if target != self.state:
             logger.info("[keys] %s: %s -> %s", key, self.state.value, target.value)
             self.state = target
-            self.entered = True
         return True
-
-    def take_entered(self) -> bool:
-        """Whether a state was entered since the last call (and forget it)."""
-        entered, self.entered = self.entered, False
-        return entered
 
 
 class ButtonKeys:
     """Input buttons -> state machine keys, on the press (rising edge) only, so a held button acts once."""
 
     def __init__(self, bindings: dict[str, str]):
-        unknown = sorted(set(bindings.values()) - set(KEYS))
-        if unknown:
-            raise ValueError(f"key_bindings map to unknown key(s) {unknown}; keys are {KEYS}")
         self.bindings = dict(bindings)
         self._down: set[str] = set()
 

@@ -1,4 +1,4 @@
-"""The control strategy scheduler (seed 000 §3.3.1): the config, not the code, chooses how an input drives a rig.
+"""The control strategy scheduler: the config, not the code, chooses how an input drives a rig.
 
 - "direct": joint space. The hand maps canonical human angles (a glove, or angles measured from keypoints) through
   a joint map; the arm copies a leader arm's joints (renamed by `leader_joint_map`).

@@ -15,7 +15,7 @@ Two private SDK members are used, for reasons linkerbot gives no public way arou
   and builds pydantic models (~0.35 ms), too slow for the 100 Hz watchdog.
 
 Not on udp_multicast: there linkerbot receives its own one-byte read requests back, takes them for empty replies
-and fails to unpack them. Use socketcan (a vcan interface for a simulator in another process).
+and fails to unpack them. A simulator in another process is reached on the teledex loopback bus (teledex-sim).
 """
 
 import threading
@@ -28,7 +28,6 @@ from .device_fault import WallToMonotonic
 from .joint_device import JointState
 from .real_config import CanPortConfig, RealHardwareConfig
 from .real_device import RealJointDevice
-from .sim_bus import ECHOING_INTERFACES
 
 TEMPERATURE_POLL_S = 0.05
 OVER_TEMPERATURE_C = 70.0
@@ -38,15 +37,15 @@ HANDSHAKE_RETRY_S = 0.05
 class LinkerA7JointDevice(RealJointDevice):
     """Device vector: the seven URDF joints, shoulder pitch first (motor IDs 51-57 right / 61-67 left), in rad."""
 
+    bus_kind = ap.BUS_SIGNATURE.kind
+
     def __init__(self, side: str, device_home: np.ndarray, driven: np.ndarray, device_lower: np.ndarray,
                  device_upper: np.ndarray, port: CanPortConfig, config: RealHardwareConfig):
         super().__init__(f"linker_a7-{side}@{port.interface}:{port.channel}", device_home, driven, device_lower,
                          device_upper, config)
         if len(device_home) != ap.JOINTS:
             raise ValueError(f"The Linker Arm A7 has {ap.JOINTS} joints; got {len(device_home)}")
-        if port.interface in ECHOING_INTERFACES:
-            raise ValueError(f"linkerbot's A7 cannot run on {port.interface}: it reads its own requests back as "
-                             "empty replies. Use socketcan (a vcan interface for a simulator).")
+        port.refuse_echoing("linkerbot's A7")
         self.side = side
         self.port = port
         self.motor_ids = ap.motor_ids(side)
@@ -145,7 +144,7 @@ class LinkerA7JointDevice(RealJointDevice):
                 self._stop_dispatcher(arm)
                 if time.monotonic() > deadline:
                     raise ConnectionError(f"{self.name}: no feedback within {self.config.connect_timeout_s} s "
-                                          f"({error}). {self._no_feedback_hint()}") from error
+                                          f"({error}). {self._silence_explained()}") from error
                 time.sleep(HANDSHAKE_RETRY_S)
             except BaseException:
                 self._stop_dispatcher(arm)

@@ -9,7 +9,10 @@ position). Used by the simulator and teledex-doctor; the driver itself never bui
 
 import struct
 
+import can
 import numpy as np
+
+from .can.identify import BusSignature
 
 JOINTS = 7
 FIRST_ID = {"right": 51, "left": 61}
@@ -69,3 +72,17 @@ def as_device_float(q_rad) -> np.ndarray:
 def device_unit_rad(q_rad) -> np.ndarray:
     """One device unit at these angles: the float32 spacing there."""
     return np.spacing(np.abs(np.asarray(q_rad, dtype=np.float32))).astype(float)
+
+
+def _recognise(message: can.Message) -> str | None:
+    if len(message.data) < 2:
+        return None  # one-byte frames are requests, not a motor's replies
+    for side in FIRST_ID:
+        ids = motor_ids(side)
+        if message.arbitration_id in ids:
+            return f"a {side} Linker Arm A7 (CAN IDs {ids[0]}-{ids[-1]})"
+    return None
+
+
+BUS_SIGNATURE = BusSignature("Linker Arm A7", tuple((ids[0], bytes([HANDSHAKE])) for ids in map(motor_ids, FIRST_ID)),
+                             _recognise)

@@ -18,7 +18,6 @@ from .device_fault import WallToMonotonic
 from .joint_device import JointState
 from .real_config import CanPortConfig, RealHardwareConfig
 from .real_device import RealJointDevice
-from .sim_bus import EchoFilter
 
 logger = logging.getLogger(__name__)
 
@@ -28,10 +27,13 @@ OVER_TEMPERATURE_C = 70
 
 
 class LinkerHandCanDevice(RealJointDevice):
+    bus_kind = lp.BUS_SIGNATURE.kind
+
     def __init__(self, model: str, side: str, device_home: np.ndarray, driven: np.ndarray, device_lower: np.ndarray,
                  device_upper: np.ndarray, port: CanPortConfig, config: RealHardwareConfig):
         super().__init__(f"{model}-{side}@{port.interface}:{port.channel}", device_home, driven, device_lower,
                          device_upper, config)
+        port.refuse_echoing(f"The {model} driver")  # replies share the ID of our own requests and set commands
         self.layout = lp.layout_for(model)
         if len(device_home) != self.layout.dof:
             raise ValueError(f"{model} has {self.layout.dof} joints; got {len(device_home)}")
@@ -42,7 +44,6 @@ class LinkerHandCanDevice(RealJointDevice):
         self._blocks = self.layout.blocks_by_cmd()
         self._last_position_cmd = self.layout.position_frames[-1].cmd
         self._bus: can.BusABC | None = None
-        self._echoes = EchoFilter(port.interface)  # replies share our ID: never take our own frames for replies
         self._send_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._stop_io = threading.Event()
@@ -125,7 +126,6 @@ class LinkerHandCanDevice(RealJointDevice):
             raise can.CanOperationError("bus closed")
         with self._send_lock:
             for data in frames:
-                self._echoes.sent(self.hand_id, data)
                 bus.send(can.Message(arbitration_id=self.hand_id, data=data, is_extended_id=False))
 
     def _poll_loop(self) -> None:
@@ -159,9 +159,8 @@ class LinkerHandCanDevice(RealJointDevice):
                 logger.debug("%s: receive failed: %s", self.name, error)
                 self._stop_io.wait(0.01)
                 continue
-            if (message is None or message.arbitration_id != self.hand_id or len(message.data) < 2
-                    or self._echoes.is_echo(message)):
-                continue  # our own one-byte requests, on interfaces that echo, and other devices
+            if message is None or message.arbitration_id != self.hand_id or len(message.data) < 2:
+                continue  # other devices, and other hosts' read requests
             self._on_reply(message)
 
     def _on_reply(self, message: can.Message) -> None:
@@ -181,7 +180,7 @@ class LinkerHandCanDevice(RealJointDevice):
             target = {"position": self._raw_vector, "temperature": self.temperatures_c,
                       "fault": self.fault_codes}.get(kind)
             if target is None:
-                return  # speed/torque echoes
+                return  # replies to our speed/torque settings
             target[block.start:block.start + len(values)] = values
             if kind == "position" and cmd == self._last_position_cmd:
                 self._publish(self._clock.to_monotonic_ns(message.timestamp))

@@ -10,7 +10,10 @@ vendor's dir=-1 convention: raw 255 = lower (open), raw 0 = upper (flexed).
 
 from dataclasses import dataclass
 
+import can
 import numpy as np
+
+from .can.identify import BusSignature
 
 RIGHT_HAND_ID, LEFT_HAND_ID = 0x27, 0x28
 RAW_MAX = 255
@@ -122,3 +125,14 @@ def tactile_shape_of(model: str) -> tuple[int, int] | None:
     """Taxels per finger (rows, columns) of a LinkerHand model's tactile matrices; None = no matrices (or not a
     LinkerHand)."""
     return LAYOUTS[model].tactile_shape if model in LAYOUTS else None
+
+
+def _recognise(message: can.Message) -> str | None:
+    if message.arbitration_id not in (RIGHT_HAND_ID, LEFT_HAND_ID) or len(message.data) < 2:
+        return None  # one-byte frames are requests, not a hand's replies
+    side = "right" if message.arbitration_id == RIGHT_HAND_ID else "left"
+    return f"a {side} LinkerHand (CAN ID {message.arbitration_id:#x})"
+
+
+BUS_SIGNATURE = BusSignature("LinkerHand", ((RIGHT_HAND_ID, bytes([VERSION])), (LEFT_HAND_ID, bytes([VERSION]))),
+                             _recognise)

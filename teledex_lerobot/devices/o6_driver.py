@@ -1,4 +1,4 @@
-"""LinkerHand O6 through the vendor's linkerbot SDK (O6 class), on any python-can interface.
+"""LinkerHand O6 through the vendor's linkerbot SDK (O6 class), on any python-can interface that does not echo.
 
 linkerbot speaks a 0-100 scale (raw = round(v * 255 / 100)); we convert radians <-> the device's 0-255 bytes with
 the shared LinkerHand scale (linkerhand_protocol) and hand linkerbot exactly those bytes (v = raw * 100 / 255), so
@@ -32,10 +32,13 @@ def linkerbot_to_raw(values) -> np.ndarray:
 
 
 class O6JointDevice(RealJointDevice):
+    bus_kind = lp.BUS_SIGNATURE.kind
+
     def __init__(self, side: str, device_home: np.ndarray, driven: np.ndarray, device_lower: np.ndarray,
                  device_upper: np.ndarray, port: CanPortConfig, config: RealHardwareConfig):
         super().__init__(f"linkerhand_o6-{side}@{port.interface}:{port.channel}", device_home, driven,
                          device_lower, device_upper, config)
+        port.refuse_echoing("linkerbot's O6")  # it would read its own angle commands back as the hand's angles
         self.side = side
         self.port = port
         self._device_lower = np.asarray(device_lower, dtype=float)

@@ -34,6 +34,8 @@ def _enum_value(value) -> int:
 class PiperJointDevice(RealJointDevice):
     """Device vector: joint1..joint6 (rad) + gripper (opening, m), the order of configs/urdf/piper.urdf."""
 
+    bus_kind = pp.BUS_SIGNATURE.kind
+
     def __init__(self, device_home: np.ndarray, driven: np.ndarray, device_lower: np.ndarray,
                  device_upper: np.ndarray, port: CanPortConfig, config: RealHardwareConfig):
         super().__init__(f"piper@{port.interface}:{port.channel}", device_home, driven, device_lower, device_upper,
@@ -51,6 +53,7 @@ class PiperJointDevice(RealJointDevice):
     def _open(self) -> None:
         from piper_sdk import C_PiperInterface_V2  # imported here: only the real backend needs the SDK
 
+        self.port.check_opens(self.name)
         self._clock = WallToMonotonic()
         channel = self.port.channel
         # judge_flag=False: the SDK's socketcan checks (operstate, bitrate from `ip`) fail on vcan and other

@@ -8,7 +8,10 @@ simulator to build and parse frames; the driver itself never builds frames (the 
 import math
 import struct
 
+import can
 import numpy as np
+
+from .can.identify import BusSignature
 
 # feedback, arm -> host
 STATUS = 0x2A1
@@ -85,3 +88,12 @@ def err_code_bits(angle_limit_joints: set[int], comm_error_joints: set[int]) -> 
     high = sum(1 << (j - 1) for j in angle_limit_joints)
     low = sum(1 << (j - 1) for j in comm_error_joints)
     return (high << 8) | low
+
+
+def _recognise(message: can.Message) -> str | None:
+    if message.arbitration_id in (STATUS, *JOINT_FEEDBACK, GRIPPER_FEEDBACK):
+        return f"an Agilex Piper (its feedback frames {STATUS:#x}-{GRIPPER_FEEDBACK:#x})"
+    return None
+
+
+BUS_SIGNATURE = BusSignature("Agilex Piper", (), _recognise)  # the arm streams its feedback unasked

@@ -17,10 +17,11 @@ from collections import deque
 import numpy as np
 
 from ..clock import now_ns
+from .can.identify import identify, swapped_channel_hint
 from .device_fault import (BUS_ERROR, COMMAND_OUT_OF_RANGE, FEEDBACK_TIMEOUT, JOINT_ERROR, DeviceFault,
                            make_fault)
 from .joint_device import JointDevice, JointState
-from .real_config import RealHardwareConfig
+from .real_config import CanPortConfig, RealHardwareConfig
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +31,11 @@ SEEN_HISTORY = 64
 
 
 class RealJointDevice(JointDevice):
+    port: CanPortConfig  # set by each driver
+    # The kind of device the driver expects (its BusSignature.kind). When the device stays silent, the devices heard
+    # on the channel instead tell a swapped channel from a missing device.
+    bus_kind = ""
+
     def __init__(self, name: str, device_home: np.ndarray, driven: np.ndarray, device_lower: np.ndarray,
                  device_upper: np.ndarray, config: RealHardwareConfig):
         self.driven = np.asarray(driven, dtype=int)
@@ -160,8 +166,17 @@ class RealJointDevice(JointDevice):
         while self._latest_state() is None:
             if now_ns() > deadline:
                 raise ConnectionError(f"{self.name}: no feedback within {self.config.connect_timeout_s} s. "
-                                      f"{self._no_feedback_hint()}")
+                                      f"{self._silence_explained()}")
             self._stop.wait(0.005)
+
+    def _silence_explained(self) -> str:
+        """Why the device may be silent: another known device on its channel (swapped channels), else the
+        driver's checklist."""
+        from .real_factory import BUS_SIGNATURES  # every vendor's; imported here, the factory imports the drivers
+
+        heard = identify(self.port.interface, self.port.channel, BUS_SIGNATURES) if self.bus_kind else []
+        return swapped_channel_hint(self.bus_kind, self.port.interface, self.port.channel, heard) + \
+            self._no_feedback_hint()
 
     def _no_feedback_hint(self) -> str:
         return ("Check power, the CAN cable and termination, that the interface is up at 1 Mbit/s "

@@ -1,5 +1,6 @@
 """Builds the real (vendor-SDK / CAN) driver for one rig part, by model."""
 
+from . import a7_protocol, linkerhand_protocol, piper_protocol
 from .a7_driver import LinkerA7JointDevice
 from .linkerhand_driver import LinkerHandCanDevice
 from .o6_driver import O6JointDevice
@@ -8,6 +9,7 @@ from .real_config import RealHardwareConfig
 from .real_device import RealJointDevice
 
 REAL_MODELS = ("piper", "linker_a7", "linkerhand_o6", "linkerhand_l10", "linkerhand_l20")
+BUS_SIGNATURES = (piper_protocol.BUS_SIGNATURE, linkerhand_protocol.BUS_SIGNATURE, a7_protocol.BUS_SIGNATURE)
 
 
 def make_real_joint_device(part, config: RealHardwareConfig) -> RealJointDevice:

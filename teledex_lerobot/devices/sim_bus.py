@@ -1,46 +1,18 @@
-"""The simulated device's end of a python-can bus (receive thread, send helper), and the echo filter it and our own
-CAN driver use.
+"""The simulated device's end of a python-can bus (receive thread, send helper) and the lifecycle every device
+simulator shares.
 
-On the `virtual` interface a bus never receives its own frames. On `udp_multicast` it does (even with
-receive_own_messages=False), and a simulator whose replies share the request's ID (LinkerHand, the Piper firmware
-query) would otherwise answer itself forever. Each sent frame is echoed exactly once, so the filter drops the first
-received frame equal to one we sent and not yet seen back; an identical frame from the host arriving first is
-dropped instead of our echo, which has the same effect.
+The bus must not hand a node its own frames back (virtual, the teledex loopback bus and socketcan do not): a
+simulator whose replies share the request's ID (LinkerHand, the Piper firmware query) would answer itself forever.
+On the teledex bus the simulator serves its channel, so programs can open it.
 """
 
 import logging
 import threading
-from collections import Counter
 from collections.abc import Callable
 
 import can
 
 logger = logging.getLogger(__name__)
-
-ECHOING_INTERFACES = frozenset({"udp_multicast"})
-
-
-class EchoFilter:
-    """Drops the frames a bus receives back from itself on interfaces that echo (udp_multicast)."""
-
-    def __init__(self, interface: str):
-        self._pending: Counter | None = Counter() if interface in ECHOING_INTERFACES else None
-        self._lock = threading.Lock()
-
-    def sent(self, arbitration_id: int, data: bytes) -> None:
-        if self._pending is not None:
-            with self._lock:
-                self._pending[(arbitration_id, bytes(data))] += 1
-
-    def is_echo(self, message: can.Message) -> bool:
-        if self._pending is None:
-            return False
-        key = (message.arbitration_id, bytes(message.data))
-        with self._lock:
-            if self._pending[key] > 0:
-                self._pending[key] -= 1
-                return True
-        return False
 
 
 class SimBus:
@@ -51,13 +23,13 @@ class SimBus:
         self._name = name
         self._bus: can.BusABC | None = None
         self._send_lock = threading.Lock()
-        self._echoes = EchoFilter(interface)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.frames_sent = 0
 
     def open(self) -> None:
-        self._bus = can.Bus(channel=self.channel, interface=self.interface, receive_own_messages=False)
+        serve = {"serve": True} if self.interface == "teledex" else {}
+        self._bus = can.Bus(channel=self.channel, interface=self.interface, receive_own_messages=False, **serve)
         self._stop.clear()
         self._thread = threading.Thread(target=self._receive, name=f"{self._name}-rx", daemon=True)
         self._thread.start()
@@ -81,7 +53,6 @@ class SimBus:
             return
         message = can.Message(arbitration_id=arbitration_id, data=data, is_extended_id=False)
         with self._send_lock:
-            self._echoes.sent(arbitration_id, data)
             try:
                 bus.send(message)
             except can.CanError as error:
@@ -98,7 +69,7 @@ class SimBus:
                 message = bus.recv(timeout=0.01)
             except can.CanError:
                 return
-            if message is None or message.is_error_frame or self._echoes.is_echo(message):
+            if message is None or message.is_error_frame:
                 continue
             try:
                 self._on_frame(message)

@@ -1,6 +1,8 @@
-"""Running real drivers against the simulators in one process (tests, benchmarks): unique virtual channels,
-a bus sniffer, waiting for a condition."""
+"""Running real drivers against the simulators (tests, benchmarks): unique virtual channels, a bus sniffer,
+waiting for a condition, and teledex-sim as a separate process."""
 
+import subprocess
+import sys
 import time
 import uuid
 
@@ -19,13 +21,15 @@ def unique_channel(prefix: str) -> str:
 RELAXED_FEEDBACK_TIMEOUT_MS = 1000.0
 
 
-def virtual_config(arm_channel: str = "unused-arm", hand_channel: str = "unused-hand", strict: bool = False,
-                   **overrides) -> RealHardwareConfig:
-    """Both ports on the virtual interface. strict=True keeps the production feedback timeout (fault tests)."""
+def bus_config(arm_channel: str = "unused-arm", hand_channel: str = "unused-hand", strict: bool = False,
+               interface: str = "virtual", **overrides) -> RealHardwareConfig:
+    """Both ports on one python-can interface (virtual: this process; teledex: teledex-sim's loopback bus).
+    strict=True keeps the production feedback timeout (fault tests)."""
     if not strict:
         overrides.setdefault("feedback_timeout_ms", RELAXED_FEEDBACK_TIMEOUT_MS)
-    return RealHardwareConfig(arm=CanPortConfig("virtual", arm_channel), hand=CanPortConfig("virtual", hand_channel),
-                              connect_timeout_s=2.0, **overrides)
+    overrides.setdefault("connect_timeout_s", 2.0)
+    return RealHardwareConfig(arm=CanPortConfig(interface, arm_channel), hand=CanPortConfig(interface, hand_channel),
+                              **overrides)
 
 
 def wait_until(predicate, timeout_s: float = 2.0, period_s: float = 0.002) -> bool:
@@ -54,3 +58,38 @@ class BusListener:
     def close(self) -> None:
         self.notifier.stop()
         self.bus.shutdown()
+
+
+class TeledexSimProcess:
+    """teledex-sim in its own process (arguments as on its command line), on the loopback bus of $TELEDEX_CAN_BROKER
+    unless told otherwise; usable once started."""
+
+    def __init__(self, *args: str, env: dict | None = None, ready_timeout_s: float = 60.0):
+        self.process = subprocess.Popen([sys.executable, "-m", "teledex_lerobot.cli.sim", *args],
+                                        stdout=subprocess.PIPE, text=True, env=env)
+        self.lines: list[str] = []
+        deadline = time.monotonic() + ready_timeout_s
+        while not any("device(s) on" in line for line in self.lines):
+            line = self.process.stdout.readline()
+            if not line or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"teledex-sim did not start: {''.join(self.lines)}")
+            self.lines.append(line)
+
+    def kill(self) -> None:
+        """SIGKILL: every cable pulled at once, nothing cleaned up."""
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+    def stop(self) -> str:
+        """SIGTERM, then what it printed on the way out."""
+        if self.process.poll() is None:
+            self.process.terminate()
+        output, _ = self.process.communicate(timeout=10)
+        return output
+
+    def __enter__(self) -> "TeledexSimProcess":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

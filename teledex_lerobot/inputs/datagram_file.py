@@ -1,7 +1,7 @@
 """Recorded datagram files ("teledex-datagrams/1"): the exact bytes an input device sent, with their timing.
 
-JSON lines. The first line is a header {"format": "teledex-datagrams/1", "parser": <name>, "description": str};
-each further line is {"t_ns": <ns since the first datagram>, "data": <base64 of the datagram bytes>}. Base64 keeps
+JSON lines. The first line is a header {"format": "teledex-datagrams/1", "parser": <name>, "description": str,
+optionally "control": <the control config the device was driven with>}; each further line is {"t_ns": <ns since the first datagram>, "data": <base64 of the datagram bytes>}. Base64 keeps
 any payload (garbage and truncated packets included) exact.
 """
 
@@ -16,9 +16,9 @@ FORMAT = "teledex-datagrams/1"
 class DatagramWriter:
     """Appends datagrams to a file as they arrive (thread-safe: sources call it from their own thread)."""
 
-    def __init__(self, path, parser: str, description: str = ""):
+    def __init__(self, path, parser: str, description: str = "", control: str = ""):
         self._file = Path(path).open("w")
-        self._file.write(json.dumps({"format": FORMAT, "parser": parser, "description": description}) + "\n")
+        self._file.write(json.dumps(_header(parser, description, control)) + "\n")
         self._first_ns: int | None = None
         self._lock = threading.Lock()
 
@@ -34,11 +34,29 @@ class DatagramWriter:
             self._file.close()
 
 
-def write_datagrams(path, parser: str, datagrams: list[tuple[int, bytes]], description: str = "") -> None:
+def _header(parser: str, description: str, control: str) -> dict:
+    return {"format": FORMAT, "parser": parser, "description": description, **({"control": control} if control else {})}
+
+
+def write_datagrams(path, parser: str, datagrams: list[tuple[int, bytes]], description: str = "",
+                    control: str = "") -> None:
     """Write (t_ns, bytes) pairs, t_ns from 0 and increasing."""
-    lines = [json.dumps({"format": FORMAT, "parser": parser, "description": description})]
+    lines = [json.dumps(_header(parser, description, control))]
     lines += [json.dumps({"t_ns": int(t), "data": base64.b64encode(d).decode()}) for t, d in datagrams]
     Path(path).write_text("\n".join(lines) + "\n")
+
+
+def read_header(path) -> dict:
+    """The header line alone (a file's parser and control config, without reading its datagrams)."""
+    path = Path(path)
+    with path.open() as file:
+        try:
+            header = json.loads(file.readline())
+        except ValueError as error:
+            raise ValueError(f"{path}: not a {FORMAT} file ({error})") from error
+    if not isinstance(header, dict) or header.get("format") != FORMAT or "parser" not in header:
+        raise ValueError(f"{path}: not a {FORMAT} file (its first line must be the header with format and parser)")
+    return header
 
 
 def read_datagrams(path) -> tuple[dict, list[tuple[int, bytes]]]:

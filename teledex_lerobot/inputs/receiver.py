@@ -44,6 +44,10 @@ class InputReceiver:
                 logger.warning("Rejected input packet (%d so far): %s: %s", self.parse_failures,
                                type(error).__name__, error)
             return
+        self.accept(frame)
+
+    def accept(self, frame: OperatorFrame) -> None:
+        """A frame from a source that reads its device in this process (no packet to parse)."""
         if self.on_frame is not None:
             self.on_frame(frame)
         with self._changed:

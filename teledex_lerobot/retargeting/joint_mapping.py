@@ -54,7 +54,7 @@ def joint_map_path(model: str, side: str) -> Path:
             return candidate
     raise FileNotFoundError(
         f"No joint map for hand model {model!r} ({side}) in {JOINT_MAPS_DIR}. Write {model}.yaml there "
-        "(format in teledex_lerobot/control/joint_mapping.py) or pass a map file path."
+        "(format in teledex_lerobot/retargeting/joint_mapping.py) or pass a map file path."
     )
 
 

@@ -1,5 +1,5 @@
 """LeRobot plugin: TeleDex teleoperators (teledex_replay, teledex_glove, teledex_xr, teledex_keypoints,
-teledex_leader_arm). With `followers`, one input leads several rigs (the teledex_followers robot)."""
+teledex_leader_arm, teledex_world_expert). With `followers`, one input leads several rigs (the teledex_followers robot)."""
 
 from .config_teledex_input import (TeledexGloveConfig, TeledexInputConfig, TeledexKeypointsConfig,
                                    TeledexLeaderArmConfig, TeledexXRConfig)
@@ -7,6 +7,7 @@ from .config_teledex_replay import TeledexReplayConfig
 from .teledex_input import TeledexGlove, TeledexInputTeleop, TeledexKeypoints, TeledexXR
 from .teledex_leader_arm import TeledexLeaderArm
 from .teledex_replay import TeledexReplay
+from .world_expert import TeledexWorldExpert, TeledexWorldExpertConfig
 
 __all__ = [
     "TeledexGlove",
@@ -20,5 +21,7 @@ __all__ = [
     "TeledexReplay",
     "TeledexReplayConfig",
     "TeledexXR",
+    "TeledexWorldExpert",
+    "TeledexWorldExpertConfig",
     "TeledexXRConfig",
 ]

@@ -27,12 +27,19 @@ class TeledexInputConfig(TeledexRigTeleopConfig):
     # Write every received packet to this datagram file (replayable with source=replay).
     record_to: str = ""
     # One master, several followers: follower name -> preset. Keys become "<name>_<key>", to match
-    # --robot.type=teledex_followers with the same followers. Empty: one rig, unprefixed keys.
+    # --robot.type=teledex_followers with the same followers. Empty: the robot's own rig(s) (see `preset`).
     followers: dict[str, str] = field(default_factory=dict)
     # Per-follower control config (name -> control config); followers not listed use `control`.
     follower_controls: dict[str, str] = field(default_factory=dict)
     # None = the control config's auto_start: press L1 on connect and L2 at the zero pose.
     auto_start: bool | None = None
+    # Overrides of the control config's strategy: how the hand is driven (joint_mapping, teledex, dexpilot,
+    # analog) and the operator's calibration file from teledex-calibrate-hand. "" = the control config's.
+    hand_method: str = ""
+    hand_calibration: str = ""
+    # Listen to the keyboard for the state machine's keys (e = Emergency, z = zero pose, t = teleoperation,
+    # p = park). teledex-record turns this off and forwards its own key presses instead.
+    keyboard: bool = True
 
     def __post_init__(self):
         if self.source not in self.allowed_sources():
@@ -41,9 +48,6 @@ class TeledexInputConfig(TeledexRigTeleopConfig):
             raise ValueError("source=replay needs replay_file (a .datagrams.jsonl file)")
         if self.replay_speed <= 0:
             raise ValueError("replay_speed must be > 0")
-        unknown = sorted(set(self.follower_controls) - set(self.followers))
-        if unknown:
-            raise ValueError(f"follower_controls names unknown followers {unknown}; followers: {list(self.followers)}")
 
     def allowed_sources(self) -> tuple[str, ...]:
         return ("udp", "unix", "websocket", "replay")

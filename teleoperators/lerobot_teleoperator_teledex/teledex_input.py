@@ -1,8 +1,10 @@
-"""Live input teleoperators: packets from a device -> OperatorFrame -> one RigController per follower -> actions.
+"""Input teleoperators: packets from a device (live, or a recorded file replayed) -> OperatorFrame -> one
+RigController per follower -> actions. Every input takes this one route to the robot.
 
 Each get_action() is one control tick: the newest frame (stale after the control config's timeout), the state
-machine keys its buttons pressed, and every follower's strategy and output chain. `sample_capture_ns` is the local
-arrival time of the frame behind the action (the recorder's input timestamp for sync).
+machine keys its buttons, gestures or the keyboard pressed, and every follower's strategy and output chain. The
+controllers start from the robot's measured pose (control.robot_link). `sample_capture_ns` is the local arrival
+time of the frame behind the action (the recorder's input timestamp for sync).
 """
 
 import logging
@@ -12,10 +14,14 @@ from pathlib import Path
 
 from lerobot.teleoperators import Teleoperator
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
+from lerobot.utils.keyboard_input import create_key_listener
 
 from teledex_lerobot.clock import now_ns
+from teledex_lerobot.config_files import resolve_file
+from teledex_lerobot.control import robot_link
 from teledex_lerobot.control.config import ControlConfig
 from teledex_lerobot.control.diagnostics import Diagnostics
+from teledex_lerobot.control.gestures import PinchButtons
 from teledex_lerobot.control.rig_controller import RigController
 from teledex_lerobot.control.state_machine import ButtonKeys, TeleopState, TeleopStateMachine
 from teledex_lerobot.inputs import PARSERS, InputReceiver
@@ -31,14 +37,10 @@ logger = logging.getLogger(__name__)
 
 
 def datagram_file_path(name_or_path: str) -> Path:
-    if name_or_path.endswith(".jsonl"):
-        return Path(name_or_path).expanduser()
-    path = STREAMS_DIR / f"{name_or_path}.datagrams.jsonl"
-    if not path.is_file():
-        available = sorted(p.name.removesuffix(".datagrams.jsonl") for p in STREAMS_DIR.glob("*.datagrams.jsonl"))
-        raise ValueError(f"Unknown datagram file {name_or_path!r}. Available: {available} (in {STREAMS_DIR}), or a "
-                         ".jsonl path.")
-    return path
+    if name_or_path.endswith(".npz"):
+        raise ValueError(f"{name_or_path} is an operator stream (.npz); replay plays recorded input files. Convert it: "
+                         f"teledex-convert stream-to-datagrams {name_or_path} <name>.datagrams.jsonl")
+    return resolve_file(name_or_path, STREAMS_DIR, (".datagrams.jsonl", ".jsonl"), "recorded input file")
 
 
 class TeledexInputTeleop(Teleoperator):
@@ -54,26 +56,42 @@ class TeledexInputTeleop(Teleoperator):
         self.state_machine = TeleopStateMachine()
         self.followers: dict[str, RigController] = {}  # key prefix ("" for a single rig) -> controller
         if config.followers:
-            for name, preset in config.followers.items():
-                own = config.follower_controls.get(name)
-                control = ControlConfig.load(own or config.control or self.default_control)
-                self.followers[f"{name}_"] = RigController(Rig.from_preset(load_preset(preset)), control,
-                                                           self.state_machine, name)
+            rigs = {f"{name}_": Rig.from_preset(load_preset(preset)) for name, preset in config.followers.items()}
         else:
-            control = ControlConfig.load(config.control or self.default_control)
-            self.followers[""] = RigController(config.rig(), control, self.state_machine)
+            rigs = config.rigs()
+        names = {prefix: prefix.removesuffix("_") for prefix in rigs}
+        unknown = sorted(set(config.follower_controls) - set(names.values()))
+        if unknown:
+            raise ValueError(f"follower_controls names unknown followers {unknown}; followers: {list(names.values())}")
+        for prefix, rig in rigs.items():
+            control = self._control_config(config.follower_controls.get(names[prefix]))
+            self.followers[prefix] = RigController(rig, control, self.state_machine, names[prefix])
         first = next(iter(self.followers.values())).config
         self.auto_start = first.auto_start if config.auto_start is None else config.auto_start
         self.button_keys = ButtonKeys(first.key_bindings)
+        self.keyboard_keys = dict(first.keyboard_bindings)
+        self.pinches = PinchButtons(first.pinch_close_m, first.pinch_open_m)
         self.diagnostics = Diagnostics(first.diagnostics_period_s)
+        self.clock = now_ns  # tests drive the controllers on their own clock
         self.receiver: InputReceiver | None = None
         self._source = None
         self._recorder: DatagramWriter | None = None
+        self._key_listener = None
+        self._connected_ns = 0
         self.sample_capture_ns: int | None = None
+
+    def _control_config(self, own: str | None) -> ControlConfig:
+        """The follower's control config (or the teleop's, or the device's default), with the command line's
+        strategy overrides."""
+        c = self.config
+        overrides = {key: value for key, value in (("hand_method", c.hand_method),
+                                                   ("hand_calibration", c.hand_calibration)) if value}
+        return ControlConfig.load(own or c.control or self.default_control,
+                                  **({"strategy": overrides} if overrides else {}))
 
     @property
     def rig(self) -> Rig:
-        """The single follower's rig (teledex_replay's interface); with several followers, see `followers`."""
+        """The single follower's rig; with several followers, see `followers`."""
         if len(self.followers) != 1:
             raise AttributeError("several followers: use .followers[prefix].rig")
         return self.followers[""].rig
@@ -104,11 +122,16 @@ class TeledexInputTeleop(Teleoperator):
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
         if self.config.record_to:
-            self._recorder = DatagramWriter(self.config.record_to, self.parser, f"recorded by {self.name}")
+            self._recorder = DatagramWriter(self.config.record_to, self.parser, f"recorded by {self.name}",
+                                            control=self.config.control or self.default_control)
         receiver = InputReceiver(PARSERS[self.parser], self._recorder, on_frame=self._press_buttons)
         self._source = self._make_source()
         self._source.start(receiver)
         self.receiver = receiver
+        self._connected_ns = now_ns()  # on the clock robot_link stamps with
+        self._rig_checked = False
+        if self.config.keyboard:
+            self._key_listener = create_key_listener(self.press_keyboard_key, controls_help=self.keyboard_help())
         if self.auto_start:
             self.state_machine.press("L1")
         logger.info("%s connected (source=%s, followers=%s)", self, self.config.source,
@@ -128,25 +151,53 @@ class TeledexInputTeleop(Teleoperator):
         return FileReplaySource(datagram_file_path(c.replay_file), c.replay_speed, c.replay_loop)
 
     def _press_buttons(self, frame) -> None:
-        """Every frame's buttons, as it arrives (source thread): a press is never missed between two ticks."""
-        for key in self.button_keys.presses(frame.buttons):
+        """Every frame's buttons and gestures, as it arrives (source thread): a press is never missed between two
+        ticks."""
+        buttons = {**frame.buttons, **self.pinches(frame.hand_keypoints_m)}
+        for key in self.button_keys.presses(buttons):
             self.state_machine.press(key)
 
     def press_key(self, key: str) -> bool:
-        """Seed 002's gamepad keys L1 / L2 / R1 / R2 from any other input (keyboard, GUI)."""
+        """The state machine's keys L1 / L2 / R1 / R2 / ENGAGE, from any other input (keyboard, GUI)."""
         return self.state_machine.press(key)
+
+    def press_keyboard_key(self, name: str) -> bool:
+        """A keyboard key, by LeRobot's key-listener name; keys without a binding are ignored (False)."""
+        key = self.keyboard_keys.get(name.lower())
+        return key is not None and self.state_machine.press(key)
+
+    def keyboard_help(self) -> str:
+        return ", ".join(f"{name} = {key}" for name, key in self.keyboard_keys.items())
+
+    def _measured(self, prefix: str, controller: RigController):
+        parts = {role: robot_link.read_measured([prefix + key for key in part.keys], self._connected_ns)
+                 for role, part in controller.rig.parts.items()}
+        return None if any(q is None for q in parts.values()) else parts
+
+    def _check_rig(self) -> None:
+        """Once the robot has published its measured pose: its keys must be ours, or nothing is commanded."""
+        published = robot_link.keys_published_since(self._connected_ns)
+        if not published:
+            return
+        if published != set(self.action_features):
+            raise ValueError(f"{self} drives {list(self.action_features)}, but the robot measures {sorted(published)}: "
+                             "they are different rigs. Leave --teleop.preset (and arm_model/hand_model) empty to drive "
+                             "the robot's own rig.")
+        self._rig_checked = True
 
     @check_if_not_connected
     def get_action(self) -> dict[str, float]:
         started = time.perf_counter()
-        now = now_ns()
+        if not self._rig_checked:
+            self._check_rig()
+        now = self.clock()
         frame = self.receiver.latest()
         if self.auto_start and self.state_machine.state == TeleopState.ZERO_POS and all(
                 c.at(c.home, c.config.zero_pose_tolerance_rad) for c in self.followers.values()):
             self.state_machine.press("L2")
         action, ik_s = {}, 0.0
         for prefix, controller in self.followers.items():
-            commands = controller.step(frame, now)
+            commands = controller.step(frame, now, lambda p=prefix, c=controller: self._measured(p, c))
             ik_s += controller.last_ik_s
             action.update({prefix + key: value for key, value in controller.rig.join(commands).items()})
         self.sample_capture_ns = frame.received_ns if frame is not None else None
@@ -163,14 +214,18 @@ class TeledexInputTeleop(Teleoperator):
             stale=any(c.stale for c in self.followers.values()), state=self.state_machine.state.value)
 
     def send_feedback(self, feedback: dict) -> None:
-        """No haptics yet: feedback is accepted and dropped."""
+        """A loop that passes the robot's observation here gives the controllers its measured pose (TeleDex robots
+        publish it themselves); other keys are ignored. No haptics yet."""
+        robot_link.publish_measured({key: feedback[key] for key in self.action_features if key in feedback})
 
     @check_if_not_connected
     def disconnect(self) -> None:
         self._source.stop()
         if self._recorder is not None:
             self._recorder.close()
-        self.receiver = self._source = self._recorder = None
+        if self._key_listener is not None:
+            self._key_listener.stop()
+        self.receiver = self._source = self._recorder = self._key_listener = None
 
 
 class TeledexGlove(TeledexInputTeleop):

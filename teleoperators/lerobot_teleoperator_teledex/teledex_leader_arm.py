@@ -3,43 +3,46 @@ copied joint by joint onto the follower (strategy "direct"), through the same co
 
 import threading
 
-from teledex_lerobot.inputs.joint_stream import encode_joints
+from teledex_lerobot.devices.factory import make_joint_device
+from teledex_lerobot.devices.joint_device import SimDynamicsConfig
+from teledex_lerobot.devices.real_config import RealHardwareConfig
+from teledex_lerobot.inputs import OperatorFrame, encode_joints
+from teledex_lerobot.presets import PartSpec
+from teledex_lerobot.rig import Rig
 
 from .config_teledex_input import TeledexLeaderArmConfig
 from .teledex_input import TeledexInputTeleop
 
 
 class LeaderArmSource:
-    """Polls the leader's joint device at `rate_hz` and hands each reading to the receiver as a joint datagram (one
-    parse path for live, remote and replayed leaders; record_to records it like any other input)."""
+    """Polls the leader's joint device at `rate_hz` and hands each reading to the receiver as a frame (recorded as
+    a joint datagram when the teleop records, so a live leader replays like a remote one)."""
 
     def __init__(self, config: TeledexLeaderArmConfig):
-        from lerobot_robot_teledex import TeledexArm, TeledexArmConfig  # the robot package imports this package
-
-        self.leader = TeledexArm(TeledexArmConfig(model=config.leader_model, side=config.leader_side,
-                                                  backend=config.leader_backend))
+        self.part = Rig.from_parts(PartSpec(config.leader_model, config.leader_side), None).parts["arm"]
+        self.device = make_joint_device(config.leader_backend, self.part, SimDynamicsConfig(), RealHardwareConfig())
         self.period_s = 1.0 / config.leader_rate_hz
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self, receiver) -> None:
-        self.leader.connect()
+        self.device.connect()
         self._thread = threading.Thread(target=self._run, args=(receiver,), name="LeaderArmSource", daemon=True)
         self._thread.start()
 
     def _run(self, receiver) -> None:
-        part = self.leader.rig.parts["arm"]
-        device = self.leader.devices["arm"]
         while not self._stop.wait(self.period_s):
-            state = device.read()
-            receiver.handle(encode_joints(dict(zip(part.joints, state.positions.tolist()))), state.capture_ns)
+            state = self.device.read()
+            positions = dict(zip(self.part.joints, state.positions.tolist(), strict=True))
+            if receiver.recorder is not None:
+                receiver.recorder.write(encode_joints(positions), state.capture_ns)
+            receiver.accept(OperatorFrame(received_ns=state.capture_ns, joint_positions=positions))
 
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
-        if self.leader.is_connected:
-            self.leader.disconnect()
+        self.device.disconnect()
 
 
 class TeledexLeaderArm(TeledexInputTeleop):

@@ -1,0 +1,157 @@
+"""The world behind our robot classes: a real-time physics thread and one JointDevice per rig part.
+
+The devices behave like the simulated ones (devices/joint_device.py): a command takes effect after latency_ms,
+measurements are published at the part's feedback rate with noise, stamped with clock.now_ns at capture, and
+read_nearest picks from the recent ones. So sync validation judges world recordings as it judges hardware.
+`make_world_devices(rig, robot_config)` builds every part at once over one shared world.
+"""
+
+import logging
+import threading
+from collections import deque
+
+import numpy as np
+
+from ..clock import now_ns
+from ..devices.factory import DEFAULT_FEEDBACK_HZ
+from ..devices.joint_device import JointDevice, JointState, SimDynamicsConfig
+from ..rig import Rig
+from .world import World, WorldConfig
+
+logger = logging.getLogger(__name__)
+
+_HISTORY = 64
+_current_world: World | None = None
+
+
+def current_world() -> World:
+    """The world the running robot built (the world camera and the scripted expert look at it)."""
+    if _current_world is None:
+        raise RuntimeError("No MuJoCo world is running: connect a robot with --robot.backend=mujoco first (the "
+                           "world camera and the world expert teleoperator need it).")
+    return _current_world
+
+
+class WorldRunner:
+    """Steps the world in real time in its own thread; publishes measurements to the devices at their rates."""
+
+    def __init__(self, world: World, dynamics: SimDynamicsConfig):
+        self.world = world
+        self.dynamics = dynamics
+        self.devices: dict[str, "WorldJointDevice"] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.behind_s = 0.0  # how far physics lags the wall clock (a machine too slow for real time)
+
+    def start(self) -> None:
+        global _current_world
+        if self._thread is not None:
+            return
+        _current_world = self.world
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="world-physics", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        global _current_world
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+            self._thread = None
+        if _current_world is self.world:
+            _current_world = None
+
+    def _run(self) -> None:
+        world = self.world
+        dt_ns = int(world.model.opt.timestep * 1e9)
+        next_publish = {role: 0 for role in self.devices}
+        started_ns = now_ns()
+        sim_ns = 0
+        while not self._stop.is_set():
+            wall_ns = now_ns() - started_ns
+            if sim_ns > wall_ns:
+                self._stop.wait((sim_ns - wall_ns) / 1e9)
+                continue
+            tick_ns = started_ns + sim_ns
+            with world.lock:
+                for device in self.devices.values():
+                    device.apply_due(tick_ns)
+                world.step(1)
+                for role, device in self.devices.items():
+                    if sim_ns >= next_publish[role]:
+                        next_publish[role] = sim_ns + int(1e9 / device.feedback_hz)
+                        device.publish(world.joint_positions(role), world.joint_velocities(role), tick_ns)
+            sim_ns += dt_ns
+            self.behind_s = (now_ns() - started_ns - sim_ns) / 1e9
+            if self.behind_s > 0.5:  # never run a burst to catch up: drop the backlog and say so
+                logger.warning("World physics is %.1f s behind real time; skipping ahead", self.behind_s)
+                started_ns += int(self.behind_s * 1e9)
+
+
+class WorldJointDevice(JointDevice):
+    """One rig part's servos in the shared world."""
+
+    def __init__(self, runner: WorldRunner, role: str, dynamics: SimDynamicsConfig, feedback_hz: float):
+        world = runner.world
+        super().__init__(world.joint_positions(role))
+        self.runner, self.role, self.dynamics = runner, role, dynamics
+        self.feedback_hz = dynamics.feedback_hz or feedback_hz
+        self._rng = np.random.default_rng(dynamics.seed)
+        self._pending: deque[tuple[int, np.ndarray]] = deque()
+        self._lock = threading.Lock()
+        self._published = JointState(self._initial.copy(), np.zeros(self.dof), now_ns())
+        self._reported: deque[JointState] = deque(maxlen=_HISTORY)
+
+    def connect(self) -> None:
+        self.runner.devices[self.role] = self
+        self.runner.start()
+
+    def disconnect(self) -> None:
+        self.runner.devices.pop(self.role, None)
+        if not self.runner.devices:
+            self.runner.stop()
+
+    def read(self) -> JointState:
+        with self._lock:
+            return self._published
+
+    def read_nearest(self, capture_ns: int) -> JointState:
+        with self._lock:
+            if not self._reported:
+                return self._published
+            return min(self._reported, key=lambda state: abs(state.capture_ns - capture_ns))
+
+    def command(self, positions: np.ndarray) -> None:
+        apply_at = now_ns() + int(self.dynamics.latency_ms * 1e6)
+        with self._lock:
+            self._pending.append((apply_at, np.asarray(positions, dtype=float).copy()))
+
+    # ---- called by the physics thread, world lock held -----------------------------------------------------------
+
+    def apply_due(self, tick_ns: int) -> None:
+        with self._lock:
+            target = None
+            while self._pending and self._pending[0][0] <= tick_ns:
+                target = self._pending.popleft()[1]
+        if target is not None:
+            self.runner.world.set_targets(self.role, target)
+
+    def publish(self, positions: np.ndarray, velocities: np.ndarray, capture_ns: int) -> None:
+        if self._rng.random() < self.dynamics.dropout_probability:
+            return
+        noise = self._rng.normal(0.0, self.dynamics.noise_std, self.dof) if self.dynamics.noise_std else 0.0
+        state = JointState(positions + noise, velocities, capture_ns)
+        with self._lock:
+            self._published = state
+            self._reported.append(state)
+
+
+def make_world_devices(rig: Rig, robot_config) -> dict[str, JointDevice]:
+    """Every part of the rig at once, over one new world (robot_config: a TeledexRobotConfig with `world` and
+    `sim` fields; the cameras it names become the world's cameras)."""
+    world_config: WorldConfig = robot_config.world
+    views = {name: getattr(camera, "view", "oblique") for name, camera in robot_config.cameras.items()}
+    world = World(rig, world_config, views or None)
+    runner = WorldRunner(world, robot_config.sim)
+    return {role: WorldJointDevice(runner, role, robot_config.sim, DEFAULT_FEEDBACK_HZ[role])
+            for role in rig.parts}

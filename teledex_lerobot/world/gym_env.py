@@ -1,0 +1,75 @@
+"""The world as a gymnasium environment, stepped synchronously at the control rate (for lerobot-eval).
+
+Observations use the names lerobot-eval maps to a dataset's features: "agent_pos" (observation.state: the rig's
+joints in action order, then the task's object poses when observed, as the robot records them) and
+"pixels": {camera: HxWx3} (observation.images.<camera>). Actions are absolute joint targets in action order.
+info["is_success"]: the task's predicate held for its success ticks.
+"""
+
+import gymnasium as gym
+import numpy as np
+
+from ..presets import load_preset
+from ..rig import Rig
+from .camera import WorldRenderer
+from .episode import SuccessTracker, control_tick
+from .world import World, WorldConfig, object_state_names
+
+
+class TeledexWorldEnv(gym.Env):
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 25}
+
+    def __init__(self, task: str = "cube_assembly", preset: str = "piper_linkerhand_o6_single",
+                 obs_type: str = "state", fps: int = 25, observe_objects: bool = True, camera: str = "top",
+                 width: int = 320, height: int = 240, render_mode: str = "rgb_array"):
+        preset_spec = load_preset(preset)
+        self.rig = Rig.from_preset(preset_spec)
+        view = (preset_spec.cameras.get(camera) or {}).get("view", "oblique")
+        self.world = World(self.rig, WorldConfig(task=task, observe_objects=observe_objects), {camera: view})
+        self.obs_type, self.fps, self.camera = obs_type, fps, camera
+        self.render_mode = render_mode
+        self.metadata = {**self.metadata, "render_fps": fps}
+        self.observe_objects = observe_objects
+        self.task = self.world.task.name
+        self.task_description = self.world.task.description
+        self._renderer = WorldRenderer(self.world, camera, width, height)
+        low = np.concatenate([p.lower for p in self.rig.parts.values()])
+        high = np.concatenate([p.upper for p in self.rig.parts.values()])
+        self.action_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32))
+        n_state = len(self.rig.action_keys) + (len(object_state_names(task)) if observe_objects else 0)
+        spaces = {"agent_pos": gym.spaces.Box(-np.inf, np.inf, (n_state,), np.float64)}
+        if obs_type == "pixels_agent_pos":
+            spaces["pixels"] = gym.spaces.Dict(
+                {camera: gym.spaces.Box(0, 255, (height, width, 3), np.uint8)})
+        self.observation_space = gym.spaces.Dict(spaces)
+        self._tracker = SuccessTracker(self.world)
+
+    def _observation(self) -> dict:
+        joints = [self.world.joint_positions(role) for role in self.rig.parts]
+        state = np.concatenate(joints + ([self.world.object_state()] if self.observe_objects else []))
+        observation = {"agent_pos": state}
+        if self.obs_type == "pixels_agent_pos":
+            observation["pixels"] = {self.camera: self._renderer.render()}
+        return observation
+
+    def reset(self, seed: int | None = None, options=None):
+        super().reset(seed=seed)
+        self.world.reset(seed if seed is not None else int(self.np_random.integers(2**31)))
+        self._tracker = SuccessTracker(self.world)
+        return self._observation(), {"is_success": False}
+
+    def step(self, action):
+        action = np.asarray(action, dtype=float)
+        targets, start = {}, 0
+        for role, part in self.rig.parts.items():
+            targets[role] = np.clip(action[start:start + len(part.joints)], part.lower, part.upper)
+            start += len(part.joints)
+        control_tick(self.world, targets, self.fps)
+        success = self._tracker.update()
+        return self._observation(), float(success), success, False, {"is_success": success}
+
+    def render(self):
+        return self._renderer.render()
+
+    def close(self):
+        self._renderer.close()

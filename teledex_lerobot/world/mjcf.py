@@ -1,0 +1,313 @@
+"""A rig's URDFs -> MJCF: the robot half of the MuJoCo world.
+
+Our URDFs are kinematic (no meshes, often no inertials), so the physical model is derived from the kinematics:
+- collision: a capsule "bone" from each link's origin to each kept child joint's origin, and a box for a hand's
+  palm spanning the wrist and the finger bases;
+- inertia: from that geometry at a fixed density (MuJoCo's inertiafromgeom), unless the URDF gives an <inertial>;
+- joints: every driven joint, with its URDF limits; mimic joints as joints tied by an equality constraint
+  (q = multiplier * q_source + offset); moving joints that are neither driven nor mimics are frozen at home;
+- actuators: one position servo per driven joint, in the rig's action order, force-limited by the URDF effort and
+  critically damped; the world moves each servo's set-point toward its target no faster than the joint's URDF
+  velocity limit (the servo's own trajectory generator), so a far target is reached at the rated speed;
+- gravity compensation on robot bodies, as the servos' integral action would give on the real hardware.
+Robot geoms collide with objects and the table, not with each other (our URDFs carry no self-collision shapes).
+"""
+
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from ..kinematics.urdf import JointSpec, UrdfDescription
+from ..rig import Rig, RigPart
+
+# Collision bits: robot geoms (ROBOT) touch the scene (SCENE: table, objects) but not each other.
+ROBOT_CONTYPE, ROBOT_CONAFFINITY = 2, 1
+SCENE_CONTYPE, SCENE_CONAFFINITY = 1, 3
+
+ARM_DENSITY_KG_M3 = 1100.0
+HAND_DENSITY_KG_M3 = 1100.0
+ARM_BONE_RADIUS_M = 0.03
+ARM_DISTAL_BONE_RADIUS_M = 0.022  # bones shorter than ARM_SHORT_BONE_M (wrist links)
+ARM_SHORT_BONE_M = 0.1
+FINGER_BONE_RADIUS_M = 0.0085
+PALM_THICKNESS_M = 0.022
+MIN_BONE_LENGTH_M = 0.004
+# A body with joints but no geometry gets this much mass (a sphere of SMALL_BODY_RADIUS_M).
+SMALL_BODY_MASS_KG = 0.005
+SMALL_BODY_RADIUS_M = 0.005
+# Servo stiffness: the full URDF effort at this position error.
+ARM_FULL_EFFORT_ERROR_RAD = 0.05
+HAND_FULL_EFFORT_ERROR_RAD = 0.1
+ARM_ARMATURE = 0.05
+HAND_ARMATURE = 0.002
+MIMIC_SOLREF = "0.005 1"  # stiff coupling (the Inspire hand's MuJoCo model uses the same)
+FINGER_FRICTION = "1.0 0.02 0.0005"
+# When the arm's first moving joint is this far above its root, the arm hangs from a torso: the table goes below.
+TABLE_MOUNTED_MAX_SHOULDER_M = 0.3
+TORSO_SHOULDER_ABOVE_TABLE_M = 0.3
+
+
+@dataclass(frozen=True)
+class ActuatedJoint:
+    """One servo: its MJCF joint and actuator names and the rig key it serves."""
+
+    key: str
+    joint: str
+    actuator: str
+    velocity_limit: float
+
+
+def _quat_wxyz(rpy) -> np.ndarray:
+    x, y, z, w = Rotation.from_euler("xyz", rpy).as_quat()
+    return np.array([w, x, y, z])
+
+
+def _fmt(values) -> str:
+    return " ".join(f"{float(v):.6g}" for v in values)
+
+
+def _children(description: UrdfDescription) -> dict[str, list[JointSpec]]:
+    children: dict[str, list[JointSpec]] = {link: [] for link in description.links}
+    for joint in description.joints:
+        children[joint.parent].append(joint)
+    return children
+
+
+def _ancestors(description: UrdfDescription, link: str) -> list[str]:
+    parent_joint = {joint.child: joint for joint in description.joints}
+    chain = [link]
+    while chain[-1] in parent_joint:
+        chain.append(parent_joint[chain[-1]].parent)
+    return chain
+
+
+def _urdf_inertials(description: UrdfDescription) -> dict[str, ET.Element]:
+    """<inertial> elements by link name, where the URDF file has them."""
+    try:
+        root = ET.parse(description.source).getroot()
+    except (OSError, ET.ParseError):
+        return {}
+    found = {}
+    for link in root.findall("link"):
+        inertial = link.find("inertial")
+        if inertial is not None and inertial.find("mass") is not None and inertial.find("inertia") is not None:
+            found[link.get("name")] = inertial
+    return found
+
+
+def _inertial_element(inertial: ET.Element) -> ET.Element:
+    origin = inertial.find("origin")
+    xyz = [float(v) for v in (origin.get("xyz", "0 0 0") if origin is not None else "0 0 0").split()]
+    rpy = [float(v) for v in (origin.get("rpy", "0 0 0") if origin is not None else "0 0 0").split()]
+    mass = max(float(inertial.find("mass").get("value")), 1e-4)
+    i = inertial.find("inertia")
+    get = lambda key: float(i.get(key, 0.0))  # noqa: E731
+    tensor = np.array([[get("ixx"), get("ixy"), get("ixz")], [get("ixy"), get("iyy"), get("iyz")],
+                       [get("ixz"), get("iyz"), get("izz")]])
+    rotation = Rotation.from_euler("xyz", rpy).as_matrix()
+    tensor = rotation @ tensor @ rotation.T  # into the link frame: MuJoCo takes fullinertia without a rotation
+    tensor[np.diag_indices(3)] = np.maximum(np.diag(tensor), 1e-7)
+    full = [tensor[0, 0], tensor[1, 1], tensor[2, 2], tensor[0, 1], tensor[0, 2], tensor[1, 2]]
+    return ET.Element("inertial", pos=_fmt(xyz), mass=f"{mass:.6g}", fullinertia=_fmt(full))
+
+
+class PartBuilder:
+    """Emits one rig part's body tree under a parent MJCF element, with prefixed names ("arm/", "hand/")."""
+
+    def __init__(self, part: RigPart, kept_links: set[str] | None = None):
+        self.part = part
+        self.prefix = f"{part.role}/"
+        self.description = part.model.description
+        self.children = _children(self.description)
+        self.kept_links = kept_links
+        self.inertials = _urdf_inertials(self.description)
+        self.driven = set(part.joints)
+        self.home_by_joint = dict(zip(part.model.joint_names, part.home_full, strict=True))
+        self.mimics = self.description.resolved_mimics
+        self.equalities: list[ET.Element] = []
+        self.is_hand = part.role == "hand"
+        self.root_geoms_collide = self.is_hand
+
+    def name(self, urdf_name: str) -> str:
+        return self.prefix + urdf_name
+
+    def build(self, parent: ET.Element, pos=(0, 0, 0), quat=(1, 0, 0, 0)) -> ET.Element:
+        root = self.description.root_link
+        body = ET.SubElement(parent, "body", name=self.name(root), pos=_fmt(pos), quat=_fmt(quat))
+        self._fill(body, root, is_root=True)
+        return body
+
+    def _kept(self, joint: JointSpec) -> bool:
+        return self.kept_links is None or joint.child in self.kept_links
+
+    def _fill(self, body: ET.Element, link: str, is_root: bool = False) -> None:
+        kept = [joint for joint in self.children[link] if self._kept(joint)]
+        has_geom = self._geoms(body, link, kept, is_root)
+        if link in self.inertials:
+            body.insert(0, _inertial_element(self.inertials[link]))
+        elif not has_geom:
+            body.insert(0, ET.Element("inertial", pos="0 0 0", mass=f"{SMALL_BODY_MASS_KG}",
+                                      diaginertia=_fmt([0.4 * SMALL_BODY_MASS_KG * SMALL_BODY_RADIUS_M**2] * 3)))
+        for joint in kept:
+            child = self._child_body(body, joint)
+            self._fill(child, joint.child)
+
+    def _child_body(self, body: ET.Element, joint: JointSpec) -> ET.Element:
+        rotation = _quat_wxyz(joint.origin_rpy)
+        position = np.asarray(joint.origin_xyz, dtype=float)
+        child = ET.SubElement(body, "body", name=self.name(joint.child), pos=_fmt(position), quat=_fmt(rotation))
+        if not joint.is_moving:
+            return child
+        driven = joint.name in self.driven
+        mimic = self.mimics.get(joint.name)
+        if driven or (mimic is not None and mimic.joint in self.driven):
+            kind = "slide" if joint.type == "prismatic" else "hinge"
+            limits = joint.limits
+            attributes = {"name": self.name(joint.name), "type": kind, "axis": _fmt(joint.axis),
+                          "armature": f"{HAND_ARMATURE if self.is_hand else ARM_ARMATURE}"}
+            if math.isfinite(limits.lower) and math.isfinite(limits.upper):
+                attributes["range"] = _fmt([limits.lower, limits.upper])
+            ET.SubElement(child, "joint", **attributes)
+            if mimic is not None:
+                self.equalities.append(ET.Element(
+                    "joint", joint1=self.name(joint.name), joint2=self.name(mimic.joint),
+                    polycoef=_fmt([mimic.offset, mimic.multiplier, 0, 0, 0]), solref=MIMIC_SOLREF))
+        else:
+            # Not driven (e.g. the Piper gripper under a hand): frozen at its home value.
+            value = self.home_by_joint.get(joint.name)
+            if value is None and mimic is not None:
+                value = mimic.multiplier * self.home_by_joint.get(mimic.joint, 0.0) + mimic.offset
+            value = value or 0.0
+            axis = np.asarray(joint.axis, dtype=float)
+            if joint.type == "prismatic":
+                child.set("pos", _fmt(position + Rotation.from_quat(np.roll(rotation, -1)).apply(axis * value)))
+            else:
+                frozen = Rotation.from_quat(np.roll(rotation, -1)) * Rotation.from_rotvec(axis * value)
+                x, y, z, w = frozen.as_quat()
+                child.set("quat", _fmt([w, x, y, z]))
+        return child
+
+    def _geoms(self, body: ET.Element, link: str, kept: list[JointSpec], is_root: bool) -> bool:
+        contact = ({"contype": str(ROBOT_CONTYPE), "conaffinity": str(ROBOT_CONAFFINITY)}
+                   if (not is_root or self.root_geoms_collide) else {"contype": "0", "conaffinity": "0"})
+        density = HAND_DENSITY_KG_M3 if self.is_hand else ARM_DENSITY_KG_M3
+        ends = [np.asarray(j.origin_xyz, dtype=float) for j in kept]
+        ends = [end for end in ends if np.linalg.norm(end) >= MIN_BONE_LENGTH_M]
+        if self.is_hand and is_root and len(ends) >= 2:
+            self._palm(body, ends, contact, density)
+            return True
+        added = False
+        for index, end in enumerate(ends):
+            length = float(np.linalg.norm(end))
+            if self.is_hand:
+                radius = FINGER_BONE_RADIUS_M
+            else:
+                radius = ARM_BONE_RADIUS_M if length >= ARM_SHORT_BONE_M else ARM_DISTAL_BONE_RADIUS_M
+            extra = {"friction": FINGER_FRICTION, "condim": "4"} if self.is_hand else {}
+            ET.SubElement(body, "geom", name=f"{self.name(link)}/bone{index}", type="capsule",
+                          fromto=_fmt([0, 0, 0, *end]), size=f"{radius}", density=f"{density}",
+                          rgba=("0.95 0.6 0.3 1" if self.is_hand else "0.75 0.78 0.85 1"), **contact, **extra)
+            added = True
+        return added
+
+    def _palm(self, body: ET.Element, ends: list[np.ndarray], contact: dict, density: float) -> None:
+        """A box from the wrist to the finger bases, as wide as they spread, thickness along the palm normal (+y).
+
+        The thumb base is left out of the width: the palm of a hand is the four fingers' metacarpals."""
+        points = np.array([[0.0, 0.0, 0.0], *ends])
+        farthest = points[:, 2].max()
+        # finger bases: the kept children within 30 % of the farthest along +z
+        bases = points[points[:, 2] >= 0.7 * farthest]
+        low = np.array([bases[:, 0].min() - FINGER_BONE_RADIUS_M, -PALM_THICKNESS_M * 0.6, 0.0])
+        high = np.array([bases[:, 0].max() + FINGER_BONE_RADIUS_M, PALM_THICKNESS_M * 0.4, farthest])
+        centre, half = (low + high) / 2, (high - low) / 2
+        ET.SubElement(body, "geom", name=f"{self.name('palm')}", type="box", pos=_fmt(centre), size=_fmt(half),
+                      density=f"{density}", rgba="0.95 0.6 0.3 1", friction=FINGER_FRICTION, condim="4", **contact)
+
+
+def kept_arm_links(rig: Rig) -> set[str] | None:
+    """With a hand mounted, the arm's end effector (links past its last driven joint that do not lead to the mount
+    frame, e.g. the Piper gripper) is replaced by the hand."""
+    arm = rig.parts.get("arm")
+    if arm is None or "hand" not in rig.parts or arm.mount_frame is None:
+        return None
+    description = arm.model.description
+    path_to_mount = set(_ancestors(description, arm.mount_frame))
+    last_driven_child = next(j.child for j in reversed(description.joints) if j.name in set(arm.joints))
+    beyond = set()
+    children = _children(description)
+    stack = [j.child for j in children[last_driven_child]]
+    while stack:
+        link = stack.pop()
+        beyond.add(link)
+        stack.extend(j.child for j in children[link])
+    return set(description.links) - (beyond - path_to_mount)
+
+
+def arm_base_height_m(rig: Rig) -> float:
+    """Height of the arm's root link above the table: 0 for table-mounted arms; torso-mounted arms (shoulder far
+    above the root) are raised so that the shoulder sits TORSO_SHOULDER_ABOVE_TABLE_M above the table."""
+    arm = rig.parts.get("arm")
+    if arm is None:
+        return 0.0
+    first = next(j for j in arm.model.description.joints if j.is_moving)
+    shoulder = arm.model.frame_pose(arm.home_full, first.child)[2, 3]
+    if shoulder <= TABLE_MOUNTED_MAX_SHOULDER_M:
+        return 0.0
+    return TORSO_SHOULDER_ABOVE_TABLE_M - shoulder
+
+
+def actuator_gains(part: RigPart) -> list[tuple[float, float]]:
+    """(kp, force limit) per driven joint: full URDF effort at a fixed position error."""
+    error = HAND_FULL_EFFORT_ERROR_RAD if part.role == "hand" else ARM_FULL_EFFORT_ERROR_RAD
+    efforts = {j.name: j.limits.effort for j in part.model.description.actuated_joints}
+    gains = []
+    for joint in part.joints:
+        effort = efforts[joint]
+        if not math.isfinite(effort) or effort <= 0:
+            effort = 2.0 if part.role == "hand" else 30.0
+        gains.append((effort / error, effort))
+    return gains
+
+
+def add_robot(worldbody: ET.Element, actuators: ET.Element, equality: ET.Element, rig: Rig,
+              base_pos_m=(0.0, 0.0, 0.0), free_hand_pose: np.ndarray | None = None) -> list[ActuatedJoint]:
+    """Emit the rig's bodies (arm at base_pos_m, hand on its mount; a hand alone at free_hand_pose, a 4x4 pose,
+    welded to the world), its mimic equalities and one actuator per driven joint in action order."""
+    builders: dict[str, PartBuilder] = {}
+    arm, hand = rig.parts.get("arm"), rig.parts.get("hand")
+    if arm is not None:
+        builders["arm"] = PartBuilder(arm, kept_arm_links(rig))
+        arm_root = builders["arm"].build(worldbody, pos=base_pos_m)
+    if hand is not None:
+        builders["hand"] = PartBuilder(hand)
+        mount = rig.hand_mount
+        if arm is not None and arm.mount_frame is not None:
+            parent = arm_root.find(f".//body[@name='{builders['arm'].name(arm.mount_frame)}']")
+        else:  # a hand alone (or on an arm without a mount frame): welded where asked, or at the arm's base
+            parent = worldbody if arm is None else arm_root
+            if free_hand_pose is not None:
+                mount = free_hand_pose
+        x, y, z, w = Rotation.from_matrix(mount[:3, :3]).as_quat()
+        builders["hand"].build(parent, pos=mount[:3, 3], quat=(w, x, y, z))
+    for builder in builders.values():
+        for element in builder.equalities:
+            equality.append(element)
+    servos = []
+    for role, part in rig.parts.items():
+        builder = builders[role]
+        for key, joint, (kp, force), velocity in zip(part.keys, part.joints, actuator_gains(part),
+                                                     part.velocity_limits, strict=True):
+            name = builder.name(joint)
+            ET.SubElement(actuators, "position", name=f"{name}/servo", joint=name, kp=f"{kp:.6g}",
+                          dampratio="1", forcerange=_fmt([-force, force]),
+                          ctrlrange=_fmt([part.model.lower[part.model.joint_names.index(joint)],
+                                          part.model.upper[part.model.joint_names.index(joint)]]))
+            servos.append(ActuatedJoint(key, name, f"{name}/servo", float(velocity)))
+    for body in worldbody.iter("body"):
+        if body.get("name", "").startswith(("arm/", "hand/")):
+            body.set("gravcomp", "1")
+    return servos

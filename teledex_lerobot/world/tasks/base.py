@@ -1,0 +1,96 @@
+"""What a task is: objects added to the scene, a seeded layout, a success predicate and a workspace to look at."""
+
+import xml.etree.ElementTree as ET
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from ..mjcf import SCENE_CONAFFINITY, SCENE_CONTYPE
+
+OBJECT_FRICTION = "1.0 0.02 0.0005"
+
+
+@dataclass(frozen=True)
+class ObjectPose:
+    position_m: np.ndarray  # (3,) world frame
+    quat_wxyz: np.ndarray  # (4,)
+
+    @property
+    def rotation(self) -> np.ndarray:
+        matrix = np.zeros(9)
+        mujoco.mju_quat2Mat(matrix, self.quat_wxyz)
+        return matrix.reshape(3, 3)
+
+    @property
+    def yaw_rad(self) -> float:
+        rotation = self.rotation
+        return float(np.arctan2(rotation[1, 0], rotation[0, 0]))
+
+    @property
+    def tilt_rad(self) -> float:
+        """Angle between the object's z axis and the world's vertical."""
+        return float(np.arccos(np.clip(self.rotation[2, 2], -1.0, 1.0)))
+
+
+def yaw_quat(yaw_rad: float) -> np.ndarray:
+    return np.array([np.cos(yaw_rad / 2), 0.0, 0.0, np.sin(yaw_rad / 2)])
+
+
+def free_body(worldbody: ET.Element, name: str, rgba: str, mass_kg: float, geoms: list[dict]) -> ET.Element:
+    """A free-moving object: its geoms share the mass by volume."""
+    body = ET.SubElement(worldbody, "body", name=name, pos="0 0 0.5")
+    ET.SubElement(body, "freejoint", name=f"{name}/free")
+    volume = sum(_volume(g) for g in geoms)
+    for index, geom in enumerate(geoms):
+        ET.SubElement(body, "geom", name=f"{name}/geom{index}", rgba=rgba, density=f"{mass_kg / volume:.6g}",
+                      friction=OBJECT_FRICTION, condim="4", contype=str(SCENE_CONTYPE),
+                      conaffinity=str(SCENE_CONAFFINITY), **geom)
+    return body
+
+
+def static_body(worldbody: ET.Element, name: str, rgba: str, geoms: list[dict]) -> ET.Element:
+    body = ET.SubElement(worldbody, "body", name=name, pos="0 0 0")
+    for index, geom in enumerate(geoms):
+        ET.SubElement(body, "geom", name=f"{name}/geom{index}", rgba=rgba, friction=OBJECT_FRICTION, condim="4",
+                      contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY), **geom)
+    return body
+
+
+def _volume(geom: dict) -> float:
+    size = [float(v) for v in geom["size"].split()]
+    if geom["type"] == "box":
+        return 8 * size[0] * size[1] * size[2]
+    if geom["type"] == "cylinder":
+        return np.pi * size[0] ** 2 * 2 * size[1]
+    raise ValueError(geom["type"])
+
+
+class Task(ABC):
+    """One task of the world. Subclasses set `name`, `description` (the dataset's task text) and `objects`
+    (free bodies whose poses are observed, in observation order)."""
+
+    name: str = ""
+    description: str = ""
+    objects: tuple[str, ...] = ()
+    # Seconds of simulated time an episode may take (the evaluation horizon).
+    episode_s: float = 20.0
+    # Consecutive control ticks the predicate must hold for success.
+    success_ticks: int = 10
+
+    @abstractmethod
+    def add_objects(self, worldbody: ET.Element) -> None:
+        """Add the task's bodies to the scene."""
+
+    @abstractmethod
+    def layout(self, rng: np.random.Generator) -> dict[str, tuple[np.ndarray, float]]:
+        """Body name -> (xyz of its origin, yaw) for a new episode."""
+
+    @abstractmethod
+    def goal_reached(self, world) -> bool:
+        """The predicate at this instant (success needs it for success_ticks ticks in a row)."""
+
+    def workspace_centre_m(self) -> np.ndarray:
+        """Where the cameras look."""
+        return np.array([0.32, 0.0, 0.05])

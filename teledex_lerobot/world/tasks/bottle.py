@@ -1,0 +1,57 @@
+"""Bottle peg-in-hole: grasp a water bottle from the side and stand it in a square base on the table.
+
+Sizes from the report: bottle about 6 cm across, square base about 7 cm wide and 4 cm high, the two about 20 cm
+apart. The bottle is a rigid cylinder here (the real one is a soft plastic bottle).
+"""
+
+import numpy as np
+
+from .base import Task, free_body, static_body
+
+BOTTLE_RADIUS_M = 0.03
+BOTTLE_HALF_HEIGHT_M = 0.08
+BOTTLE_MASS_KG = 0.15
+BASE_OUTER_HALF_M = 0.037  # 7.4 cm wide
+BASE_WALL_M = 0.004  # inner opening 6.6 cm: 3 mm clearance around the bottle
+BASE_HEIGHT_M = 0.04
+BASE_FLOOR_M = 0.004
+SEPARATION_M = (0.18, 0.22)
+# Success: the bottle stands in the base: its bottom below the rim, upright, inside the opening, hand off.
+MAX_TILT_RAD = np.radians(15)
+
+
+class BottlePegInHole(Task):
+    name = "bottle_peg_in_hole"
+    description = "Grasp the bottle from the side and insert it into the square base."
+    objects = ("bottle",)
+    episode_s = 24.0
+
+    def add_objects(self, worldbody) -> None:
+        free_body(worldbody, "bottle", "0.3 0.6 0.95 1", BOTTLE_MASS_KG,
+                  [{"type": "cylinder", "size": f"{BOTTLE_RADIUS_M} {BOTTLE_HALF_HEIGHT_M}"}])
+        half, wall, height = BASE_OUTER_HALF_M, BASE_WALL_M, BASE_HEIGHT_M
+        inner = half - wall
+        walls = [{"type": "box", "pos": f"{sx * (half - wall / 2)} {sy * 0} {height / 2}",
+                  "size": f"{wall / 2} {half} {height / 2}"} for sx, sy in ((1, 0), (-1, 0))]
+        walls += [{"type": "box", "pos": f"0 {sy * (half - wall / 2)} {height / 2}",
+                   "size": f"{inner} {wall / 2} {height / 2}"} for sy in (1, -1)]
+        walls.append({"type": "box", "pos": f"0 0 {BASE_FLOOR_M / 2}", "size": f"{inner} {inner} {BASE_FLOOR_M / 2}"})
+        static_body(worldbody, "base", "0.55 0.42 0.3 1", walls)
+
+    def layout(self, rng):
+        x = rng.uniform(0.36, 0.42)
+        bottle_y = rng.uniform(0.07, 0.11)
+        base_y = bottle_y - rng.uniform(*SEPARATION_M)
+        return {"bottle": (np.array([x + rng.uniform(-0.02, 0.02), bottle_y, BOTTLE_HALF_HEIGHT_M]), 0.0),
+                "base": (np.array([x + rng.uniform(-0.02, 0.02), base_y, 0.0]), rng.uniform(-0.3, 0.3))}
+
+    def goal_reached(self, world) -> bool:
+        bottle = world.object_pose("bottle")
+        base = world.body_position("base")
+        bottom = bottle.position_m - bottle.rotation[:, 2] * BOTTLE_HALF_HEIGHT_M
+        inner = BASE_OUTER_HALF_M - BASE_WALL_M
+        return bool(np.linalg.norm(bottom[:2] - base[:2]) < inner and bottom[2] < BASE_HEIGHT_M
+                    and bottle.tilt_rad < MAX_TILT_RAD and not world.hand_touches("bottle"))
+
+    def workspace_centre_m(self):
+        return np.array([0.39, 0.0, 0.06])

@@ -1,0 +1,54 @@
+"""Cube assembly: pick one half of a cube up from the table and place it on the other half.
+
+Sizes from the report: the halves start about 10 cm apart. Each half is 6 x 6 x 3 cm (a 6 cm cube cut in two).
+"""
+
+import numpy as np
+
+from .base import Task, free_body
+
+HALF_SIZE_M = 0.03  # half the edge of the whole cube
+HALF_HEIGHT_M = 0.015  # half the height of one half
+HALF_MASS_KG = 0.06
+SEPARATION_M = (0.09, 0.11)
+MAX_YAW_RAD = np.radians(15)
+# Success: the top half rests on the bottom one, aligned, and the hand has let go.
+MAX_OFFSET_M = 0.012
+MAX_YAW_ERROR_RAD = np.radians(10)
+STACK_TOLERANCE_M = 0.005
+MAX_BOTTOM_MOVE_M = 0.02
+
+
+class CubeAssembly(Task):
+    name = "cube_assembly"
+    description = "Pick up the half cube and place it on the other half to assemble the cube."
+    objects = ("cube_top", "cube_bottom")
+    episode_s = 20.0
+
+    def add_objects(self, worldbody) -> None:
+        box = [{"type": "box", "size": f"{HALF_SIZE_M} {HALF_SIZE_M} {HALF_HEIGHT_M}"}]
+        free_body(worldbody, "cube_top", "0.9 0.3 0.3 1", HALF_MASS_KG, box)
+        free_body(worldbody, "cube_bottom", "0.3 0.8 0.4 1", HALF_MASS_KG, box)
+
+    def layout(self, rng):
+        x = rng.uniform(0.36, 0.42)
+        top_y = rng.uniform(0.03, 0.07)
+        bottom_y = top_y - rng.uniform(*SEPARATION_M)
+        return {"cube_top": (np.array([x + rng.uniform(-0.015, 0.015), top_y, HALF_HEIGHT_M]),
+                             rng.uniform(-MAX_YAW_RAD, MAX_YAW_RAD)),
+                "cube_bottom": (np.array([x + rng.uniform(-0.015, 0.015), bottom_y, HALF_HEIGHT_M]),
+                                rng.uniform(-MAX_YAW_RAD, MAX_YAW_RAD))}
+
+    def goal_reached(self, world) -> bool:
+        top, bottom = world.object_pose("cube_top"), world.object_pose("cube_bottom")
+        offset = np.linalg.norm(top.position_m[:2] - bottom.position_m[:2])
+        height = top.position_m[2] - bottom.position_m[2]
+        yaw_error = abs((top.yaw_rad - bottom.yaw_rad + np.pi / 4) % (np.pi / 2) - np.pi / 4)
+        start = world.initial_position("cube_bottom")
+        return bool(offset < MAX_OFFSET_M and abs(height - 2 * HALF_HEIGHT_M) < STACK_TOLERANCE_M
+                    and yaw_error < MAX_YAW_ERROR_RAD and top.tilt_rad < MAX_YAW_ERROR_RAD
+                    and np.linalg.norm(bottom.position_m[:2] - start[:2]) < MAX_BOTTOM_MOVE_M
+                    and not world.hand_touches("cube_top") and not world.hand_touches("cube_bottom"))
+
+    def workspace_centre_m(self):
+        return np.array([0.39, 0.0, 0.04])

@@ -1,0 +1,264 @@
+"""The MuJoCo world: a rig built from our URDFs, a table, a task's objects, cameras; stepped by one owner.
+
+The world is not thread-safe by itself: whoever steps it (the real-time runner, or the gym env) holds `lock` while
+touching `data`. Servo targets go through `set_targets`; each physics step moves every servo's set-point toward its
+target by at most the joint's velocity limit times the timestep.
+"""
+
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+os.environ.setdefault("MUJOCO_GL", "egl")  # headless rendering; must be set before mujoco is imported
+
+import mujoco  # noqa: E402
+import numpy as np  # noqa: E402
+
+from ..devices.render import VIEWS  # noqa: E402
+from ..rig import Rig  # noqa: E402
+from .mjcf import SCENE_CONAFFINITY, SCENE_CONTYPE, ActuatedJoint, add_robot, arm_base_height_m  # noqa: E402
+from .tasks import ObjectPose, Task, make_task  # noqa: E402
+
+CAMERA_DISTANCE_M = 0.75
+CAMERA_FOVY_DEG = 55.0  # as the stick-figure camera (devices/render.py)
+
+
+@dataclass
+class ContactConfig:
+    """Contact model. Defaults measured with benchmarks/world_speed.py --grasp (a held object slips < 5 mm in
+    5 s): elliptic friction cones with impratio > 1 make friction as stiff as the normal force."""
+
+    cone: str = "elliptic"
+    impratio: float = 10.0
+    noslip_iterations: int = 0
+    timestep_s: float = 0.002
+
+    def validate(self) -> None:
+        if self.cone not in ("elliptic", "pyramidal"):
+            raise ValueError(f"world.contact.cone must be 'elliptic' or 'pyramidal' (got {self.cone!r})")
+        if self.impratio < 1 or self.noslip_iterations < 0 or not 0 < self.timestep_s <= 0.01:
+            raise ValueError("world.contact: impratio >= 1, noslip_iterations >= 0, 0 < timestep_s <= 0.01")
+
+
+@dataclass
+class WorldConfig:
+    """--robot.world.*: which task, which layout, which contact model."""
+
+    task: str = "cube_assembly"
+    seed: int = 0  # layout of the first episode; each reset draws the next layout from the same generator
+    # Object poses (position, quaternion wxyz per object) appended to the robot's observation, so state-based
+    # policies can learn from them; they land in observation.state after the joints.
+    observe_objects: bool = True
+    contact: ContactConfig = field(default_factory=ContactConfig)
+
+    def validate(self) -> None:
+        make_task(self.task)
+        self.contact.validate()
+
+
+def object_state_names(task_name: str) -> list[str]:
+    """Names of a task's object-state values (position m, quaternion wxyz per object), in World.object_state()
+    order."""
+    return [f"{name}_{c}" for name in make_task(task_name).objects for c in ("x", "y", "z", "qw", "qx", "qy", "qz")]
+
+
+def camera_pose(view: str, centre_m: np.ndarray, distance_m: float = CAMERA_DISTANCE_M) -> np.ndarray:
+    """4x4 pose of a camera's optical frame (x right, y down, z forward) looking at centre_m from a named view."""
+    if view not in VIEWS:
+        raise ValueError(f"Unknown camera view {view!r}; choose one of {sorted(VIEWS)}")
+    direction, up_hint = (np.asarray(v, dtype=float) for v in VIEWS[view])
+    direction /= np.linalg.norm(direction)
+    forward = -direction
+    right = np.cross(forward, up_hint)
+    right /= np.linalg.norm(right)
+    down = np.cross(forward, right)
+    pose = np.eye(4)
+    pose[:3, :3] = np.stack([right, down, forward], axis=1)
+    pose[:3, 3] = np.asarray(centre_m, dtype=float) + distance_m * direction
+    return pose
+
+
+def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[str, str]) -> tuple[str, list]:
+    """MJCF text of the whole scene and the servos in action order. cameras: name -> view."""
+    root = ET.Element("mujoco", model=f"teledex_{task.name}")
+    ET.SubElement(root, "compiler", angle="radian", autolimits="true")
+    option = ET.SubElement(root, "option", timestep=f"{contact.timestep_s}", integrator="implicitfast",
+                           cone=contact.cone, impratio=f"{contact.impratio}")
+    if contact.noslip_iterations:
+        option.set("noslip_iterations", str(contact.noslip_iterations))
+    visual = ET.SubElement(root, "visual")
+    ET.SubElement(visual, "global", offwidth="1280", offheight="960")
+    ET.SubElement(visual, "quality", shadowsize="0")
+    ET.SubElement(visual, "headlight", ambient="0.35 0.35 0.35", diffuse="0.5 0.5 0.5", specular="0.1 0.1 0.1")
+    asset = ET.SubElement(root, "asset")
+    ET.SubElement(asset, "texture", name="grid", type="2d", builtin="checker", width="256", height="256",
+                  rgb1="0.32 0.34 0.38", rgb2="0.28 0.30 0.34")
+    ET.SubElement(asset, "material", name="table", texture="grid", texrepeat="8 8", reflectance="0")
+    worldbody = ET.SubElement(root, "worldbody")
+    ET.SubElement(worldbody, "light", pos="0.3 0 1.5", dir="0 0 -1", castshadow="false", diffuse="0.6 0.6 0.6")
+    ET.SubElement(worldbody, "geom", name="table", type="plane", size="1 1 0.01", material="table",
+                  contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY))
+    actuators = ET.SubElement(root, "actuator")
+    equality = ET.SubElement(root, "equality")
+    free_hand = None
+    if "arm" not in rig.parts:  # a hand alone hangs above the workspace, palm down, fingers forward
+        free_hand = np.eye(4)
+        free_hand[:3, :3] = np.array([[0, 0, 1], [0, -1, 0], [1, 0, 0]], dtype=float).T @ np.diag([1, 1, 1])
+        free_hand[:3, 3] = [0.2, 0.0, 0.25]
+    servos = add_robot(worldbody, actuators, equality, rig, (0.0, 0.0, arm_base_height_m(rig)), free_hand)
+    task.add_objects(worldbody)
+    for name, view in cameras.items():
+        pose = camera_pose(view, task.workspace_centre_m())
+        right, up = pose[:3, 0], -pose[:3, 1]
+        ET.SubElement(worldbody, "camera", name=name, pos=" ".join(f"{v:.6g}" for v in pose[:3, 3]),
+                      xyaxes=" ".join(f"{v:.6g}" for v in (*right, *up)), fovy=f"{CAMERA_FOVY_DEG}")
+    if not len(equality):
+        root.remove(equality)
+    return ET.tostring(root, encoding="unicode"), servos
+
+
+class World:
+    """One scene: model, data, the task, the servos. Control rate and physics rate are the owner's business:
+    `step_for(duration_s)` advances whole physics steps."""
+
+    def __init__(self, rig: Rig, config: WorldConfig | None = None, cameras: dict[str, str] | None = None):
+        import threading
+
+        self.config = config or WorldConfig()
+        self.config.validate()
+        self.rig = rig
+        self.task = make_task(self.config.task)
+        self.cameras = dict(cameras or {"top": "oblique"})
+        self.xml, self.servos = build_world_xml(rig, self.task, self.config.contact, self.cameras)
+        self.model = mujoco.MjModel.from_xml_string(self.xml)
+        self.data = mujoco.MjData(self.model)
+        self.lock = threading.RLock()
+        self._rng = np.random.default_rng(self.config.seed)
+        self._joint_qpos = {role: np.array([self.model.joint(self._servo(key).joint).qposadr[0] for key in part.keys])
+                            for role, part in rig.parts.items()}
+        self._joint_dof = {role: np.array([self.model.joint(self._servo(key).joint).dofadr[0] for key in part.keys])
+                           for role, part in rig.parts.items()}
+        self._actuator_ids = {role: np.array([self.model.actuator(self._servo(key).actuator).id for key in part.keys])
+                              for role, part in rig.parts.items()}
+        self._max_step = np.array([s.velocity_limit for s in self.servos]) * self.model.opt.timestep
+        self.targets = np.zeros(self.model.nu)
+        self._robot_geoms = {g for g in range(self.model.ngeom)
+                             if self.model.body(self.model.geom_bodyid[g]).name.startswith(("arm/", "hand/"))}
+        self._hand_geoms = {g for g in range(self.model.ngeom)
+                            if self.model.body(self.model.geom_bodyid[g]).name.startswith("hand/")}
+        self._initial_positions: dict[str, np.ndarray] = {}
+        self.episode_seed: int | None = None
+        self.reset(self.config.seed)
+
+    def _servo(self, key: str) -> ActuatedJoint:
+        return next(s for s in self.servos if s.key == key)
+
+    # ---- episode ------------------------------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None) -> None:
+        """Robot at home, objects at a new layout (from `seed`, else the next from the world's generator)."""
+        with self.lock:
+            if seed is not None:
+                self._rng = np.random.default_rng(seed)
+            self.episode_seed = seed
+            mujoco.mj_resetData(self.model, self.data)
+            for role, part in self.rig.parts.items():
+                self.data.qpos[self._joint_qpos[role]] = part.home
+                self.data.ctrl[self._actuator_ids[role]] = part.home
+                self.targets[self._actuator_ids[role]] = part.home
+            self._apply_mimics()
+            for name, (position, yaw) in self.task.layout(self._rng).items():
+                quat = np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
+                body = self.model.body(name)
+                if body.jntnum[0] > 0:  # a free object
+                    address = self.model.jnt_qposadr[body.jntadr[0]]
+                    self.data.qpos[address:address + 3] = position
+                    self.data.qpos[address + 3:address + 7] = quat
+                else:  # a static fixture
+                    self.model.body_pos[body.id] = position
+                    self.model.body_quat[body.id] = quat
+                self._initial_positions[name] = np.asarray(position, dtype=float).copy()
+            mujoco.mj_forward(self.model, self.data)
+
+    def _apply_mimics(self) -> None:
+        """Start mimic joints where their equality wants them (no jolt on the first step)."""
+        for index in range(self.model.neq):
+            if self.model.eq_type[index] != mujoco.mjtEq.mjEQ_JOINT:
+                continue
+            child, source = self.model.eq_obj1id[index], self.model.eq_obj2id[index]
+            offset, multiplier = self.model.eq_data[index][:2]
+            self.data.qpos[self.model.jnt_qposadr[child]] = offset + multiplier * self.data.qpos[
+                self.model.jnt_qposadr[source]]
+
+    def initial_position(self, body: str) -> np.ndarray:
+        return self._initial_positions[body]
+
+    # ---- stepping -----------------------------------------------------------------------------------------------
+
+    def set_targets(self, role: str, positions: np.ndarray) -> None:
+        self.targets[self._actuator_ids[role]] = positions
+
+    def step(self, n_steps: int = 1) -> None:
+        model, data = self.model, self.data
+        for _ in range(n_steps):
+            data.ctrl[:] += np.clip(self.targets - data.ctrl, -self._max_step, self._max_step)
+            mujoco.mj_step(model, data)
+
+    def steps_for(self, duration_s: float) -> int:
+        return max(1, round(duration_s / self.model.opt.timestep))
+
+    @property
+    def time_s(self) -> float:
+        return float(self.data.time)
+
+    # ---- state --------------------------------------------------------------------------------------------------
+
+    def joint_positions(self, role: str) -> np.ndarray:
+        return self.data.qpos[self._joint_qpos[role]].copy()
+
+    def joint_velocities(self, role: str) -> np.ndarray:
+        return self.data.qvel[self._joint_dof[role]].copy()
+
+    def object_pose(self, name: str) -> ObjectPose:
+        body = self.data.body(name)
+        return ObjectPose(body.xpos.copy(), body.xquat.copy())
+
+    def body_position(self, name: str) -> np.ndarray:
+        return self.data.body(name).xpos.copy()
+
+    def body_pose(self, name: str) -> np.ndarray:
+        body = self.data.body(name)
+        pose = np.eye(4)
+        pose[:3, :3] = body.xmat.reshape(3, 3)
+        pose[:3, 3] = body.xpos
+        return pose
+
+    def object_state(self) -> np.ndarray:
+        values = []
+        for name in self.task.objects:
+            pose = self.object_pose(name)
+            quat = pose.quat_wxyz if pose.quat_wxyz[0] >= 0 else -pose.quat_wxyz  # one sign per rotation
+            values.extend([*pose.position_m, *quat])
+        return np.asarray(values)
+
+    def hand_touches(self, body: str) -> bool:
+        """Whether any robot geom is in contact with the body."""
+        body_id = self.model.body(body).id
+        data = self.data
+        for index in range(data.ncon):
+            contact = data.contact[index]
+            geoms = (contact.geom1, contact.geom2)
+            bodies = (self.model.geom_bodyid[contact.geom1], self.model.geom_bodyid[contact.geom2])
+            if body_id in bodies and any(g in self._robot_geoms for g in geoms):
+                return True
+        return False
+
+    def hand_contact_count(self, body: str) -> int:
+        body_id = self.model.body(body).id
+        count = 0
+        for index in range(self.data.ncon):
+            contact = self.data.contact[index]
+            bodies = (self.model.geom_bodyid[contact.geom1], self.model.geom_bodyid[contact.geom2])
+            if body_id in bodies and (contact.geom1 in self._hand_geoms or contact.geom2 in self._hand_geoms):
+                count += 1
+        return count
