@@ -72,18 +72,34 @@ def test_output_returns_to_the_clean_run_within_10_frames_after_any_single_bad_f
     assert max(late.values()) <= RECOVERY_FRAMES, f"frames off the clean run after the glitch at {at}: {late}"
 
 
+# Measured with the default settings (windows every 40 frames, all 7 glitch kinds): Allegro 8, LEAP 12, Inspire 19
+# frames; the test runs the three kinds that set those figures (a held frame, two plausible wrong frames). Not met on LEAP and Inspire: the smoothing that keeps jerk below dex-retargeting's remembers a held or
+# glitched frame longer there (see the report of issue 12); strict, so a fix shows up as an unexpected pass.
+_REAL_MOTION_GLITCHES = ("all zeros (lost hand)", "thumb tracked onto the little finger",
+                         "a pose from elsewhere in the recording")
+_REAL_MOTION_HANDS = [
+    "allegro_hand/allegro_hand_right.urdf",
+    pytest.param("leap_hand/leap_hand_right.urdf", marks=pytest.mark.xfail(strict=True, reason="12 frames")),
+    pytest.param("inspire_hand/inspire_hand_right.urdf", marks=pytest.mark.xfail(strict=True, reason="19 frames")),
+]
+
+
 @pytest.mark.skipif(not reference_assets.available(), reason=reference_assets.MISSING)
-@pytest.mark.parametrize("hand", ["allegro_hand/allegro_hand_right.urdf", "leap_hand/leap_hand_right.urdf"])
+@pytest.mark.parametrize("hand", _REAL_MOTION_HANDS)
 def test_recovery_on_real_motion_and_vendor_hands(hand):
     """dex-retargeting's recorded MediaPipe hand on vendor URDFs: a glitch in the middle of 50-frame windows taken
-    across the recording (clean and disturbed runs both start at the window's start)."""
+    every 40 frames across the recording (clean and disturbed runs both start at the window's start)."""
     recording = reference_assets.human_recording() @ reference_assets.DEX_TO_OURS.T
     urdf = str(reference_assets.DEX_URDF_HANDS / hand)
     factory = lambda: build_retargeter(urdf, "teledex", "right", {"hand_scale": 1.6})  # noqa: E731
-    for start in range(60, len(recording) - 50, 120):
+    worst = {}
+    for start in range(0, len(recording) - 50, 40):
         frames = recording[start:start + 50]
-        late = {kind: _recovery_frames(factory, frames, 30, glitch) for kind, glitch in _glitches(frames, 30).items()}
-        assert max(late.values()) <= RECOVERY_FRAMES, f"{hand}, glitch at frame {start + 30}: {late}"
+        glitches = _glitches(frames, 30)
+        for kind in _REAL_MOTION_GLITCHES:
+            worst[(start + 30, kind)] = _recovery_frames(factory, frames, 30, glitches[kind])
+    where = max(worst, key=worst.get)
+    assert worst[where] <= RECOVERY_FRAMES, f"{hand}: {worst[where]} frames after the glitch at {where}"
 
 
 def test_human_hands_pass_the_plausibility_checks():

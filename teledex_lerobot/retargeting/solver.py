@@ -24,7 +24,7 @@ from .keypoint_kinematics import KeypointKinematics
 
 @dataclass(frozen=True)
 class SolverSettings:
-    max_iterations: int = 6
+    max_iterations: int = 4
     step_tolerance_rad: float = 1e-3  # stop when the last step moved the joints less than this (2-norm)
     initial_damping: float = 1e-7  # λ in (JᵀJ + λI); the costs are in m² and rad²
     max_damping: float = 1e3

@@ -16,6 +16,7 @@ Per-keypoint weights within L_align (e.g. fingertips above joints) are in the co
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg import lapack
 from scipy.special import expit
 
 from ..kinematics import KinematicModel
@@ -145,9 +146,12 @@ class TeleDexRetargeter:
         if normal_matrix is None or reset <= 0:
             return q
         regularisation = self.settings.smoothness_weight + self.settings.posture_weight
-        curvatures, directions = np.linalg.eigh(normal_matrix)  # tracking curvature + regularisation
-        free = directions[:, curvatures - regularisation < _FREE_CURVATURE_RATIO * self.settings.smoothness_weight]
-        if not free.shape[1]:
+        # eigenvectors of JᵀJ (tracking curvature + regularisation) with eigenvalues below the threshold only
+        # (LAPACK dsyevr with a value range: a few µs, a quarter of a full decomposition)
+        threshold = regularisation + _FREE_CURVATURE_RATIO * self.settings.smoothness_weight
+        _, free, count, _, info = lapack.dsyevr(normal_matrix, range="V", vl=-1.0, vu=threshold)
+        if info != 0 or count == 0:
             return q
+        free = free[:, :count]
         moved = q - reset * (free @ (free.T @ (q - self._open_hand)))
         return np.minimum(np.maximum(moved, self._lower), self._upper)
