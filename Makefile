@@ -8,7 +8,7 @@ PYTHON ?= $(shell for p in python3.12 $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/ver
 
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: env system-deps test-deps demo test clean-demo
+.PHONY: env system-deps test-deps demo test clean-demo dex-retargeting-env
 
 env: system-deps $(VENV)/.installed
 
@@ -55,3 +55,7 @@ test: env test-deps
 
 clean-demo:
 	rm -rf outputs/demo
+
+# dex-retargeting 0.5.0 in its own venv, for benchmarks/retargeting.py (not needed by the tests)
+dex-retargeting-env:
+	PYTHON=$(PYTHON) bash benchmarks/setup_dex_retargeting.sh

@@ -11,6 +11,7 @@ from functools import cached_property
 from lerobot.robots import Robot, RobotConfig
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
+from teledex_lerobot import viewer
 from teledex_lerobot.control import robot_link
 from teledex_lerobot.presets import load_preset
 
@@ -29,6 +30,8 @@ class TeledexFollowersConfig(RobotConfig):
     backend: str = "sim"
     max_step_s: float = 0.1
     with_cameras: bool = True  # each follower's preset cameras, prefixed
+    # The operator's live view (Rerun), every follower in it: --robot.live_view.enabled=true.
+    live_view: viewer.LiveViewConfig = field(default_factory=viewer.LiveViewConfig)
 
     def __post_init__(self):
         if self.preset:
@@ -39,6 +42,7 @@ class TeledexFollowersConfig(RobotConfig):
             self.followers = dict(followers)
         if not self.followers:
             raise ValueError("followers must name at least one follower: {name: preset}")
+        self.live_view.validate()
         super().__post_init__()
 
 
@@ -77,6 +81,8 @@ class TeledexFollowers(Robot):
 
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
+        if self.config.live_view.enabled:  # before the followers connect: each draws itself in it
+            viewer.start(self.config.live_view)
         for robot in self.robots.values():
             robot.connect(calibrate)
 
@@ -120,3 +126,5 @@ class TeledexFollowers(Robot):
     def disconnect(self) -> None:
         for robot in self.robots.values():
             robot.disconnect()
+        if self.config.live_view.enabled:
+            viewer.stop()

@@ -34,8 +34,8 @@ class OperatorFrame:
     capture_ns: int | None = None
     # Devices present in the packet but not used this frame -> why ("left_controller": "inactive (all-zero pose)").
     invalid_devices: dict[str, str] = field(default_factory=dict)
-    # Fields dropped because their value is out of range or of the wrong type, e.g. "right_controller.trigger=5.0
-    # (expected 0..1)". A dropped field is absent from the frame, as if not sent.
+    # Fields dropped because their value is out of range or of the wrong type, "<device>.<field>: <problem>", e.g.
+    # "right_controller.trigger: 5.0 outside 0..1". A dropped field is absent from the frame, as if not sent.
     bad_fields: list[str] = field(default_factory=list)
     # Hand tracking quality per side: False = low (Pico isActive=0: tracked, less accurate), True = high.
     hand_high_quality: dict[str, bool] = field(default_factory=dict)
@@ -68,7 +68,10 @@ class OperatorFrame:
         return self
 
     def triggers_released(self, threshold: float) -> bool:
-        """Whether every trigger reads below `threshold`."""
+        """Whether every trigger reads below `threshold`; a trigger whose value was dropped as bad is not known to be
+        released."""
+        if any(bad.split(":", 1)[0].endswith(".trigger") for bad in self.bad_fields):
+            return False
         return all(value < threshold for name, value in self.analog.items() if name.endswith("_trigger"))
 
 

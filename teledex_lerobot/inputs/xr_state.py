@@ -226,14 +226,16 @@ def openxr26_from_mediapipe21(keypoints: np.ndarray) -> np.ndarray:
     return joints
 
 
-def encode_xr_state(*, timestamp_ns: int = 0, head: np.ndarray | None = None, controllers: dict | None = None,
-                    hands_m: dict | None = None, webxr_hands: bool = False) -> bytes:
-    """An XR state datagram from operator-frame data (fixtures, tests, simulated headsets).
+def encode_xr_state(*, timestamp_ns: int | None = None, head: np.ndarray | None = None,
+                    controllers: dict | None = None, hands_m: dict | None = None, webxr_hands: bool = False) -> bytes:
+    """An XR state datagram from operator-frame data (fixtures, tests, simulated headsets). Without `timestamp_ns`
+    the state carries no sender clock (a constant stamp would read as a sender whose clock stopped).
 
     controllers: side -> {"pose": [7], "trigger", "grip", "axis_x", "axis_y", "primary", "secondary", "menu"};
     hands_m: side -> (21, 3) MediaPipe keypoints in the operator frame (world, not wrist frame).
     """
-    state = {"predictTime": 0.0, "appState": {"focus": True}, "timeStampNs": int(timestamp_ns), "Input": 0,
+    state = {"predictTime": 0.0, "appState": {"focus": True},
+             **({} if timestamp_ns is None else {"timeStampNs": int(timestamp_ns)}), "Input": 0,
              "Controller": {}, "Hand": {}}
     if head is not None:
         state["Head"] = {"pose": _text(_pose_to_xr(np.asarray(head, float))), "status": 3}

@@ -21,6 +21,7 @@ from lerobot.teleoperators import Teleoperator
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 from lerobot.utils.keyboard_input import create_key_listener
 
+from teledex_lerobot import viewer
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.config_files import resolve_file
 from teledex_lerobot.control import robot_link
@@ -65,24 +66,9 @@ class TeledexInputTeleop(Teleoperator):
         super().__init__(config)
         self.config = config
         self.state_machine = TeleopStateMachine()
-        self.followers: dict[str, RigController] = {}  # key prefix ("" for a single rig) -> controller
-        if config.followers:
-            rigs = {f"{name}_": Rig.from_preset(load_preset(preset)) for name, preset in config.followers.items()}
-        else:
-            rigs = config.rigs()
-        names = {prefix: prefix.removesuffix("_") for prefix in rigs}
-        unknown = sorted(set(config.follower_controls) - set(names.values()))
-        if unknown:
-            raise ValueError(f"follower_controls names unknown followers {unknown}; followers: {list(names.values())}")
-        for prefix, rig in rigs.items():
-            control = self._control_config(config.follower_controls.get(names[prefix]))
-            self.followers[prefix] = RigController(rig, control, self.state_machine, names[prefix])
-        first = next(iter(self.followers.values())).config
-        self.auto_start = first.auto_start if config.auto_start is None else config.auto_start
-        self.button_keys = ButtonKeys(first.key_bindings)
-        self.keyboard_keys = dict(first.keyboard_bindings)
-        self.pinches = PinchButtons(first.pinch_close_m, first.pinch_open_m)
-        self.diagnostics = Diagnostics(first.diagnostics_period_s)
+        self._followers: dict[str, RigController] | None = None
+        if config.followers or config.preset or config.arm_model or config.hand_model:
+            self._set_up()  # a rig of its own: bad settings fail now, not at connect
         self.clock = now_ns  # tests drive the controllers on their own clock
         self.receiver: InputReceiver | None = None
         self._source = None
@@ -94,6 +80,38 @@ class TeledexInputTeleop(Teleoperator):
         self.robot_faults: dict[str, str] = {}
         self._status_sent_ns: int | None = None
         self._status_state: str | None = None
+
+    @property
+    def followers(self) -> dict[str, RigController]:
+        """The controller of each rig driven, by key prefix ("" for a single rig). Built on first use when the rig is
+        the robot's: lerobot-teleoperate builds the teleoperator before the robot."""
+        if self._followers is None:
+            self._set_up()
+        return self._followers
+
+    @property
+    def control(self) -> ControlConfig:
+        """The (first) follower's control config: it also sets the buttons, keyboard keys, gestures and start."""
+        return next(iter(self.followers.values())).config
+
+    def _set_up(self) -> None:
+        config = self.config
+        if config.followers:
+            rigs = {f"{name}_": Rig.from_preset(load_preset(preset)) for name, preset in config.followers.items()}
+        else:
+            rigs = config.rigs()
+        names = {prefix: prefix.removesuffix("_") for prefix in rigs}
+        unknown = sorted(set(config.follower_controls) - set(names.values()))
+        if unknown:
+            raise ValueError(f"follower_controls names unknown followers {unknown}; followers: {list(names.values())}")
+        followers = {prefix: RigController(rig, self._control_config(config.follower_controls.get(names[prefix])),
+                                           self.state_machine, names[prefix]) for prefix, rig in rigs.items()}
+        first = next(iter(followers.values())).config
+        self.auto_start = first.auto_start if config.auto_start is None else config.auto_start
+        self.button_keys = ButtonKeys(first.key_bindings)
+        self.pinches = PinchButtons(first.pinch_close_m, first.pinch_open_m)
+        self.diagnostics = Diagnostics(first.diagnostics_period_s)
+        self._followers = followers
 
     def _control_config(self, own: str | None) -> ControlConfig:
         """The follower's control config (or the teleop's, or the device's default), with the command line's
@@ -136,6 +154,7 @@ class TeledexInputTeleop(Teleoperator):
 
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
+        followers = self.followers  # the rig is known by now (the robot was built), and its settings with it
         if self.config.record_to:
             self._recorder = DatagramWriter(self.config.record_to, self.parser, f"recorded by {self.name}",
                                             control=self.config.control or self.default_control)
@@ -151,7 +170,7 @@ class TeledexInputTeleop(Teleoperator):
         if self.auto_start:
             self.state_machine.press("L1")
         logger.info("%s connected (source=%s, followers=%s)", self, self.config.source,
-                    [c.name for c in self.followers.values()])
+                    [c.name for c in followers.values()])
 
     def _announce_listener(self) -> None:
         """Print where the input listens and who can reach it (a network listener is never a silent default)."""
@@ -201,11 +220,11 @@ class TeledexInputTeleop(Teleoperator):
 
     def press_keyboard_key(self, name: str) -> bool:
         """A keyboard key, by LeRobot's key-listener name; keys without a binding are ignored (False)."""
-        key = self.keyboard_keys.get(name.lower())
+        key = self.control.keyboard_bindings.get(name.lower())
         return key is not None and self.state_machine.press(key)
 
     def keyboard_help(self) -> str:
-        return ", ".join(f"{name} = {key}" for name, key in self.keyboard_keys.items())
+        return ", ".join(f"{name} = {key}" for name, key in self.control.keyboard_bindings.items())
 
     def _measured(self, prefix: str, controller: RigController):
         parts = {role: robot_link.read_measured([prefix + key for key in part.keys], self._connected_ns)
@@ -242,6 +261,9 @@ class TeledexInputTeleop(Teleoperator):
         self.sample_capture_ns = frame.capture_ns if frame is not None else None
         self.diagnostics.add_tick(time.perf_counter() - started, ik_s)
         self._report(frame, now)
+        view = viewer.active()
+        if view is not None:
+            view.operator(frame, self.state_machine.state.value, any(c.stale for c in self.followers.values()))
         return action
 
     def _report(self, frame, now: int) -> None:
