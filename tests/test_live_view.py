@@ -298,6 +298,9 @@ def test_in_teledex_record(tmp_path):
                 "--dataset.episode_time_s=2", "--dataset.reset_time_s=0", "--dataset.push_to_hub=false"), tmp_path)
     assert RIG_AND_OPERATOR <= entities_of(tmp_path / "view")
     assert (tmp_path / "ds" / "meta" / "info.json").exists()  # and the recording itself is saved
+    rows = read_rrd(tmp_path / "view" / "episode_000000.rrd")  # the recorder marks its episodes and sync
+    assert "/sync/valid" in rows
+    assert texts(rows["/events"], "TextLog:text")[-1].endswith(": saved")
 
 
 @pytest.mark.slow

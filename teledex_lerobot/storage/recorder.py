@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from .. import viewer
 from ..clock import now_ns
 from ..sync import SyncPolicy, TimingPolicy, sync_metrics, timing_metrics
 from ..sync.metrics import lagging_source
@@ -125,6 +126,7 @@ class RecordingSession:
                     break
             header = EpisodeHeader.new(self.next_index, plan.task)
             print(f"Recording episode {header.index} ({len(self.saved_uuids) + 1}/{plan.num_episodes})", flush=True)
+            viewer.start_episode(header.index, plan.episode_time_s)
             sinks = [s for s in (self.lerobot, self.native) if s is not None]
             for sink in sinks:
                 sink.begin(header)
@@ -133,14 +135,17 @@ class RecordingSession:
             except BaseException:
                 for sink in sinks:
                     sink.abort()
+                viewer.end_episode("interrupted")
                 raise
             verdict = self._keep(log)
             if verdict is not None:
                 for sink in sinks:
                     sink.abort()
                 print(f"Episode {header.index} {verdict}", flush=True)
+                viewer.end_episode(verdict)
                 continue
             commit_pair(self.lerobot, self.native, self._episode_metadata(header, log))
+            viewer.end_episode("saved")
             self.saved_uuids.append(header.episode_uuid)
             self.next_index += 1
             self._print_saved(header, log)
@@ -180,9 +185,12 @@ class RecordingSession:
             action = self.teleop.get_action()
             input_ns = getattr(self.teleop, "sample_capture_ns", None) or now_ns()
             packet = self.robot.validate({INPUT_SOURCE: input_ns})
+            viewer.log_sync(packet)
             sent = self.robot.send_action(action)
+            faults = self.robot.device_faults() if hasattr(self.robot, "device_faults") else {}
+            if hasattr(self.teleop, "report_robot_faults"):  # shown to the operator (the headset's status panel)
+                self.teleop.report_robot_faults(faults)
             if sinks:
-                faults = self.robot.device_faults() if hasattr(self.robot, "device_faults") else {}
                 frame = RecordedFrame.from_observation(self.layout, observation, sent, packet, faults)
                 for sink in sinks:
                     sink.add(frame)
