@@ -18,7 +18,7 @@ import yaml
 from teledex_lerobot.devices.linkerhand import protocol as lp
 from teledex_lerobot.devices.linkerhand.byte_map import VENDOR_MAPPING, byte_scale
 from teledex_lerobot.kinematics import KinematicModel
-from teledex_lerobot.models import resolve_urdf
+from teledex_lerobot.kinematics.catalogue import resolve_urdf
 
 VENDOR_SDK_ENV = "LINKERHAND_SDK"
 FETCHED_SDK = Path("/work/.mirror/linker-bot+linkerhand-python-sdk/repo")  # where this workspace's fetch put it

@@ -178,7 +178,7 @@ def test_an_operator_stream_converts_to_a_file_that_replays_identically(tmp_path
 
 
 def test_keyboard_keys_step_the_state_machine_and_teledex_record_forwards_them():
-    from teledex_lerobot.cli.record import RecordingEvents
+    from teledex_lerobot.storage.recorder import RecordingEvents
 
     # buttons only: no auto start
     teleop = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="xr_controller_reach"))
@@ -235,3 +235,10 @@ def test_teledex_record_refuses_a_mismatched_rig_before_creating_anything(tmp_pa
     with pytest.raises(ValueError, match="different rigs, and nothing was created"):
         Recorder(config)
     assert not root.exists() and not (tmp_path / "dataset_native").exists()
+
+
+def test_a_teleoperator_built_before_its_robot_drives_the_robots_rig():
+    """lerobot-teleoperate builds the teleoperator first: the rig is taken when it is first needed."""
+    teleop = TeledexReplay(TeledexReplayConfig(replay_file="open_close"))
+    hand = TeledexHand(TeledexHandConfig(model="linkerhand_l10", side="left", backend="fake"))
+    assert teleop.action_features == hand.action_features

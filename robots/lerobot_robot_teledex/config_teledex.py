@@ -8,6 +8,7 @@ from lerobot.robots import RobotConfig
 from teledex_lerobot.devices.registry import BACKENDS, Backend, RealHardwareConfig, register_backend
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
 from teledex_lerobot.presets import PartSpec, load_preset
+from teledex_lerobot.viewer import LiveViewConfig
 from teledex_lerobot.world.devices import make_world_devices
 from teledex_lerobot.world.world import WorldConfig
 
@@ -36,6 +37,8 @@ class TeledexRobotConfig(RobotConfig):
     # Safety: per command, a joint moves at most (its velocity limit x max_step_s) from its measured position.
     max_step_s: float = 0.1
     cameras: dict[str, CameraConfig] = field(default_factory=dict)
+    # The operator's live view (Rerun) of this robot, its input and the recording: --robot.live_view.enabled=true.
+    live_view: LiveViewConfig = field(default_factory=LiveViewConfig)
 
     def __post_init__(self):
         if self.backend not in BACKENDS:
@@ -44,6 +47,7 @@ class TeledexRobotConfig(RobotConfig):
             raise ValueError(f"max_step_s must be > 0 (got {self.max_step_s})")
         self.sim.validate()
         self.real.validate()
+        self.live_view.validate()
         if self.backend == WORLD_BACKEND:
             self.world.validate()
         super().__post_init__()

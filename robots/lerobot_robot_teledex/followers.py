@@ -11,6 +11,7 @@ from functools import cached_property
 from lerobot.robots import Robot, RobotConfig
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
+from teledex_lerobot import viewer
 from teledex_lerobot.control import robot_link
 from teledex_lerobot.devices.real_config import RigPorts, check_distinct_ports
 from teledex_lerobot.devices.registry import RealHardwareConfig
@@ -36,6 +37,8 @@ class TeledexFollowersConfig(RobotConfig):
     # {channel: can3}}}' (interface defaults to socketcan); what they share is --robot.real.* (supervision, vendors).
     ports: dict[str, RigPorts] = field(default_factory=dict)
     real: RealHardwareConfig = field(default_factory=RealHardwareConfig)
+    # The operator's live view (Rerun), every follower in it: --robot.live_view.enabled=true.
+    live_view: viewer.LiveViewConfig = field(default_factory=viewer.LiveViewConfig)
 
     def __post_init__(self):
         if self.preset:
@@ -60,6 +63,7 @@ class TeledexFollowersConfig(RobotConfig):
                 ports.arm.validate(f"ports.{name}.arm")
                 ports.hand.validate(f"ports.{name}.hand")
             check_distinct_ports(self.ports, {name: _roles(preset) for name, preset in self.followers.items()})
+        self.live_view.validate()
         super().__post_init__()
 
 
@@ -105,6 +109,8 @@ class TeledexFollowers(Robot):
 
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
+        if self.config.live_view.enabled:  # before the followers connect: each draws itself in it
+            viewer.start(self.config.live_view)
         for robot in self.robots.values():
             robot.connect(calibrate)
 
@@ -160,3 +166,5 @@ class TeledexFollowers(Robot):
     def disconnect(self) -> None:
         for robot in self.robots.values():
             robot.disconnect()
+        if self.config.live_view.enabled:
+            viewer.stop()

@@ -10,6 +10,7 @@ from lerobot.cameras import make_cameras_from_configs
 from lerobot.robots import Robot
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
+from teledex_lerobot import viewer
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.control import robot_link
 from teledex_lerobot.control.safety import JointSafety
@@ -62,6 +63,7 @@ class TeledexRobotBase(Robot):
         self._sent_range: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # the rig's kinematic models are not thread-safe; every render camera draws from its own thread
         self._scene_lock = threading.Lock()
+        self._view = None  # the process's live view, fed while it runs
 
     def _build_rig(self) -> Rig:
         raise NotImplementedError
@@ -106,6 +108,8 @@ class TeledexRobotBase(Robot):
 
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
+        if self.config.live_view.enabled:  # first: a viewer that cannot start leaves nothing half-open
+            viewer.start(self.config.live_view)
         devices = build_devices(self.config.backend, self.rig, self.config)
         connected = []
         try:
@@ -122,6 +126,7 @@ class TeledexRobotBase(Robot):
             cam.connect()
         self.pacing = FramePacing()
         self._publish_measured(self.rig.join(self.measured_positions()))
+        self._attach_view()
         self.configure()
         logger.info("%s connected (backend=%s)", self, self.config.backend)
 
@@ -153,6 +158,8 @@ class TeledexRobotBase(Robot):
         self._observation_capture_ns = {role: state.capture_ns for role, state in states.items()}
         joints = self.rig.join({role: state.positions for role, state in states.items()})
         self._publish_measured(joints)
+        if self._view is not None:
+            self._view.robot_state(self.view_name, joints, images, self.device_faults())
         return {**joints, **self._taxels(), **self._object_state(), **images}
 
     def _object_state(self) -> dict[str, float]:
@@ -165,6 +172,17 @@ class TeledexRobotBase(Robot):
     def _publish_measured(self, joints: dict[str, float]) -> None:
         """For teleoperators in this process, which start from where the robot is (control.robot_link)."""
         robot_link.publish_measured({self.measured_key_prefix + key: value for key, value in joints.items()})
+
+    @property
+    def view_name(self) -> str:
+        """This rig's name in the live view: its follower's name, or "robot"."""
+        return self.measured_key_prefix.removesuffix("_") or "robot"
+
+    def _attach_view(self) -> None:
+        """Draw this rig in the live view, if one runs (started by this robot, or by a robot of several followers)."""
+        self._view = viewer.active()
+        if self._view is not None:
+            self._view.add_rig(self.view_name, self.rig, list(self.cameras))
 
     def rig_parts(self) -> robot_link.RigParts:
         """What this robot's rig is built from, for teleoperators that drive the robot's own rig."""
@@ -201,6 +219,8 @@ class TeledexRobotBase(Robot):
     @check_if_not_connected
     def send_action(self, action: dict) -> dict:
         targets = self.rig.split_action(action, self.name)
+        if self._view is not None:
+            self._view.robot_command(self.view_name, action)
         measured = self.measured_positions()
         sent = {}
         for role, target in targets.items():
@@ -250,6 +270,9 @@ class TeledexRobotBase(Robot):
             device.disconnect()
         self.devices = {}
         self._observation_capture_ns = {}
+        self._view = None
+        if self.config.live_view.enabled:
+            viewer.stop()
         spans = [float(np.max(high - low)) for low, high in self._sent_range.values()]
         logger.info("%s disconnected (%d commands sent, the widest joint range commanded %.3f)", self,
                     self.commands_sent, max(spans, default=0.0))

@@ -68,7 +68,7 @@ def main(argv=None) -> None:
     keypoints = load_recording(args.recording)
     retargeter = build_retargeter(args.hand, "teledex", args.side, config=args.config)
     kinematics = KeypointKinematics(retargeter.model, retargeter.layout.keypoint_frames,
-                                    retargeter.layout.base_rotation)
+                                    retargeter.layout)
     calibration = calibrate(retargeter.layout, kinematics, retargeter.reference_pose,
                             pose_frames(keypoints, args.pose_frames), keypoints, operator=args.operator,
                             hand=retargeter.hand_name, side=args.side)

@@ -14,10 +14,9 @@ from ..inputs.frame import OperatorFrame
 from ..operator.hand_model import angles_from_keypoints
 from ..operator.poses import FIST, OPEN_HAND
 from ..retargeting import HandCalibration, HandRetargeter, RetargetingConfig
-from ..retargeting.joint_mapping import with_operator_ranges
+from ..retargeting.joint_mapping import joint_map_path, load_joint_map, with_operator_ranges
 from ..rig import Rig
 from .config import RelativeArmConfig, StrategyConfig
-from .joint_mapping import joint_map_path, load_joint_map
 from .relative_arm import CartesianRelativeArm
 
 

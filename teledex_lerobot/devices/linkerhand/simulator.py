@@ -20,7 +20,7 @@ import can
 import numpy as np
 
 from ...kinematics import KinematicModel
-from ...models import resolve_urdf
+from ...kinematics.catalogue import resolve_urdf
 from ..can.simulator import BusSimulator, SimBus
 from ..simulated import FirstOrderJointDevice, SimDynamicsConfig
 from . import protocol as lp
