@@ -259,7 +259,6 @@ def record(cfg: TeledexRecordConfig) -> None:
 def main() -> None:
     silence_encoder_logs()
     register_third_party_plugins()
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     run_command("teledex-record", record)
 
 
