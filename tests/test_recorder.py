@@ -160,3 +160,35 @@ def test_disk_full_at_each_save_step_keeps_pairs(tmp_path, monkeypatch, where, p
     assert len(saved) == pairs_after_repair
     for folder in native_episode_dirs(tmp_path / "ds_native"):
         load_native_episode(folder, verify_checksums=True)
+
+
+class _Keyboard:
+    def stop(self):
+        pass
+
+
+def test_confirm_gated_episodes(tmp_path, monkeypatch, capsys):
+    """--confirm_episodes: each episode's summary waits for the operator's verdict; a discarded take is not saved,
+    the kept one is, with the summary and the verdict in its metadata."""
+    monkeypatch.setattr("teledex_lerobot.cli.record.create_key_listener", lambda *a, **k: _Keyboard())
+    recorder = make_recorder(tmp_path / "ds", episodes=1, seconds=30.0, confirm_episodes=True)
+    # the first take ends at tick 10 and is discarded in review at tick 15; the second ends at tick 25 and is kept
+    at_ticks(recorder, {10: press(recorder, "n"), 15: press(recorder, "d"), 25: press(recorder, "n"),
+                        30: press(recorder, "k")})
+    recorder.run()
+    output = capsys.readouterr().out
+    assert output.count("Keep it? k / enter = keep, d = discard, r = re-record") == 2
+    assert "Episode 0 discarded" in output
+    (episode,) = [load_native_episode(d) for d in native_episode_dirs(tmp_path / "ds_native")]
+    assert len(episode.telemetry["qpos"]) == 10  # ticks 16-25: the review's ticks are not recorded
+    review = episode.metadata["review"]
+    assert review["decision"] == "kept" and review["summary"]["frames_stored"] == 10
+    assert set(review["summary"]) == {"duration_s", "sync_success_rate", "dropped_ticks", "frames_stored", "faults"}
+
+
+def test_confirm_needs_a_keyboard_and_creates_nothing_without_one(tmp_path, monkeypatch):
+    monkeypatch.setattr("teledex_lerobot.cli.record.create_key_listener", lambda *a, **k: None)
+    recorder = make_recorder(tmp_path / "ds", episodes=1, seconds=1.0, confirm_episodes=True)
+    with pytest.raises(UserError, match="no keyboard can be read here"):
+        recorder.run()
+    assert not (tmp_path / "ds").exists() and not (tmp_path / "ds_native").exists()

@@ -13,8 +13,6 @@ import argparse
 import shutil
 from pathlib import Path
 
-from lerobot.datasets.aggregate import aggregate_datasets
-
 from ..storage.errors import DatasetError
 from ..storage.native import (
     copy_episode,
@@ -26,7 +24,6 @@ from ..storage.native import (
 from ..storage.repair import committed_episodes
 from ..storage.teledex_columns import SIDECAR_DIR
 from .errors import run_command
-from .lerobot_dataset import read_sidecar
 
 
 def station_pairs(root: Path) -> list[tuple[int, str]]:
@@ -40,6 +37,10 @@ def station_pairs(root: Path) -> list[tuple[int, str]]:
 
 
 def merge(out_root: Path, stations: list[Path], repo_id: str) -> None:
+    from lerobot.datasets.aggregate import aggregate_datasets  # here: --help must not load LeRobot
+
+    from .lerobot_dataset import read_sidecar
+
     out_native = Path(f"{out_root}_native")
     for target in (out_root, out_native):
         if target.exists():

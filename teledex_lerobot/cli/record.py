@@ -60,6 +60,9 @@ class TeledexRecordConfig:
     resume: bool = False
     # Wait for the space key before each episode; otherwise episodes start on their own.
     wait_for_start: bool = False
+    # After each episode, show its summary (duration, sync success, dropped ticks, faults) and wait for the operator:
+    # k / enter keeps it, d discards it, r re-records it. The verdict and summary go into the episode's metadata.
+    confirm_episodes: bool = False
 
     def __post_init__(self):
         if self.teleop is None:
@@ -169,12 +172,15 @@ class Recorder:
         try:
             self.teleop.connect()
             self.robot.connect()
-            self.session = self._open()
             teleop_keys = getattr(self.teleop, "keyboard_help", lambda: "")()
             listener = create_key_listener(self._on_key, controls_help="n next, r re-record, d discard, s/f success/"
                                            "failure, q quit" + (f"; teleoperation: {teleop_keys}" if teleop_keys else ""))
+            if listener is None and (self.cfg.wait_for_start or self.cfg.confirm_episodes):
+                raise UserError("--wait_for_start and --confirm_episodes wait for keys, and no keyboard can be read "
+                                "here (no terminal, no desktop session): run teledex-record in a terminal, or drop them")
+            self.session = self._open()
             saved = self.session.run(EpisodePlan(d.num_episodes, d.episode_time_s, d.reset_time_s, d.single_task,
-                                                 self.cfg.wait_for_start))
+                                                 self.cfg.wait_for_start, self.cfg.confirm_episodes))
         except BaseException as err:
             if _is_disk_full(err):
                 saved_now = len(self.session.saved_uuids) if self.session else 0
@@ -193,6 +199,8 @@ class Recorder:
 
     def _on_key(self, name: str) -> None:
         """Recording keys, then the teleoperator's own (its state machine: emergency, zero pose, ...)."""
+        if self.session is None:
+            return  # keys before the recording opened
         if not self.session.events.on_key(name) and hasattr(self.teleop, "press_keyboard_key"):
             self.teleop.press_keyboard_key(name)
 
@@ -259,7 +267,6 @@ def record(cfg: TeledexRecordConfig) -> None:
 def main() -> None:
     silence_encoder_logs()
     register_third_party_plugins()
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     run_command("teledex-record", record)
 
 

@@ -6,8 +6,6 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from lerobot.datasets.compute_stats import aggregate_stats
-from lerobot.datasets.io_utils import write_stats
 
 from ..storage.errors import DatasetError
 from ..storage.repair import repair_lerobot, repair_native
@@ -16,6 +14,9 @@ from .errors import run_command
 
 def recompute_stats(root: Path, episodes: list[dict]) -> None:
     """stats.json from the per-episode statistics LeRobot stores with each committed episode."""
+    from lerobot.datasets.compute_stats import aggregate_stats  # here, not at the top: --help must not load LeRobot
+    from lerobot.datasets.io_utils import write_stats
+
     per_episode = []
     for episode in episodes:
         stats: dict[str, dict] = {}

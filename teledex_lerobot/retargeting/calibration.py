@@ -16,10 +16,12 @@ the robot URDFs have at zero angles), then opens, closes and pinches each finger
 Without an operator calibration, `default_calibration` uses the average adult hand of `operator.hand_model`.
 """
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import platformdirs
 import yaml
 
 from ..operator.hand_model import angles_from_keypoints, keypoints_from_angles
@@ -97,10 +99,34 @@ def calibrate(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_
             low, high = 0.0, float(np.linalg.norm(human[tip] - human[THUMB_TIP]))
         pinch_ranges[finger.name] = [float(low), float(high)]
 
-    angles = angles_from_keypoints(recording, side)
-    low, high = np.percentile(angles, _PERCENTILES, axis=0)
-    angle_ranges = {name: [float(a), float(b)] for name, a, b in zip(CANONICAL_ANGLE_NAMES, low, high)}
+    angle_ranges = canonical_angle_ranges(angles_from_keypoints(recording, side))
     return HandCalibration(operator, hand, side, scales, offsets, pinch_ranges, angle_ranges)
+
+
+def canonical_angle_ranges(angles: np.ndarray) -> dict[str, list[float]]:
+    """The operator's own range of every canonical hand angle: the 2nd to 98th percentile over a recording."""
+    low, high = np.percentile(np.asarray(angles, dtype=float), _PERCENTILES, axis=0)
+    return {name: [float(a), float(b)] for name, a, b in zip(CANONICAL_ANGLE_NAMES, low, high, strict=True)}
+
+
+def calibrations_dir() -> Path:
+    """Where calibrations are kept: the user's data folder (never inside the installed package);
+    TELEDEX_CALIBRATIONS_DIR overrides it."""
+    override = os.environ.get("TELEDEX_CALIBRATIONS_DIR")
+    return Path(override) if override else Path(platformdirs.user_data_dir("teledex")) / "calibrations"
+
+
+def calibration_file(operator_or_path: str, hand: str, side: str) -> Path:
+    """A calibration file path (.yaml), or an operator's calibration of this hand and side by the operator's name."""
+    if operator_or_path.endswith((".yaml", ".yml")):
+        return Path(operator_or_path).expanduser()
+    path = calibrations_dir() / operator_or_path / f"{hand}_{side}.yaml"
+    if not path.is_file():
+        known = sorted(p.name for p in calibrations_dir().glob("*") if p.is_dir())
+        raise ValueError(f"No calibration of operator {operator_or_path!r} for {hand} ({side}) in {calibrations_dir()} "
+                         f"(operators there: {', '.join(known) or 'none'}). Run teledex-calibrate-hand, or give a "
+                         ".yaml path.")
+    return path
 
 
 def default_calibration(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, *, hand: str,

@@ -22,16 +22,27 @@ from .sink import EpisodeHeader, EpisodeSink, commit_pair
 INPUT_SOURCE = "input"
 
 
+# The operator's verdict on an episode under review (--confirm_episodes), by key.
+REVIEW_KEYS = {"k": "kept", "enter": "kept", "right": "kept", "n": "kept", "d": "discarded", "r": "re-record",
+               "left": "re-record", "q": "kept", "esc": "kept"}
+
+
 class RecordingEvents:
     """Key presses, turned into the flags the loop reads."""
 
     def __init__(self):
         self.end_episode = self.rerecord = self.discard = self.stop = self.start = False
         self.success: bool | None = None
+        self.reviewing = False  # an episode's summary is shown and waits for the operator's verdict
+        self.verdict: str | None = None
 
     def on_key(self, name: str) -> bool:
         """Set the flag of a recording key; False for keys that are not recording keys."""
         key = name.lower()
+        if self.reviewing and key in REVIEW_KEYS:
+            self.verdict = REVIEW_KEYS[key]
+            self.stop = self.stop or key in ("q", "esc")  # keep this one, then stop
+            return True
         if key in ("right", "n"):
             self.end_episode = True
         elif key in ("left", "r"):
@@ -52,6 +63,7 @@ class RecordingEvents:
     def next_episode(self) -> None:
         self.end_episode = self.rerecord = self.discard = self.start = False
         self.success = None
+        self.reviewing, self.verdict = False, None
 
 
 @dataclass
@@ -97,6 +109,8 @@ class EpisodePlan:
     reset_time_s: float
     task: str
     wait_for_start: bool = False
+    # Show each episode's summary and wait for the operator's verdict: keep (k/enter), discard (d), re-record (r).
+    confirm: bool = False
 
 
 class RecordingSession:
@@ -138,13 +152,17 @@ class RecordingSession:
                 viewer.end_episode("interrupted")
                 raise
             verdict = self._keep(log)
+            review = None
+            if verdict is None and plan.confirm:
+                review = self._review(header, log)
+                verdict = None if review["decision"] == "kept" else review["decision"]
             if verdict is not None:
                 for sink in sinks:
                     sink.abort()
                 print(f"Episode {header.index} {verdict}", flush=True)
                 viewer.end_episode(verdict)
                 continue
-            commit_pair(self.lerobot, self.native, self._episode_metadata(header, log))
+            commit_pair(self.lerobot, self.native, self._episode_metadata(header, log, review))
             viewer.end_episode("saved")
             self.saved_uuids.append(header.episode_uuid)
             self.next_index += 1
@@ -153,6 +171,31 @@ class RecordingSession:
                 print(f"Reset the environment ({plan.reset_time_s:g} s)", flush=True)
                 self._drive(None, duration_s=plan.reset_time_s)
         return len(self.saved_uuids)
+
+    def summary(self, log: EpisodeLog) -> dict:
+        """What the operator judges an episode by: duration, sync success, dropped ticks, faults."""
+        sync, timing = log.sync(), log.timing(self.layout.fps)
+        return {"duration_s": self._duration_s(log),
+                "sync_success_rate": sync["sync_success_rate"], "dropped_ticks": timing["dropped_ticks"],
+                "frames_stored": timing["frames_stored"], "faults": sorted(log.faults)}
+
+    def _duration_s(self, log: EpisodeLog) -> float:
+        return round((log.frame_ns[-1] - log.frame_ns[0]) / 1e9 + 1 / self.layout.fps, 3)
+
+    def _review(self, header: EpisodeHeader, log: EpisodeLog) -> dict:
+        """Show the episode's summary and hold the robot under control until the operator keeps, discards or
+        re-records it."""
+        summary = self.summary(log)
+        print(f"Episode {header.index}: {summary['duration_s']:.1f} s, sync ok "
+              f"{100 * summary['sync_success_rate']:.1f}%, {summary['dropped_ticks']} dropped ticks, faults: "
+              f"{', '.join(summary['faults']) or 'none'}.\n"
+              "  Keep it? k / enter = keep, d = discard, r = re-record", flush=True)
+        self.events.reviewing, self.events.end_episode = True, False  # the key that ended the episode is spent
+        self._drive(None, stop=lambda: self.events.verdict is not None)
+        self.events.reviewing = False
+        if self.events.verdict == "re-record":
+            self.events.rerecord = True
+        return {"decision": self.events.verdict, "summary": summary}
 
     def _keep(self, log: EpisodeLog) -> str | None:
         """Why the episode is not saved, or None to save it."""
@@ -224,18 +267,18 @@ class RecordingSession:
               f"{100 * sync['sync_success_rate']:.2f}%, mean sync error {sync['mean_sync_error_ms'] or 0:.1f} ms"
               f"{within}", flush=True)
 
-    def _episode_metadata(self, header: EpisodeHeader, log: EpisodeLog) -> dict:
+    def _episode_metadata(self, header: EpisodeHeader, log: EpisodeLog, review: dict | None = None) -> dict:
         timing = log.timing(self.layout.fps)
-        duration_s = (log.frame_ns[-1] - log.frame_ns[0]) / 1e9 + 1 / self.layout.fps
         return {
             **self.metadata,
             "episode": {"task_name": header.task, "episode_id": f"episode_{header.index:06d}",
                         "episode_uuid": header.episode_uuid, "session_id": self.session_id,
-                        "duration_s": round(duration_s, 3), "timesteps": len(log), "success": self.events.success,
+                        "duration_s": self._duration_s(log), "timesteps": len(log), "success": self.events.success,
                         "recorded_utc": datetime.now(timezone.utc).isoformat()},
             "sync": {"policy": asdict(self.sync_policy), **log.sync()},
             "timing": {**timing, "policy": asdict(self.timing_policy),
                        "within_policy": self.timing_policy.within(timing)},
             "faults": log.faults,
+            "review": review,  # the operator's verdict on the episode's summary, with --confirm_episodes
             "lerobot": {**self.metadata.get("lerobot", {}), "episode_index": header.index},
         }
