@@ -15,7 +15,7 @@ from ..storage.frame import FrameLayout, RecordedFrame
 from ..storage.native import NativeEpisode, NativeSink, load_native_episode, native_episode_dirs
 from ..storage.repair import committed_episodes
 from ..storage.sink import EpisodeHeader, commit_pair
-from ..storage.teledex_columns import FRAME_TIME, SYNC_VALID, TACTILE, source_column
+from ..storage.teledex_columns import DEVICE_FAULT, FRAME_TIME, SYNC_VALID, TACTILE, source_column
 from ..storage.video import copy_video_segment, read_video_frames
 from ..sync import SyncPolicy, validate_timestamps
 from .lerobot_dataset import LeRobotSink, read_sidecar
@@ -37,6 +37,16 @@ def _packet(stamps_row, frame_ns: int, sources, policy: SyncPolicy, recorded_val
         raise DatasetError(f"{where}: the recorded sync_valid disagrees with its timestamps under the recorded "
                            f"policy {policy}")
     return packet
+
+
+def _faults(metadata: dict, in_fault: bool, where: str) -> dict[str, str]:
+    """A converted frame's faults: the flag is stored per frame, which part and why once per episode (metadata)."""
+    if not in_fault:
+        return {}
+    faults = {part: fault["message"] for part, fault in metadata.get("faults", {}).items()}
+    if not faults:
+        raise DatasetError(f"{where}: marked {DEVICE_FAULT} but the episode's metadata lists no fault")
+    return faults
 
 
 def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progress=print) -> int:
@@ -64,7 +74,8 @@ def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progr
                 packet = _packet(t["source_timestamps_ns"][i], t["frame_timestamps_ns"][i], layout.source_names,
                                  policy, t["sync_valid"][i], f"{folder} frame {i}")
                 sink.add(RecordedFrame(t["qpos"][i], t["action"][i], t["tactile"][i],
-                                       {name: frames[i] for name, frames in videos.items()}, packet))
+                                       {name: frames[i] for name, frames in videos.items()}, packet,
+                                       _faults(episode.metadata, t["device_fault"][i], f"{folder} frame {i}")))
             metadata = {**episode.metadata, "lerobot": {**episode.metadata.get("lerobot", {}),
                                                         "episode_index": index}}
             commit_pair(sink, None, metadata)
@@ -118,10 +129,11 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
             sink.begin(EpisodeHeader(episode_uuid, index, metadata["episode"]["task_name"]))
             stamps = np.stack([rows[source_column(s)].to_numpy() for s in layout.source_names], axis=1)
             for i, (_, row) in enumerate(rows.iterrows()):
-                packet = _packet(stamps[i], row[FRAME_TIME], layout.source_names, policy, row[SYNC_VALID],
-                                 f"{lerobot_root} episode {index} frame {i}")
+                where = f"{lerobot_root} episode {index} frame {i}"
+                packet = _packet(stamps[i], row[FRAME_TIME], layout.source_names, policy, row[SYNC_VALID], where)
                 sink.add(RecordedFrame(np.asarray(row["observation.state"]), np.asarray(row["action"]),
-                                       np.asarray(row[TACTILE]) if layout.tactile_names else np.zeros(0), {}, packet))
+                                       np.asarray(row[TACTILE]) if layout.tactile_names else np.zeros(0), {}, packet,
+                                       _faults(metadata, row[DEVICE_FAULT], where)))
             commit_pair(sink, None, {**metadata, "lerobot": {**metadata.get("lerobot", {}), "episode_index": index}})
             written.append(sink.final_dir)
             progress(f"LeRobot episode {index} -> {sink.final_dir}")

@@ -5,9 +5,12 @@ Columns beside LeRobot's own (unprefixed, so no policy takes them as inputs; eve
 metadata `info.teledex` as recording metadata, not a sensor):
 - episode_uuid (int64 x 2, the uuid's 128 bits): pairs this episode with its native twin, kept through LeRobot's
   merge, split and delete tools;
-- sync_valid (bool), sync_max_diff_ms (float32), t_frame_ns and t_<source>_ns (int64, -1 = none): the sync packet;
+- sync_valid (bool), sync_max_diff_ms (float32), t_frame_ns and t_<source>_ns (int64, -1 = none: never measured,
+  or the part was in fault): the sync packet;
 - frame_interval_ms (float32, 0 on an episode's first frame) and frame_after_gap (bool): the frame timing, because
-  LeRobot's own `timestamp` column is frame_index / fps and cannot show a dropped tick.
+  LeRobot's own `timestamp` column is frame_index / fps and cannot show a dropped tick;
+- device_fault (bool): a device was in a latched fault, so the action is the target the hardware held (such a frame
+  is never sync_valid; which device and why are in the episode's metadata, "faults").
 Tactile taxels are the feature observation.tactile, never part of observation.state.
 
 Timestamps are int64 ns because float64 columns come back as float32 through the dataset's __getitem__.
@@ -32,6 +35,7 @@ from ..storage.frame import FrameLayout, RecordedFrame
 from ..storage.native import write_json_atomic
 from ..storage.sink import EpisodeHeader, EpisodeSink
 from ..storage.teledex_columns import (
+    DEVICE_FAULT,
     EPISODE_UUID,
     FRAME_AFTER_GAP,
     FRAME_INTERVAL_MS,
@@ -71,9 +75,11 @@ def dataset_features(layout: FrameLayout, use_video: bool) -> dict:
         FRAME_TIME: _column("int64", "when the frame was checked, monotonic ns"),
         FRAME_INTERVAL_MS: _column("float32", "time since the episode's previous frame, ms (0 on the first)"),
         FRAME_AFTER_GAP: _column("bool", "the frame follows a gap of more than 1.5 control periods"),
+        DEVICE_FAULT: _column("bool", "a device was in a latched fault (the action is the target it held)"),
     })
     for source in layout.source_names:
-        features[source_column(source)] = _column("int64", f"capture time of {source}, monotonic ns, -1 = none")
+        features[source_column(source)] = _column(
+            "int64", f"capture time of {source}, monotonic ns, -1 = none (never measured, or in fault)")
     return features
 
 
@@ -89,6 +95,7 @@ def lerobot_frame(layout: FrameLayout, frame: RecordedFrame, header: EpisodeHead
         FRAME_TIME: np.array([frame.frame_ns], dtype=np.int64),
         FRAME_INTERVAL_MS: np.array([timing.interval_ns[1] / 1e6], dtype=np.float32),
         FRAME_AFTER_GAP: np.array([bool(timing.after_gap[1])]),
+        DEVICE_FAULT: np.array([bool(frame.faults)]),
         "task": header.task,
     }
     if layout.tactile_names:

@@ -4,7 +4,9 @@ validated for time synchronisation and both formats committed as a pair.
 Same flag style as lerobot-record (--robot.*, --teleop.*, --dataset.*), plus --native.*, --sync.* and --timing.*.
 Keys while recording (from a terminal or a desktop session): n / right arrow = end the episode and save it;
 r / left arrow = re-record it; d = discard it and go on; s = mark it a success, f = a failure; space = start the next
-episode when --wait_for_start=true; q / Esc = save the episode and stop. Without a keyboard, episodes run on timers.
+episode when --wait_for_start=true; a = re-arm the devices after a fault; q / Esc = save the episode and stop.
+Without a keyboard, episodes run on timers, and a device fault ends the session. Device faults: --fault_policy
+(storage/recorder.py); a session ending with a fault unresolved exits with code 2.
 Videos are always encoded while recording (LeRobot's streaming encoder, --dataset.rgb_encoder.*), once per frame for
 both formats.
 """
@@ -30,7 +32,7 @@ from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 
 from ..storage.frame import FrameLayout
 from ..storage.native import NATIVE_FORMAT, NativeSink, write_json_atomic
-from ..storage.recorder import INPUT_SOURCE, EpisodePlan, RecordingSession
+from ..storage.recorder import FAULT_POLICIES, INPUT_SOURCE, STOP, EpisodePlan, RecordingSession
 from ..storage.video import silence_encoder_logs
 from ..sync import SyncPolicy, TimingPolicy
 from .errors import UserError, run_command
@@ -63,8 +65,14 @@ class TeledexRecordConfig:
     # After each episode, show its summary (duration, sync success, dropped ticks, faults) and wait for the operator:
     # k / enter keeps it, d discards it, r re-records it. The verdict and summary go into the episode's metadata.
     confirm_episodes: bool = False
+    # When a device fault latches during an episode: "stop" it there and save it marked, "rerecord" (drop it), or
+    # "keep-and-mark" (record on, every frame in fault flagged). Either way, the next episode waits for the operator
+    # to re-arm (the `a` key) once the cause is gone.
+    fault_policy: str = STOP
 
     def __post_init__(self):
+        if self.fault_policy not in FAULT_POLICIES:
+            raise UserError(f"--fault_policy must be one of {', '.join(FAULT_POLICIES)} (got {self.fault_policy!r})")
         if self.teleop is None:
             raise UserError("A teleoperator is required: --teleop.type=... (e.g. teledex_replay)")
         if not self.dataset.repo_id:
@@ -129,7 +137,7 @@ class Recorder:
                 "streaming_encoding": True, "encoder_queue_maxsize": d.encoder_queue_maxsize,
                 "encoder_threads": d.encoder_threads}
 
-    def _open(self) -> RecordingSession:
+    def _open(self, keyboard: bool) -> RecordingSession:
         """The two sinks, once the robot is connected (cameras know their intrinsics then)."""
         d = self.cfg.dataset
         cameras = {n: camera_info(c) for n, c in self.robot.cameras.items()}
@@ -162,7 +170,7 @@ class Recorder:
             raise
         return RecordingSession(self.robot, self.teleop, self.layout, self.lerobot, native,
                                 self.lerobot.next_index, self._metadata(), self.cfg.sync, self.cfg.timing,
-                                session_id=session_id)
+                                session_id=session_id, fault_policy=self.cfg.fault_policy, keyboard=keyboard)
 
     def run(self) -> int:
         d = self.cfg.dataset
@@ -174,11 +182,12 @@ class Recorder:
             self.robot.connect()
             teleop_keys = getattr(self.teleop, "keyboard_help", lambda: "")()
             listener = create_key_listener(self._on_key, controls_help="n next, r re-record, d discard, s/f success/"
-                                           "failure, q quit" + (f"; teleoperation: {teleop_keys}" if teleop_keys else ""))
+                                           "failure, a re-arm after a device fault, q quit"
+                                           + (f"; teleoperation: {teleop_keys}" if teleop_keys else ""))
             if listener is None and (self.cfg.wait_for_start or self.cfg.confirm_episodes):
                 raise UserError("--wait_for_start and --confirm_episodes wait for keys, and no keyboard can be read "
                                 "here (no terminal, no desktop session): run teledex-record in a terminal, or drop them")
-            self.session = self._open()
+            self.session = self._open(keyboard=listener is not None)
             saved = self.session.run(EpisodePlan(d.num_episodes, d.episode_time_s, d.reset_time_s, d.single_task,
                                                  self.cfg.wait_for_start, self.cfg.confirm_episodes))
         except BaseException as err:
@@ -195,6 +204,11 @@ class Recorder:
                                                           else ""))
         if d.push_to_hub and saved:
             self.lerobot.dataset.push_to_hub(tags=d.tags, private=d.private)
+        if self.session.unresolved_faults:
+            raise UserError("the session ended with device faults nobody cleared (" + "; ".join(
+                f"{part}: {message}" for part, message in self.session.unresolved_faults.items()) + "). The episodes "
+                "saved are intact and every frame in fault is marked (device_fault); fix the cause, then record on "
+                "with --resume=true.")
         return saved
 
     def _on_key(self, name: str) -> None:

@@ -7,7 +7,9 @@
                                      (T, n_action), tactile (T, n_taxels) float32 (what LeRobot stores, so the formats
                                      convert both ways losslessly); frame_timestamps_ns, frame_interval_ns (T,) int64,
                                      frame_after_gap (T,) bool; source_names (S,), source_timestamps_ns (T, S) int64
-                                     (-1 = none); sync_valid, sync_fresh, sync_consistent (T,) bool; sync_max_diff_ns
+                                     (-1 = none: never measured, or the part was in fault); sync_valid, sync_fresh,
+                                     sync_consistent (T,) bool; sync_max_diff_ns; device_fault (T,) bool: a device
+                                     was in a latched fault (the action is the target it held; never sync-valid)
             manifest.json            format, episode uuid, frame count, every file with its size and SHA-256
             metadata.json            task, ids (episode uuid shared with the LeRobot episode), duration, hardware,
                                      cameras, collection settings, sync and frame-timing figures, faults
@@ -36,11 +38,12 @@ from .frame import FrameLayout, RecordedFrame
 from .sink import EpisodeHeader, EpisodeSink
 from .video import H264Writer
 
-NATIVE_FORMAT = "teledex-native/2"
+NATIVE_FORMAT = "teledex-native/3"  # 3: device_fault
 PARTIAL_SUFFIX = ".partial"
 TELEMETRY_KEYS = ("state_names", "action_names", "tactile_names", "qpos", "qvel", "action", "tactile",
                   "frame_timestamps_ns", "frame_interval_ns", "frame_after_gap", "source_names",
-                  "source_timestamps_ns", "sync_valid", "sync_fresh", "sync_consistent", "sync_max_diff_ns")
+                  "source_timestamps_ns", "sync_valid", "sync_fresh", "sync_consistent", "sync_max_diff_ns",
+                  "device_fault")
 
 
 class NativeFormatError(DatasetError):
@@ -121,6 +124,7 @@ def telemetry_arrays(layout: FrameLayout, frames: list[RecordedFrame]) -> dict[s
         "sync_fresh": np.array([p.fresh for p in packets], dtype=bool),
         "sync_consistent": np.array([p.consistent for p in packets], dtype=bool),
         "sync_max_diff_ns": np.array([p.max_diff_ns for p in packets], dtype=np.int64),
+        "device_fault": np.array([bool(f.faults) for f in frames], dtype=bool),
     }
 
 

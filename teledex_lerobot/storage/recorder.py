@@ -2,8 +2,17 @@
 RecordedFrame to every sink; episodes end on the timer or a key, and are committed as a pair (sink.commit_pair).
 
 The robot is any object with get_observation(), send_action(action) -> sent action and validate(extra stamps) ->
-SyncPacket (lerobot_robot_teledex.SyncValidatedRobot around any LeRobot robot), optionally device_faults(); the
-input is any object with get_action() and optionally sample_capture_ns.
+SyncPacket (lerobot_robot_teledex.SyncValidatedRobot around any LeRobot robot), optionally the pair device_faults()
+and clear_faults() -> the faults that remain; the input is any object with get_action() and optionally
+sample_capture_ns.
+
+Device faults are part of the data: every frame records whether a device was in a latched fault (its action is then
+the target the hardware held), each episode's metadata lists the faults, and the progress line always shows the
+fault state. When a fault latches during an episode, the fault policy decides: STOP (the default) ends the episode
+at that frame and saves it marked; RERECORD drops it; KEEP_AND_MARK records on, every frame in fault flagged. No
+episode starts on a device in fault: the operator is told and re-arms with the `a` key once the cause is gone (the
+control loop keeps running meanwhile, recording nothing); without a keyboard the session ends. A session that ends
+with a fault unresolved says so (unresolved_faults), for a non-zero exit.
 """
 
 import time
@@ -20,6 +29,8 @@ from .frame import FrameLayout, RecordedFrame
 from .sink import EpisodeHeader, EpisodeSink, commit_pair
 
 INPUT_SOURCE = "input"
+STOP, RERECORD, KEEP_AND_MARK = "stop", "rerecord", "keep-and-mark"
+FAULT_POLICIES = (STOP, RERECORD, KEEP_AND_MARK)
 
 
 # The operator's verdict on an episode under review (--confirm_episodes), by key.
@@ -31,7 +42,7 @@ class RecordingEvents:
     """Key presses, turned into the flags the loop reads."""
 
     def __init__(self):
-        self.end_episode = self.rerecord = self.discard = self.stop = self.start = False
+        self.end_episode = self.rerecord = self.discard = self.stop = self.start = self.rearm = False
         self.success: bool | None = None
         self.reviewing = False  # an episode's summary is shown and waits for the operator's verdict
         self.verdict: str | None = None
@@ -54,6 +65,8 @@ class RecordingEvents:
             print(f"Episode marked a {'success' if self.success else 'failure'}")
         elif key == "space":
             self.start = True
+        elif key == "a":
+            self.rearm = True
         elif key in ("esc", "q"):
             self.stop = self.end_episode = True
         else:
@@ -77,6 +90,7 @@ class EpisodeLog:
     max_diff_ms: list = field(default_factory=list)
     stamps: list = field(default_factory=list)
     faults: dict = field(default_factory=dict)  # part -> {"message", "first_frame", "frames"}
+    stopped_by_fault: bool = False  # the fault policy ended the episode at its first frame in fault
 
     def add(self, frame: RecordedFrame) -> None:
         index = len(self.frame_ns)
@@ -116,7 +130,8 @@ class EpisodePlan:
 class RecordingSession:
     def __init__(self, robot, teleop, layout: FrameLayout, lerobot: EpisodeSink, native: EpisodeSink | None,
                  first_index: int, metadata: dict, sync_policy: SyncPolicy, timing_policy: TimingPolicy,
-                 events: RecordingEvents | None = None, session_id: str | None = None):
+                 events: RecordingEvents | None = None, session_id: str | None = None,
+                 fault_policy: str = STOP, keyboard: bool = False):
         self.robot = robot
         self.teleop = teleop
         self.layout = layout
@@ -128,15 +143,20 @@ class RecordingSession:
         self.timing_policy = timing_policy
         self.events = events or RecordingEvents()
         self.session_id = session_id
+        self.fault_policy = fault_policy
+        self.keyboard = keyboard  # the operator has keys to press (re-arm after a fault); without, no key waits
         self.saved_uuids: list[str] = []
+        self.unresolved_faults: dict[str, str] = {}  # at the end of run(): faults nobody cleared
 
     def run(self, plan: EpisodePlan) -> int:
         while len(self.saved_uuids) < plan.num_episodes and not self.events.stop:
             self.events.next_episode()
+            if not self._rearmed():
+                break
             if plan.wait_for_start:
                 print("Press space to start the episode")
                 self._drive(None, stop=lambda: self.events.start or self.events.stop)
-                if self.events.stop:
+                if self.events.stop or not self._rearmed():  # a fault may latch while the operator gets ready
                     break
             header = EpisodeHeader.new(self.next_index, plan.task)
             print(f"Recording episode {header.index} ({len(self.saved_uuids) + 1}/{plan.num_episodes})", flush=True)
@@ -163,13 +183,16 @@ class RecordingSession:
                 viewer.end_episode(verdict)
                 continue
             commit_pair(self.lerobot, self.native, self._episode_metadata(header, log, review))
-            viewer.end_episode("saved")
+            viewer.end_episode("saved" + (f", stopped by a device fault ({', '.join(log.faults)})"
+                                          if log.stopped_by_fault else ""))
             self.saved_uuids.append(header.episode_uuid)
             self.next_index += 1
             self._print_saved(header, log)
-            if len(self.saved_uuids) < plan.num_episodes and not self.events.stop and plan.reset_time_s > 0:
+            if len(self.saved_uuids) < plan.num_episodes and not self.events.stop and plan.reset_time_s > 0 \
+                    and not self._faults():
                 print(f"Reset the environment ({plan.reset_time_s:g} s)", flush=True)
                 self._drive(None, duration_s=plan.reset_time_s)
+        self.unresolved_faults = self._faults()
         return len(self.saved_uuids)
 
     def summary(self, log: EpisodeLog) -> dict:
@@ -197,8 +220,43 @@ class RecordingSession:
             self.events.rerecord = True
         return {"decision": self.events.verdict, "summary": summary}
 
+    def _faults(self) -> dict[str, str]:
+        return self.robot.device_faults() if hasattr(self.robot, "device_faults") else {}
+
+    def _not_measured(self, faults: dict[str, str]) -> dict[str, None]:
+        """The joint sources with no live measurement: a part in fault reports no capture time, so no frame recorded
+        in fault is sync-valid. A robot with one joint source for all its parts loses it to any part's fault."""
+        if not faults:
+            return {}
+        joints = [s for s in self.layout.source_names if s not in self.layout.cameras and s != INPUT_SOURCE]
+        return dict.fromkeys([s for s in joints if s in faults] or joints)
+
+    def _rearmed(self) -> bool:
+        """Whether the devices are healthy (at once, or after the operator re-armed them); False ends the session."""
+        faults = self._faults()
+        if not faults:
+            return True
+        print("DEVICE FAULT: " + "; ".join(f"{part}: {message}" for part, message in faults.items()), flush=True)
+        if not self.keyboard:
+            print("No keyboard to re-arm with: ending the session.", flush=True)
+            return False
+        while faults:
+            print("Fix the cause, then press 'a' to re-arm the devices ('q' ends the session).", flush=True)
+            self.events.rearm = False
+            self._drive(None, stop=lambda: self.events.rearm or self.events.stop)
+            if self.events.stop:
+                return False
+            faults = self.robot.clear_faults()
+            if faults:
+                print("Still in fault: " + "; ".join(f"{part}: {message}" for part, message in faults.items()),
+                      flush=True)
+        print("Re-armed: the devices are healthy.", flush=True)
+        return True
+
     def _keep(self, log: EpisodeLog) -> str | None:
         """Why the episode is not saved, or None to save it."""
+        if log.stopped_by_fault and self.fault_policy == RERECORD:
+            return f"stopped by a device fault at frame {len(log) - 1}: dropped, to be re-recorded"
         if self.events.discard:
             return "discarded"
         if self.events.rerecord:
@@ -227,10 +285,12 @@ class RecordingSession:
             observation = self.robot.get_observation()
             action = self.teleop.get_action()
             input_ns = getattr(self.teleop, "sample_capture_ns", None) or now_ns()
-            packet = self.robot.validate({INPUT_SOURCE: input_ns})
-            viewer.log_sync(packet)
             sent = self.robot.send_action(action)
-            faults = self.robot.device_faults() if hasattr(self.robot, "device_faults") else {}
+            # Read once, after the send: a device that latched during this tick held its target (the action stored),
+            # and the frame's fault flag, its sync check and the fault policy all see the same faults.
+            faults = self._faults()
+            packet = self.robot.validate({INPUT_SOURCE: input_ns, **self._not_measured(faults)})
+            viewer.log_sync(packet)
             if hasattr(self.teleop, "report_robot_faults"):  # shown to the operator (the headset's status panel)
                 self.teleop.report_robot_faults(faults)
             if sinks:
@@ -238,6 +298,11 @@ class RecordingSession:
                 for sink in sinks:
                     sink.add(frame)
                 log.add(frame)
+                if faults and self.fault_policy != KEEP_AND_MARK:
+                    log.stopped_by_fault = True
+                    print(f"Episode {header.index}: stopped by a device fault at frame {len(log) - 1} ("
+                          + ", ".join(faults) + ")", flush=True)
+                    break
                 if time.perf_counter() >= next_report:
                     next_report += 1.0
                     self._print_progress(header, log, time.perf_counter() - started)
@@ -252,7 +317,9 @@ class RecordingSession:
         sync = log.sync()
         recent = log.sync(last=self.layout.fps)  # the last second: who is behind right now
         lagging = lagging_source(recent)
-        faults = "".join(f"\n  FAULT {part}: {f['message']}" for part, f in log.faults.items())
+        now_faults = self._faults()  # the state now, whatever the episode has seen
+        faults = "  devices ok" if not now_faults else "".join(f"\n  FAULT {part}: {message}"
+                                                                for part, message in now_faults.items())
         print(f"  episode {header.index}  {elapsed_s:5.1f} s  stored {timing['frames_stored']}/"
               f"{timing['frames_expected']} frames ({timing['dropped_ticks']} dropped ticks)  "
               f"sync ok {100 * sync['sync_success_rate']:5.1f}%"
@@ -262,6 +329,9 @@ class RecordingSession:
     def _print_saved(self, header: EpisodeHeader, log: EpisodeLog) -> None:
         sync, timing = log.sync(), log.timing(self.layout.fps)
         within = "" if self.timing_policy.within(timing) else "  TIMING BELOW POLICY (marked in metadata)"
+        if log.faults:
+            within += (f"  DEVICE FAULT from frame {min(f['first_frame'] for f in log.faults.values())}"
+                       f"{' (the episode stopped there)' if log.stopped_by_fault else ''}, marked in both formats")
         print(f"Saved episode {header.index} ({header.episode_uuid}): {timing['frames_stored']}/"
               f"{timing['frames_expected']} frames ({timing['dropped_ticks']} dropped ticks), sync ok "
               f"{100 * sync['sync_success_rate']:.2f}%, mean sync error {sync['mean_sync_error_ms'] or 0:.1f} ms"
@@ -280,5 +350,6 @@ class RecordingSession:
                        "within_policy": self.timing_policy.within(timing)},
             "faults": log.faults,
             "review": review,  # the operator's verdict on the episode's summary, with --confirm_episodes
+            "fault_policy": {"policy": self.fault_policy, "stopped_by_fault": log.stopped_by_fault},
             "lerobot": {**self.metadata.get("lerobot", {}), "episode_index": header.index},
         }
