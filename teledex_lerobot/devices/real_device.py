@@ -96,6 +96,10 @@ class RealJointDevice(JointDevice):
     def _startup(self) -> None:
         """Runs once feedback flows, before the watchdog starts (enable sequences, speed settings)."""
 
+    def _rearm(self) -> None:
+        """Runs at a re-arm, on a working connection: restore what _startup set up and the device has lost since (a
+        power cycle disables the Piper's motors). May raise DeviceUnavailable: the fault then stays."""
+
     def _needs_reopen(self) -> bool:
         """Whether the connection is beyond repair without rebuilding it (the SDK stopped using its bus)."""
         return False
@@ -172,15 +176,16 @@ class RealJointDevice(JointDevice):
 
     def clear_fault(self) -> None:
         """Re-arm after the operator has dealt with the cause; a cause still present is re-detected at once. When the
-        SDK has given up on its bus (a bus-off, an interface that went away), the connection is rebuilt first; if
-        that fails, the fault stays, saying why."""
+        SDK has given up on its bus (a bus-off, an interface that went away), the connection is rebuilt first, and
+        what the device lost since its start-up is restored (_rearm); if either fails, the fault stays (logged)."""
         with self._io_lock:
-            if self._needs_reopen():
-                try:
+            try:
+                if self._needs_reopen():
                     self._reopen()
-                except Exception as error:
-                    logger.warning("%s: reconnecting failed: %s", self.name, error)
-                    return
+                self._rearm()
+            except Exception as error:
+                logger.warning("%s: re-arming failed: %s", self.name, error)
+                return
             with self._fault_lock:
                 self._fault = None
             self._supervise(rearming=True)

@@ -2,7 +2,8 @@
 
 Connection: the SDK's documented seam for non-socketcan interfaces, CreateCanBus with the configured interface,
 then ConnectPort (read threads; queries limits and firmware). Startup: CAN control + joint
-mode, then EnableArm until every motor reports driver-enabled (foc_status bit 6), then the gripper if it is driven.
+mode, then EnableArm until every motor reports driver-enabled (foc_status bit 6), then the gripper if it is driven;
+a re-arm finding the motors disabled (the arm was power-cycled) runs the same enable sequence again.
 Each command resends MotionCtrl_2 (the arm acts on joint targets only in CAN + joint mode; the vendor demos do the
 same) and JointCtrl/GripperCtrl in integer device units (0.001 deg, 0.001 mm; the SDK rejects floats).
 Feedback: joints and gripper from the SDK's caches, stamped with the CAN frame's receive time converted to our
@@ -99,8 +100,17 @@ class PiperJointDevice(RealJointDevice):
         self._sdk = sdk
 
     def _startup(self) -> None:
-        sdk = self._sdk
         self.firmware = self._wait_firmware()
+        self._enable()
+
+    def _rearm(self) -> None:
+        if self._drives_arm and not all(self._sdk.GetArmEnableStatus()):
+            logger.info("%s: the motors are disabled (power cycled?): enabling them again", self.name)
+            self._enable()
+
+    def _enable(self) -> None:
+        """CAN + joint mode, every motor enabled, the target where the arm is now (the next command must not jump)."""
+        sdk = self._sdk
         sdk.MotionCtrl_2(pp.CTRL_MODE_CAN, pp.MOVE_MODE_J, self.settings.speed_percent, 0x00)
         deadline = time.monotonic() + self.config.connect_timeout_s
         while not sdk.EnablePiper():  # sends EnableArm(7); True once all six motors report driver-enabled
@@ -177,7 +187,8 @@ class PiperJointDevice(RealJointDevice):
                 problems.append(f"gripper driver: {', '.join(bits)}")
         if not problems:
             return None
-        return "; ".join(problems) + ". Clear the cause, re-enable (teledex-doctor shows the state), then clear_fault()."
+        return "; ".join(problems) + (". Clear the cause (teledex-doctor shows the state), then re-arm: that enables "
+                                      "the motors again.")
 
     def _bus_problem(self) -> str | None:
         can_bus = self._sdk.GetCanBus() if self._sdk is not None else None

@@ -116,7 +116,7 @@ class LinkerA7JointDevice(RealJointDevice):
         if not hot:
             return None
         return (f"motors {hot} at {temperatures.round(1).tolist()} C (limit {OVER_TEMPERATURE_C} C). Let the arm "
-                "cool and lighten its load, then clear_fault().")
+                "cool and lighten its load, then re-arm.")
 
     def _no_feedback_hint(self) -> str:
         silent = self._silent_motor_ids()

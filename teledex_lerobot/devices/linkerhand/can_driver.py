@@ -123,7 +123,7 @@ class LinkerHandCanDevice(RealJointDevice):
             problems.append(f"motor temperatures {temperatures.tolist()} C (limit {OVER_TEMPERATURE_C} C)")
         if not problems:
             return None
-        return "; ".join(problems) + ". Let the hand cool / free the blocked finger, power-cycle, then clear_fault()."
+        return "; ".join(problems) + ". Let the hand cool / free the blocked finger, power-cycle, then re-arm."
 
     def _no_feedback_hint(self) -> str:
         return (f"The hand (CAN ID {self.hand_id:#x}, {'right' if self.hand_id == lp.RIGHT_HAND_ID else 'left'}) "

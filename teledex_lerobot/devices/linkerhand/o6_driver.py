@@ -149,4 +149,4 @@ class O6JointDevice(RealJointDevice):
                 problems.append(f"motor temperatures {values} C (limit {OVER_TEMPERATURE_C} C)")
         if not problems:
             return None
-        return "; ".join(problems) + ". Let the hand cool / free the blocked finger, power-cycle, then clear_fault()."
+        return "; ".join(problems) + ". Let the hand cool / free the blocked finger, power-cycle, then re-arm."
