@@ -3,12 +3,13 @@
 1. Recordings: teledex-sim runs a Piper and a LinkerHand O6 on the teledex loopback bus; --load processes spin
    (default 2: one per core of this machine, nice 0, the way another user's job would); teledex-record records
    --recordings separate runs of one --episode_s episode each, backend=real with the production feedback timeout
-   (50 ms), the preset's render camera included. Per run: the faults the drivers latched, the times our reader was
+   (50 ms), the preset's render camera included. Per run: the faults the drivers latched, the frames recorded
+   marked device_fault (a fault ends the episode there: the default --fault_policy), the times our reader was
    starved (logged, not latched) and the longest, and, from a sniffer process on both channels, what the bus itself
    saw during the recorded episode (from its first frame to its last): the longest gap between the Piper's joint
    feedback frames and the hand's slowest reply to a read request (sender wire times, so the sniffer's own
-   scheduling does not count). A fault in a
-   run whose bus shows no gap as long as the timeout is a false fault; a gap that long with no fault, a missed one.
+   scheduling does not count). A fault in a run whose bus shows no gap as long as the timeout is a false fault; a
+   gap that long with no fault, a missed one.
 2. Cable pulls: under the same load, our Piper and O6 drivers connect (in this process) to a fresh teledex-sim,
    which is then killed (SIGKILL: every cable out at once); per driver, the fault detection time after the kill,
    minus the feedback timeout (the requirement: within 100 ms of it).
@@ -120,8 +121,9 @@ def record_once(root: Path, episode_s: float) -> dict:
     sniffer.wait(timeout=10)
     output = run.stdout + run.stderr
     # the gaps that overlap the recorded episode (its frames' monotonic times, on the wall clock here)
-    frames_ns = np.concatenate([np.load(path)["frame_timestamps_ns"] for path in
-                                Path(f"{root}_native").glob("*/episode_*/telemetry.npz")] or [np.zeros(0)])
+    telemetry = [np.load(path) for path in Path(f"{root}_native").glob("*/episode_*/telemetry.npz")]
+    frames_ns = np.concatenate([t["frame_timestamps_ns"] for t in telemetry] or [np.zeros(0)])
+    marked = sum(int(t["device_fault"].sum()) for t in telemetry)  # frames recorded in fault (device_fault)
     wall_offset_s = (time.time_ns() - now_ns()) / 1e9
     first_s, last_s = (frames_ns.min() / 1e9 + wall_offset_s, frames_ns.max() / 1e9 + wall_offset_s) \
         if len(frames_ns) else (np.inf, -np.inf)
@@ -130,6 +132,7 @@ def record_once(root: Path, episode_s: float) -> dict:
     faults = [f"{m.group(1)}: {m.group(2)[:160]}" for m in FAULT_LINE.finditer(output)]
     starved_ms = [float(m.group(2)) for m in STARVED_LINE.finditer(output)]
     return {"exit": run.returncode, "seconds": elapsed_s, "faults": faults, "starved_ms": starved_ms, **bus,
+            "frames": len(frames_ns), "marked": marked,
             "sniffer_dropped": dropped,
             "tail": output.strip().splitlines()[-3:]}
 
@@ -190,10 +193,11 @@ def main() -> None:
     print(f"Recordings: Piper + O6 against teledex-sim, {args.recordings} x {args.episode_s:g} s, feedback timeout "
           f"{FEEDBACK_TIMEOUT_MS:g} ms, {args.load} busy processes, {os.cpu_count()} CPUs, load average at the end "
           f"{os.getloadavg()[0]:.1f}")
-    print(f"{'run':>4}{'exit':>6}{'faults':>8}{'starved':>9}{'longest ms':>12}{'bus arm gap ms':>16}"
-          f"{'bus hand reply ms':>19}{'sniffer lost':>14}")
+    print(f"{'run':>4}{'exit':>6}{'frames':>8}{'marked':>8}{'faults':>8}{'starved':>9}{'longest ms':>12}"
+          f"{'bus arm gap ms':>16}{'bus hand reply ms':>19}{'sniffer lost':>14}")
     for index, row in enumerate(rows):
-        print(f"{index:>4}{row['exit']:>6}{len(row['faults']):>8}{len(row['starved_ms']):>9}"
+        print(f"{index:>4}{row['exit']:>6}{row['frames']:>8}{row['marked']:>8}{len(row['faults']):>8}"
+              f"{len(row['starved_ms']):>9}"
               f"{max(row['starved_ms'], default=0):>12.0f}{row['arm_gap_ms']:>16.1f}"
               f"{row['hand_gap_ms']:>19.1f}{row['sniffer_dropped']:>14}")
     false = [f for row in rows for f in row["faults"]
