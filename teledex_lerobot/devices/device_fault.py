@@ -28,10 +28,13 @@ class DeviceFault:
     kind: str
     message: str  # what happened and what to check, for the operator
     detected_ns: int  # clock.now_ns() when the driver noticed
+    # When the cause began, where the driver can tell (a silence: its last feedback frame); a recorder marks what it
+    # recorded since then, before the fault was detected. None: at detected_ns.
+    since_ns: int | None = None
 
 
-def make_fault(kind: str, message: str) -> DeviceFault:
-    return DeviceFault(kind, message, now_ns())
+def make_fault(kind: str, message: str, since_ns: int | None = None) -> DeviceFault:
+    return DeviceFault(kind, message, now_ns(), since_ns)
 
 
 class WallToMonotonic:

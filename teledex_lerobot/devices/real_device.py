@@ -215,11 +215,11 @@ class RealJointDevice(JointDevice):
         self._close()
         self._connect_io()
 
-    def _raise(self, kind: str, message: str) -> None:
+    def _raise(self, kind: str, message: str, since_ns: int | None = None) -> None:
         with self._fault_lock:
             if self._fault is not None:
                 return  # keep the first cause: later faults are usually its consequences
-            self._fault = make_fault(kind, f"{self.name}: {message}")
+            self._fault = make_fault(kind, f"{self.name}: {message}", since_ns)
             self._health["faults_latched"] += 1
         logger.error("%s", self._fault.message)
 
@@ -270,8 +270,9 @@ class RealJointDevice(JointDevice):
     def _check(self, state: JointState | None, rearming: bool) -> None:
         silence = self._silence(state, confirm=not rearming)
         if silence is not None:
-            self._raise(FEEDBACK_TIMEOUT, f"{silence} (limit {self.config.feedback_timeout_ms:.0f} ms). "
-                                          f"{self._no_feedback_hint()}")
+            message, since_ns = silence
+            self._raise(FEEDBACK_TIMEOUT, f"{message} (limit {self.config.feedback_timeout_ms:.0f} ms). "
+                                          f"{self._no_feedback_hint()}", since_ns)
             return
         problem = self._bus_problem()
         if problem is not None:
@@ -281,21 +282,23 @@ class RealJointDevice(JointDevice):
         if error is not None:
             self._raise(JOINT_ERROR, error)
 
-    def _silence(self, state: JointState | None, confirm: bool = True) -> str | None:
-        """What shows the device silent, or None. A starved reader of ours is logged (once per episode of it, with
-        its length) and counted."""
+    def _silence(self, state: JointState | None, confirm: bool = True) -> tuple[str, int | None] | None:
+        """What shows the device silent and since when (clock.now_ns), or None. A starved reader of ours is logged
+        (once per episode of it, with its length) and counted."""
         now = now_ns()
         timeout_ms = self.config.feedback_timeout_ms
         if self.liveness is None:
             age_ms = (now - state.capture_ns) / 1e6 if state is not None else float("inf")
-            return f"no feedback for {age_ms:.0f} ms" if age_ms > timeout_ms else None
+            since_ns = None if state is None else state.capture_ns
+            return (f"no feedback for {age_ms:.0f} ms", since_ns) if age_ms > timeout_ms else None
         verdict = self.liveness.judge(now, timeout_ms, confirm)
         if verdict.state == STARVED:
             if self._starved_since_ns is None:
                 self._starved_since_ns = now - int(verdict.age_ms * 1e6)
                 self._health["reader_starved"] += 1
             if verdict.age_ms > READER_STALL_LIMIT_MS:
-                return f"our reader of the bus has taken nothing from it for {verdict.age_ms:.0f} ms (it is stuck)"
+                return f"our reader of the bus has taken nothing from it for {verdict.age_ms:.0f} ms (it is stuck)", \
+                    self._starved_since_ns
             return None
         if self._starved_since_ns is not None:
             behind_ms = (now - self._starved_since_ns) / 1e6
@@ -306,4 +309,5 @@ class RealJointDevice(JointDevice):
         if verdict.state != SILENT:
             return None
         source = f" from {verdict.source}" if verdict.source else ""  # devices with several sources name them
-        return f"no feedback{source} for {verdict.age_ms:.0f} ms (by the bus's receive times)"
+        return (f"no feedback{source} for {verdict.age_ms:.0f} ms (by the bus's receive times)",
+                now - int(verdict.age_ms * 1e6))

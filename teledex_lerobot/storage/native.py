@@ -9,7 +9,7 @@
                                      frame_after_gap (T,) bool; source_names (S,), source_timestamps_ns (T, S) int64
                                      (-1 = none: never measured, or the part was in fault); sync_valid, sync_fresh,
                                      sync_consistent (T,) bool; sync_max_diff_ns; device_fault (T,) bool: a device
-                                     was in a latched fault (the action is the target it held; never sync-valid)
+                                     was in fault (storage/teledex_columns.py)
             manifest.json            format, episode uuid, frame count, every file with its size and SHA-256
             metadata.json            task, ids (episode uuid shared with the LeRobot episode), duration, hardware,
                                      cameras, collection settings, sync and frame-timing figures, faults

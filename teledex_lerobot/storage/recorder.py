@@ -6,24 +6,27 @@ SyncPacket (lerobot_robot_teledex.SyncValidatedRobot around any LeRobot robot), 
 and clear_faults() -> the faults that remain; the input is any object with get_action() and optionally
 sample_capture_ns.
 
-Device faults are part of the data: every frame records whether a device was in a latched fault (its action is then
-the target the hardware held), each episode's metadata lists the faults, and the progress line always shows the
-fault state. When a fault latches during an episode, the fault policy decides: STOP (the default) ends the episode
-at that frame and saves it marked; RERECORD drops it; KEEP_AND_MARK records on, every frame in fault flagged. No
+Device faults are part of the data: every frame records whether a device was in fault (its action is then the target
+the hardware held, and the frame is never sync-valid), each episode's metadata lists the faults, and the progress
+line always shows the fault state. A fault is detected after its cause (a silence once the feedback timeout has
+passed): frames reach the sinks LOOKBACK_NS late, so those recorded since the cause are marked too. When a fault
+latches during an episode, the fault policy decides: STOP (the default) ends the episode there and saves it marked;
+RERECORD drops it; KEEP_AND_MARK records on, every frame in fault marked. No
 episode starts on a device in fault: the operator is told and re-arms with the `a` key once the cause is gone (the
 control loop keeps running meanwhile, recording nothing); without a keyboard the session ends. A session that ends
 with a fault unresolved says so (unresolved_faults), for a non-zero exit.
 """
 
 import time
-from dataclasses import asdict, dataclass, field
+from collections import deque
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 
 import numpy as np
 
 from .. import viewer
 from ..clock import now_ns
-from ..sync import SyncPolicy, TimingPolicy, sync_metrics, timing_metrics
+from ..sync import SyncPolicy, TimingPolicy, sync_metrics, timing_metrics, validate_timestamps
 from ..sync.metrics import lagging_source
 from .frame import FrameLayout, RecordedFrame
 from .sink import EpisodeHeader, EpisodeSink, commit_pair
@@ -31,6 +34,9 @@ from .sink import EpisodeHeader, EpisodeSink, commit_pair
 INPUT_SOURCE = "input"
 STOP, RERECORD, KEEP_AND_MARK = "stop", "rerecord", "keep-and-mark"
 FAULT_POLICIES = (STOP, RERECORD, KEEP_AND_MARK)
+# Frames wait this long before the sinks take them: a fault is detected after its cause (a silence only once the
+# feedback timeout has passed), and the frames recorded since the cause are marked as in fault too.
+LOOKBACK_NS = 500_000_000
 
 
 # The operator's verdict on an episode under review (--confirm_episodes), by key.
@@ -105,6 +111,10 @@ class EpisodeLog:
 
     def __len__(self) -> int:
         return len(self.frame_ns)
+
+    @property
+    def first_fault_frame(self) -> int | None:
+        return min((fault["first_frame"] for fault in self.faults.values()), default=None)
 
     def sync(self, last: int | None = None) -> dict:
         window = slice(-last, None) if last else slice(None)
@@ -256,7 +266,7 @@ class RecordingSession:
     def _keep(self, log: EpisodeLog) -> str | None:
         """Why the episode is not saved, or None to save it."""
         if log.stopped_by_fault and self.fault_policy == RERECORD:
-            return f"stopped by a device fault at frame {len(log) - 1}: dropped, to be re-recorded"
+            return f"stopped by a device fault from frame {log.first_fault_frame}: dropped, to be re-recorded"
         if self.events.discard:
             return "discarded"
         if self.events.rerecord:
@@ -276,6 +286,8 @@ class RecordingSession:
         period_s = 1.0 / self.layout.fps
         log = EpisodeLog(self.layout.source_names)
         sinks = [s for s in (self.lerobot, self.native) if s is not None] if header is not None else []
+        pending: deque[RecordedFrame] = deque()  # frames not yet handed to the sinks (LOOKBACK_NS)
+        in_fault: set[str] = set()
         started = time.perf_counter()
         next_tick = started
         next_report = started + 1.0
@@ -294,14 +306,14 @@ class RecordingSession:
             if hasattr(self.teleop, "report_robot_faults"):  # shown to the operator (the headset's status panel)
                 self.teleop.report_robot_faults(faults)
             if sinks:
-                frame = RecordedFrame.from_observation(self.layout, observation, sent, packet, faults)
-                for sink in sinks:
-                    sink.add(frame)
-                log.add(frame)
+                if faults.keys() - in_fault:
+                    self._mark_since_cause(pending, {p: m for p, m in faults.items() if p not in in_fault})
+                in_fault = set(faults)
+                pending.append(RecordedFrame.from_observation(self.layout, observation, sent, packet, faults))
+                while pending and pending[0].frame_ns < pending[-1].frame_ns - LOOKBACK_NS:
+                    self._store(pending.popleft(), sinks, log)
                 if faults and self.fault_policy != KEEP_AND_MARK:
                     log.stopped_by_fault = True
-                    print(f"Episode {header.index}: stopped by a device fault at frame {len(log) - 1} ("
-                          + ", ".join(faults) + ")", flush=True)
                     break
                 if time.perf_counter() >= next_report:
                     next_report += 1.0
@@ -310,7 +322,33 @@ class RecordingSession:
             delay_s = next_tick - time.perf_counter()
             if delay_s > 0:
                 time.sleep(delay_s)
+        while pending:
+            self._store(pending.popleft(), sinks, log)
+        if log.stopped_by_fault:
+            print(f"Episode {header.index}: stopped by a device fault ({', '.join(log.faults)}), its frames marked "
+                  f"from frame {log.first_fault_frame}", flush=True)
         return log
+
+    @staticmethod
+    def _store(frame: RecordedFrame, sinks: list[EpisodeSink], log: EpisodeLog) -> None:
+        for sink in sinks:
+            sink.add(frame)
+        log.add(frame)
+
+    def _mark_since_cause(self, pending: deque, new_faults: dict[str, str]) -> None:
+        """Frames recorded after a new fault's cause began (as far as the robot can tell: active_faults()) and before
+        it was detected are in fault too: marked, and no longer sync-valid."""
+        active = self.robot.active_faults() if hasattr(self.robot, "active_faults") else {}
+        since = {part: active[part].since_ns for part in new_faults
+                 if part in active and active[part].since_ns is not None}
+        for i, frame in enumerate(pending):
+            caused = {part: message for part, message in new_faults.items()
+                      if part in since and frame.frame_ns > since[part]}
+            if caused.keys() - frame.faults.keys():
+                faults = {**frame.faults, **caused}
+                stamps = {**frame.packet.timestamps_ns, **self._not_measured(faults)}
+                pending[i] = replace(frame, faults=faults, packet=validate_timestamps(
+                    stamps, frame.packet.checked_ns, self.sync_policy))
 
     def _print_progress(self, header: EpisodeHeader, log: EpisodeLog, elapsed_s: float) -> None:
         timing = log.timing(self.layout.fps)
@@ -330,7 +368,7 @@ class RecordingSession:
         sync, timing = log.sync(), log.timing(self.layout.fps)
         within = "" if self.timing_policy.within(timing) else "  TIMING BELOW POLICY (marked in metadata)"
         if log.faults:
-            within += (f"  DEVICE FAULT from frame {min(f['first_frame'] for f in log.faults.values())}"
+            within += (f"  DEVICE FAULT from frame {log.first_fault_frame}"
                        f"{' (the episode stopped there)' if log.stopped_by_fault else ''}, marked in both formats")
         print(f"Saved episode {header.index} ({header.episode_uuid}): {timing['frames_stored']}/"
               f"{timing['frames_expected']} frames ({timing['dropped_ticks']} dropped ticks), sync ok "

@@ -15,8 +15,9 @@ SYNC_MAX_DIFF_MS = "sync_max_diff_ms"
 FRAME_TIME = "t_frame_ns"
 FRAME_INTERVAL_MS = "frame_interval_ms"
 FRAME_AFTER_GAP = "frame_after_gap"
-# A device was in a latched fault at this frame: its action is the target the hardware held, not the one asked for,
-# and the frame is not a demonstration (the recorder counts a part in fault as not measured, so never sync-valid).
+# A device was in fault at this frame (from when the cause began, where the driver can tell): the frame is not a
+# demonstration (a part in fault counts as not measured, so it is never sync-valid), and once the fault latched the
+# action is the target the hardware held, not the one asked for.
 DEVICE_FAULT = "device_fault"
 TACTILE = "observation.tactile"
 # Per-episode facts the parquet columns cannot hold (the native metadata.json and camera_info.json, the sync policy),
