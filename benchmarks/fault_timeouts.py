@@ -10,7 +10,7 @@
    feedback frames and the hand's slowest reply to a read request (sender wire times, so the sniffer's own
    scheduling does not count). A fault in a run whose bus shows no gap as long as the timeout is a false fault; a
    gap that long with no fault, a missed one.
-2. Cable pulls: under the same load, our Piper and O6 drivers connect (in this process) to a fresh teledex-sim,
+2. Cable pulls: under the same load, our Piper, O6 and A7 drivers connect (in this process) to a fresh teledex-sim,
    which is then killed (SIGKILL: every cable out at once); per driver, the fault detection time after the kill,
    minus the feedback timeout (the requirement: within 100 ms of it).
     .venv/bin/python benchmarks/fault_timeouts.py [--recordings 10] [--episode_s 20] [--load 2] [--pulls 10]
@@ -30,13 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
+from can_latency import cable_pull_detection_ms  # beside this file
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.devices.can.broker import query_stats
-from teledex_lerobot.devices.registry import build_part_device
-from teledex_lerobot.devices.simulated import SimDynamicsConfig
-from teledex_lerobot.devices.testing import TeledexSimProcess, bus_config, rearm_until_healthy, wait_for_fault
-from teledex_lerobot.presets import PartSpec
-from teledex_lerobot.rig import RigPart
+from teledex_lerobot.devices.testing import TeledexSimProcess
 
 FEEDBACK_TIMEOUT_MS = 50.0
 DEVICES = ("--device", "piper:right:arm", "--device", "linkerhand_o6:right:hand")
@@ -139,32 +136,8 @@ def record_once(root: Path, episode_s: float) -> dict:
 
 def cable_pulls(pulls: int) -> dict[str, list[float]]:
     """Detection time after the kill, minus the feedback timeout, per driver (ms; nan = not detected in 2 s)."""
-    parts = {"piper": RigPart("arm", PartSpec("piper", "right", None, {"joint2": 1.0, "joint3": -1.0})),
-             "linkerhand_o6": RigPart("hand", PartSpec("linkerhand_o6", "right"))}
-    late = {name: [] for name in parts}
-    for _ in range(pulls):
-        sim = TeledexSimProcess(*DEVICES)
-        devices = {}
-        try:
-            config = bus_config(arm_channel="arm", hand_channel="hand", strict=True, interface="teledex")
-            for name, part in parts.items():
-                devices[name] = build_part_device("real", part, SimDynamicsConfig(), config)
-                devices[name].connect()
-            assert all(rearm_until_healthy(d, 5.0) for d in devices.values()), "drivers not healthy before the pull"
-            killed_ns = now_ns()
-            sim.kill()
-            for device in devices.values():
-                wait_for_fault(device, lambda fault: fault.detected_ns >= killed_ns, 2.0)
-            for name, device in devices.items():
-                fault = device.fault()
-                detected = fault is not None and fault.detected_ns >= killed_ns
-                late[name].append((fault.detected_ns - killed_ns) / 1e6 - FEEDBACK_TIMEOUT_MS if detected
-                                  else float("nan"))
-        finally:
-            for device in devices.values():
-                device.disconnect()
-            sim.stop()
-    return late
+    return {name: [ms - FEEDBACK_TIMEOUT_MS for ms in values]
+            for name, values in cable_pull_detection_ms(pulls).items()}
 
 
 def main() -> None:

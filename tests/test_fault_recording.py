@@ -29,6 +29,8 @@ from teledex_lerobot.devices.testing import RELAXED_FEEDBACK_TIMEOUT_MS, Teledex
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
 from teledex_lerobot.storage.recorder import RecordingSession
 
+from test_recorder import at_ticks, press  # the control loop's ticks (every tick counts, recorded or not)
+
 PULLED = "no feedback for 60 ms (cable pulled by the test)"
 
 
@@ -90,25 +92,10 @@ def make_recorder(root, episodes: int, keys: Keys | None, monkeypatch, **extra) 
         **extra))
 
 
-def at_ticks(recorder: Recorder, script: dict[int, callable]) -> None:
-    """Runs actions from inside the control loop at given tick counts (every tick, recorded or not, counts)."""
-    get_action = recorder.teleop.get_action
-    ticks = iter(range(1, 10**6))
-
-    def get_action_and_act():
-        tick = next(ticks)
-        if tick in script:
-            script[tick]()
-        return get_action()
-
-    recorder.teleop.get_action = get_action_and_act
-
-
-def hand_pull(recorder: Recorder) -> CablePull:
-    """The hand's cable, once the robot is connected (the first tick)."""
-    pull = []
-    at_ticks_script = {1: lambda: pull.append(CablePull(recorder.robot.robot.devices["hand"]))}
-    return pull, at_ticks_script
+def hand_pull(recorder: Recorder) -> tuple[list[CablePull], dict]:
+    """The hand's cable (pulls[0], from the first tick: the robot is connected then) and the tick script making it."""
+    pulls = []
+    return pulls, {1: lambda: pulls.append(CablePull(recorder.robot.robot.devices["hand"]))}
 
 
 def lerobot_rows(root) -> pd.DataFrame:
@@ -117,10 +104,6 @@ def lerobot_rows(root) -> pd.DataFrame:
 
 def native_episodes(root):
     return [load_native_episode(folder) for folder in native_episode_dirs(root)]
-
-
-def key(recorder, name):
-    return lambda: recorder.session.events.on_key(name)
 
 
 def test_stop_policy_stops_marks_and_rearms_once_the_cause_is_gone(tmp_path, monkeypatch, capsys):
@@ -132,7 +115,7 @@ def test_stop_policy_stops_marks_and_rearms_once_the_cause_is_gone(tmp_path, mon
     # still out (refused), plugs it back at 25 and re-arms at 30; episode 1 is ticks 31-45
     script.update({7: lambda: pulls[0].go_silent(), 10: lambda: pulls[0].pull(), 20: lambda: keys.dispatch("a"),
                    25: lambda: pulls[0].plug_back(),
-                   30: lambda: keys.dispatch("a"), 45: key(recorder, "n")})
+                   30: lambda: keys.dispatch("a"), 45: press(recorder, "n")})
     at_ticks(recorder, script)
     assert recorder.run() == 2 and not recorder.session.unresolved_faults
     output = capsys.readouterr().out
@@ -171,7 +154,7 @@ def test_without_a_keyboard_the_session_ends_marked_and_exits_with_code_2(tmp_pa
                                                                           frames):
     recorder = make_recorder(tmp_path / "ds", 3, None, monkeypatch, fault_policy=policy)
     pulls, script = hand_pull(recorder)
-    script.update({10: lambda: pulls[0].pull(), 20: key(recorder, "n")})  # keep-and-mark records on to tick 20
+    script.update({10: lambda: pulls[0].pull(), 20: press(recorder, "n")})  # keep-and-mark records on to tick 20
     at_ticks(recorder, script)
     with pytest.raises(SystemExit) as exit_:
         run_command("teledex-record", recorder.run)
@@ -197,7 +180,7 @@ def test_rerecord_policy_drops_the_episode_and_records_it_again_after_rearm(tmp_
     recorder = make_recorder(tmp_path / "ds", 1, keys, monkeypatch, fault_policy="rerecord")
     pulls, script = hand_pull(recorder)
     script.update({10: lambda: pulls[0].pull(), 15: lambda: pulls[0].plug_back(), 20: lambda: keys.dispatch("a"),
-                   35: key(recorder, "n")})
+                   35: press(recorder, "n")})
     at_ticks(recorder, script)
     assert recorder.run() == 1
     assert "Episode 0 stopped by a device fault from frame 9: dropped, to be re-recorded" in capsys.readouterr().out
