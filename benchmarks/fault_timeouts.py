@@ -37,9 +37,9 @@ from teledex_lerobot.devices.testing import TeledexSimProcess
 
 FEEDBACK_TIMEOUT_MS = 50.0
 DEVICES = ("--device", "piper:right:arm", "--device", "linkerhand_o6:right:hand")
-# the drivers' log lines, in either logging format ("ERROR name: ..." or LeRobot's "ERROR:logger:name: ...")
-FAULT_LINE = re.compile(r"ERROR[: ](?:[\w.]+:)?([\w-]+@teledex:\w+): (.*)")
-STARVED_LINE = re.compile(r"WARNING[: ](?:[\w.]+:)?([\w-]+@teledex:\w+): our reader of the bus fell (\d+) ms behind")
+# the drivers' log lines, in either logging format ("ERROR logger: name: ..." or LeRobot's "ERROR:logger:name: ...")
+FAULT_LINE = re.compile(r"ERROR[: ](?:[\w.]+: ?)?([\w-]+@teledex:\w+): (.*)")
+STARVED_LINE = re.compile(r"WARNING[: ](?:[\w.]+: ?)?([\w-]+@teledex:\w+): our reader of the bus fell (\d+) ms behind")
 
 # What the bus itself carried: the Piper's joint feedback and the hand's replies to read requests, with the times
 # their senders put them on the wire. Stops at EOF on stdin; prints the longest gaps (ms) as JSON.
