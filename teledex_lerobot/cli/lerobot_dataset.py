@@ -9,8 +9,8 @@ metadata `info.teledex` as recording metadata, not a sensor):
   or the part was in fault): the sync packet;
 - frame_interval_ms (float32, 0 on an episode's first frame) and frame_after_gap (bool): the frame timing, because
   LeRobot's own `timestamp` column is frame_index / fps and cannot show a dropped tick;
-- device_fault (bool): a device was in fault (storage/teledex_columns.py: never sync_valid; the action the target the
-  hardware held once latched; which device and why in the episode's metadata, "faults").
+- device_fault (bool): a device was in fault (storage/teledex_columns.py): never sync_valid; once the fault latched,
+  the action is the target the hardware held; which device and why are in the episode's metadata ("faults").
 Tactile taxels are the feature observation.tactile, never part of observation.state.
 
 Timestamps are int64 ns because float64 columns come back as float32 through the dataset's __getitem__.
@@ -75,7 +75,8 @@ def dataset_features(layout: FrameLayout, use_video: bool) -> dict:
         FRAME_TIME: _column("int64", "when the frame was checked, monotonic ns"),
         FRAME_INTERVAL_MS: _column("float32", "time since the episode's previous frame, ms (0 on the first)"),
         FRAME_AFTER_GAP: _column("bool", "the frame follows a gap of more than 1.5 control periods"),
-        DEVICE_FAULT: _column("bool", "a device was in fault: not a demonstration (the action the target it held)"),
+        DEVICE_FAULT: _column("bool", "a device was in fault: not a demonstration (once latched, the action is the "
+                                      "target it held)"),
     })
     for source in layout.source_names:
         features[source_column(source)] = _column(

@@ -11,10 +11,10 @@ the hardware held, and the frame is never sync-valid), each episode's metadata l
 line always shows the fault state. A fault is detected after its cause (a silence once the feedback timeout has
 passed): frames reach the sinks LOOKBACK_NS late, so those recorded since the cause are marked too. When a fault
 latches during an episode, the fault policy decides: STOP (the default) ends the episode there and saves it marked;
-RERECORD drops it; KEEP_AND_MARK records on, every frame in fault marked. No
-episode starts on a device in fault: the operator is told and re-arms with the `a` key once the cause is gone (the
-control loop keeps running meanwhile, recording nothing); without a keyboard the session ends. A session that ends
-with a fault unresolved says so (unresolved_faults), for a non-zero exit.
+RERECORD drops it; KEEP_AND_MARK records on, every frame in fault marked. No episode starts on a device in fault:
+the operator is told and re-arms with the `a` key once the cause is gone (the control loop keeps running meanwhile,
+recording nothing); without a keyboard the session ends. A session that ends with a fault unresolved says so
+(unresolved_faults), for a non-zero exit.
 """
 
 import time
@@ -96,7 +96,7 @@ class EpisodeLog:
     max_diff_ms: list = field(default_factory=list)
     stamps: list = field(default_factory=list)
     faults: dict = field(default_factory=dict)  # part -> {"message", "first_frame", "frames"}
-    stopped_by_fault: bool = False  # the fault policy ended the episode at its first frame in fault
+    stopped_by_fault: bool = False  # the fault policy ended the episode when a fault latched
 
     def add(self, frame: RecordedFrame) -> None:
         index = len(self.frame_ns)
@@ -369,7 +369,8 @@ class RecordingSession:
         within = "" if self.timing_policy.within(timing) else "  TIMING BELOW POLICY (marked in metadata)"
         if log.faults:
             within += (f"  DEVICE FAULT from frame {log.first_fault_frame}"
-                       f"{' (the episode stopped there)' if log.stopped_by_fault else ''}, marked in both formats")
+                       f"{' (the episode stopped when it latched)' if log.stopped_by_fault else ''}, marked in both "
+                       "formats")
         print(f"Saved episode {header.index} ({header.episode_uuid}): {timing['frames_stored']}/"
               f"{timing['frames_expected']} frames ({timing['dropped_ticks']} dropped ticks), sync ok "
               f"{100 * sync['sync_success_rate']:.2f}%, mean sync error {sync['mean_sync_error_ms'] or 0:.1f} ms"
