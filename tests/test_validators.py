@@ -16,9 +16,10 @@ from teledex_lerobot.cli.record import Recorder, TeledexRecordConfig
 
 # lerobot-doctor reads no feature metadata (our columns carry info.teledex = "recording metadata, not a sensor"), so
 # it judges the sync and timing flags like sensors. Findings that do not apply, by the text it prints:
-FLAGS = ("sync_valid", "frame_after_gap")
+FLAGS = ("sync_valid", "frame_after_gap", "device_fault")
 NOT_APPLICABLE = (
-    # a flag that stays True (every frame in sync) / False (no dropped tick) is the healthy case, not a dead sensor
+    # a flag that stays True (every frame in sync) / False (no dropped tick, no device fault) is the healthy case, not
+    # a dead sensor
     *(f"{flag}: zero variance" for flag in FLAGS), *(f"{flag}: ALL 1 dimensions constant" for flag in FLAGS),
     # rare events by design: a late frame or a dropped tick is an outlier of the sync and timing columns
     *(f"{column}: {n} extreme outlier" for column in (*FLAGS, "sync_max_diff_ms", "frame_interval_ms")
