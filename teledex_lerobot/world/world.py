@@ -16,28 +16,49 @@ import numpy as np  # noqa: E402
 
 from ..devices.render import VIEWS  # noqa: E402
 from ..rig import Rig  # noqa: E402
-from .mjcf import SCENE_CONAFFINITY, SCENE_CONTYPE, ActuatedJoint, add_robot, arm_base_height_m  # noqa: E402
+from .mjcf import (  # noqa: E402
+    GRIP_CLASS,
+    SCENE_CONAFFINITY,
+    SCENE_CONTYPE,
+    ActuatedJoint,
+    add_robot,
+    arm_base_height_m,
+)
 from .tasks import ObjectPose, Task, make_task  # noqa: E402
 
 CAMERA_DISTANCE_M = 0.75
+# The table: its top is the world's z = 0; it starts this far in front of the arm's base (an arm mounted below the
+# table top stands at its edge) and ends far beyond the workspace.
+TABLE_NEAR_EDGE_M = 0.12
+TABLE_FAR_EDGE_M = 0.9
+TABLE_HALF_WIDTH_M = 0.6
+TABLE_THICKNESS_M = 0.04
 CAMERA_FOVY_DEG = 55.0  # as the stick-figure camera (devices/render.py)
 
 
 @dataclass
 class ContactConfig:
-    """Contact model. Defaults measured with benchmarks/world_speed.py --grasp (a held object slips < 5 mm in
-    5 s): elliptic friction cones with impratio > 1 make friction as stiff as the normal force."""
+    """Contact model of the hand and the task objects (the MJCF default class "grip"). Defaults measured with
+    benchmarks/grasp_grid.py: a held object slips < 5 mm in 5 s."""
 
     cone: str = "elliptic"
-    impratio: float = 10.0
-    noslip_iterations: int = 0
+    impratio: float = 100.0
+    noslip_iterations: int = 3
     timestep_s: float = 0.002
+    friction: float = 1.0  # sliding friction of fingers and objects (rubber on plastic)
+    condim: int = 4  # 3: sliding only; 4: + torsional; 6: + rolling
+    solref_timeconst_s: float = 0.005  # contact stiffness (>= 2 timesteps)
 
     def validate(self) -> None:
         if self.cone not in ("elliptic", "pyramidal"):
             raise ValueError(f"world.contact.cone must be 'elliptic' or 'pyramidal' (got {self.cone!r})")
         if self.impratio < 1 or self.noslip_iterations < 0 or not 0 < self.timestep_s <= 0.01:
             raise ValueError("world.contact: impratio >= 1, noslip_iterations >= 0, 0 < timestep_s <= 0.01")
+        if self.friction <= 0 or self.condim not in (3, 4, 6):
+            raise ValueError("world.contact: friction > 0 and condim one of 3, 4, 6")
+        if self.solref_timeconst_s < 2 * self.timestep_s:
+            raise ValueError(f"world.contact.solref_timeconst_s must be >= 2 timesteps ({2 * self.timestep_s} s); "
+                             "MuJoCo would silently clamp it")
 
 
 @dataclass
@@ -86,6 +107,9 @@ def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[
                            cone=contact.cone, impratio=f"{contact.impratio}")
     if contact.noslip_iterations:
         option.set("noslip_iterations", str(contact.noslip_iterations))
+    default = ET.SubElement(ET.SubElement(root, "default"), "default", attrib={"class": GRIP_CLASS})
+    ET.SubElement(default, "geom", friction=f"{contact.friction} 0.02 0.0005", condim=str(contact.condim),
+                  solref=f"{contact.solref_timeconst_s} 1")
     visual = ET.SubElement(root, "visual")
     ET.SubElement(visual, "global", offwidth="1280", offheight="960")
     ET.SubElement(visual, "quality", shadowsize="0")
@@ -96,8 +120,16 @@ def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[
     ET.SubElement(asset, "material", name="table", texture="grid", texrepeat="8 8", reflectance="0")
     worldbody = ET.SubElement(root, "worldbody")
     ET.SubElement(worldbody, "light", pos="0.3 0 1.5", dir="0 0 -1", castshadow="false", diffuse="0.6 0.6 0.6")
-    ET.SubElement(worldbody, "geom", name="table", type="plane", size="1 1 0.01", material="table",
+    table_half_length = (TABLE_FAR_EDGE_M - TABLE_NEAR_EDGE_M) / 2
+    ET.SubElement(worldbody, "geom", name="table", type="box", material="table",
+                  pos=f"{TABLE_NEAR_EDGE_M + table_half_length} 0 {-TABLE_THICKNESS_M / 2}",
+                  size=f"{table_half_length} {TABLE_HALF_WIDTH_M} {TABLE_THICKNESS_M / 2}",
                   contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY))
+    base_height = arm_base_height_m(rig)
+    if "arm" in rig.parts and base_height < 0:  # the stand the arm is mounted on (drawn only)
+        floor = -0.6
+        ET.SubElement(worldbody, "geom", name="arm_stand", type="cylinder", size=f"0.06 {(base_height - floor) / 2}",
+                      pos=f"0 0 {(base_height + floor) / 2}", rgba="0.4 0.42 0.45 1", contype="0", conaffinity="0")
     actuators = ET.SubElement(root, "actuator")
     equality = ET.SubElement(root, "equality")
     free_hand = None
@@ -105,7 +137,7 @@ def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[
         free_hand = np.eye(4)
         free_hand[:3, :3] = np.array([[0, 0, 1], [0, -1, 0], [1, 0, 0]], dtype=float).T @ np.diag([1, 1, 1])
         free_hand[:3, 3] = [0.2, 0.0, 0.25]
-    servos = add_robot(worldbody, actuators, equality, rig, (0.0, 0.0, arm_base_height_m(rig)), free_hand)
+    servos = add_robot(worldbody, actuators, equality, rig, (0.0, 0.0, base_height), free_hand)
     task.add_objects(worldbody)
     for name, view in cameras.items():
         pose = camera_pose(view, task.workspace_centre_m())
