@@ -55,15 +55,16 @@ class Segment:
     tick for closed-loop phases) and the fingers to `hand_q`, over duration_s. A hand_q of None releases: the hand's
     targets go to where the fingers are (squeezed against the object), eased RELEASE_EASE_RAD toward open for the
     joints that closed. Every force drops at once and the fingers barely move; opening the curl instead drags the
-    object along, and the squeezed thumb springs back and pushes it. With `arm_q` (the arm's driven
-    joints at the target) the hand moves along the arm's joint-space path instead of a straight line: long moves
-    through free space then stay on one IK branch."""
+    object along, and the squeezed thumb springs back and pushes it. With `arm_q` the IK of every tick starts from
+    the joint-space interpolation toward it, so the arm stays on the branch the plan checked for joint margins;
+    with `joint_path` the hand follows that joint-space path itself (long moves through free space)."""
 
     name: str
     duration_s: float
     target: object  # callable(world) -> 4x4 world pose of the hand base, or None to stay
     hand_q: np.ndarray | None  # None: release from where the hand is measured at the segment's start
-    arm_q: np.ndarray | None = None
+    arm_q: np.ndarray | None = None  # the arm's full configuration at the target, solved when planning
+    joint_path: bool = False  # move along the arm's joint-space path to arm_q, not a straight line
 
 
 class UnreachableGrasp(RuntimeError):
@@ -99,6 +100,8 @@ class ScriptedExpert:
         self._segment_start_pose = self.hand_pose(world)
         self._segment_start_q = world.joint_positions("hand")
         self._segment_goal_q = self._segment_start_q
+        self._segment_start_arm = self._q_arm_full.copy()
+        self._warm_start = None
         self._object_in_hand: np.ndarray | None = None
         self.segments = self._plan_cube(world) if self.task_name == "cube_assembly" else self._plan_bottle(world)
         self.phase = self.segments[0].name
@@ -117,10 +120,10 @@ class ScriptedExpert:
         return solve_ik(self.arm.model, self.arm.mount_frame, mount_in_base, q_init, max_iters=200,
                         orientation_weight=0.3)
 
-    def solve_within_margin(self, hand_pose_world: np.ndarray, q_init: np.ndarray) -> np.ndarray | None:
+    def solve_within_margin(self, hand_pose_world: np.ndarray, starts: tuple[np.ndarray, ...]) -> np.ndarray | None:
         """Full arm configuration that puts the hand there with every driven joint at least MIN_JOINT_MARGIN_RAD
-        inside its limits (our IK from q_init, then from the arm's home), or None."""
-        for start in (q_init, self.arm.home_full):
+        inside its limits (our IK from each start in turn), or None."""
+        for start in starts:
             result = self._solve(hand_pose_world, start)
             q = result.q[self.arm.indices]
             if result.converged and np.all(q - self.arm.lower >= MIN_JOINT_MARGIN_RAD) and np.all(
@@ -141,15 +144,17 @@ class ScriptedExpert:
             return sorted(faces, key=lambda heading: abs(heading - preferred))
         return [preferred + offset for offset in ROUND_HEADING_OFFSETS_RAD]
 
-    def _grasp_frame(self, position_m: np.ndarray, object_yaw: float) -> tuple[np.ndarray, np.ndarray]:
+    def _grasp_frame(self, position_m: np.ndarray, object_yaw: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The heading frame of the first heading whose pre-grasp and grasp poses are reachable, and the arm's
-        configuration at the pre-grasp."""
+        configurations there."""
         for heading in self._headings(position_m, object_yaw):
             frame = heading_frame(position_m, heading)
             grasp = frame @ self.grasp.hand_in_heading()
-            q_pre = self.solve_within_margin(self._pre_grasp(frame, grasp), self._q_arm_full)
-            if q_pre is not None and self.solve_within_margin(grasp, q_pre) is not None:
-                return frame, q_pre
+            q_pre = self.solve_within_margin(self._pre_grasp(frame, grasp), (self._q_arm_full, self.arm.home_full))
+            # the descent stays on the pre-grasp's IK branch (another branch would swing the wrist through the object)
+            q_grasp = None if q_pre is None else self.solve_within_margin(grasp, (q_pre,))
+            if q_grasp is not None:
+                return frame, q_pre, q_grasp
         raise UnreachableGrasp(f"No heading reaches the {self.task_name} object at {np.round(position_m, 3)} "
                                "within the arm's joint limits")
 
@@ -160,7 +165,7 @@ class ScriptedExpert:
 
     def _plan_cube(self, world) -> list[Segment]:
         top, bottom = world.object_pose("cube_top"), world.object_pose("cube_bottom")
-        frame, q_pre = self._grasp_frame(top.position_m, top.yaw_rad)
+        frame, q_pre, q_grasp = self._grasp_frame(top.position_m, top.yaw_rad)
         grasp = frame @ self.grasp.hand_in_heading()
         pre_grasp = self._hand_pose_at(q_pre)
         lifted = grasp.copy()
@@ -169,8 +174,8 @@ class ScriptedExpert:
         over_goal = self._over_goal(resting, bottom.yaw_rad, np.pi / 2, "cube_top")
         return [
             Segment("preshape", 0.6, None, self.preshape),
-            Segment("approach", 2.0, lambda w: pre_grasp, self.preshape, q_pre[self.arm.indices]),
-            Segment("descend", 1.2, lambda w: grasp, self.preshape),
+            Segment("approach", 2.0, lambda w: pre_grasp, self.preshape, q_pre, joint_path=True),
+            Segment("descend", 1.2, lambda w: grasp, self.preshape, q_grasp),
             Segment("close", 1.0, None, self.closed),
             Segment("lift", 1.2, lambda w: lifted, self.closed),
             Segment("carry", 2.0, over_goal(0.03), self.closed),
@@ -184,7 +189,7 @@ class ScriptedExpert:
     def _plan_bottle(self, world) -> list[Segment]:
         bottle = world.object_pose("bottle")
         base = world.body_position("base")
-        frame, q_pre = self._grasp_frame(bottle.position_m, bottle.yaw_rad)
+        frame, q_pre, q_grasp = self._grasp_frame(bottle.position_m, bottle.yaw_rad)
         grasp = frame @ self.grasp.hand_in_heading()
         pre_grasp = self._hand_pose_at(q_pre)
         lift = BASE_HEIGHT_M + BOTTLE_CLEARANCE_M
@@ -194,8 +199,8 @@ class ScriptedExpert:
         over_goal = self._over_goal(resting, 0.0, 0.0, "bottle")
         return [
             Segment("preshape", 0.6, None, self.preshape),
-            Segment("approach", 2.0, lambda w: pre_grasp, self.preshape, q_pre[self.arm.indices]),
-            Segment("descend", 1.4, lambda w: grasp, self.preshape),
+            Segment("approach", 2.0, lambda w: pre_grasp, self.preshape, q_pre, joint_path=True),
+            Segment("descend", 1.4, lambda w: grasp, self.preshape, q_grasp),
             Segment("close", 1.0, None, self.closed),
             Segment("lift", 1.2, lambda w: lifted, self.closed),
             Segment("carry", 2.4, over_goal(lift), self.closed),
@@ -244,7 +249,7 @@ class ScriptedExpert:
             self._segment_start_s += segment.duration_s
             self._segment_index += 1
             segment = self.segments[self._segment_index]
-            self._segment_start_arm = self._q_arm_full[self.arm.indices].copy()
+            self._segment_start_arm = self._q_arm_full.copy()
             if segment.hand_q is None:
                 self._segment_start_q = world.joint_positions("hand")
                 self._segment_goal_q = self._segment_start_q + RELEASE_EASE_RAD * np.sign(self.preshape - self.closed)
@@ -254,13 +259,11 @@ class ScriptedExpert:
         progress = np.clip((now - self._segment_start_s) / segment.duration_s, 0.0, 1.0)
         smooth = progress * progress * (3 - 2 * progress)  # zero velocity at both ends
         hand_q = self._segment_start_q + smooth * (self._segment_goal_q - self._segment_start_q)
+        self._warm_start = None
         if segment.arm_q is not None:
-            start_arm = getattr(self, "_segment_start_arm", None)
-            if start_arm is None:
-                start_arm = self._q_arm_full[self.arm.indices]
-                self._segment_start_arm = start_arm.copy()
-            q = self.arm.full_configuration(start_arm + smooth * (segment.arm_q - start_arm))
-            return self._hand_pose_at(q), hand_q
+            self._warm_start = self._segment_start_arm + smooth * (segment.arm_q - self._segment_start_arm)
+            if segment.joint_path:
+                return self._hand_pose_at(self._warm_start), hand_q
         goal = self._segment_goal(world, segment)
         start = self._segment_start_pose
         rotations = Rotation.from_matrix(np.stack([start[:3, :3], goal[:3, :3]]))
@@ -273,7 +276,8 @@ class ScriptedExpert:
 
     def arm_target(self, hand_pose_world: np.ndarray) -> np.ndarray:
         """Arm joints that put the hand base at the pose (our damped least-squares IK, warm-started)."""
-        result = self._solve(hand_pose_world, self._q_arm_full)
+        start = self._q_arm_full if self._warm_start is None else self._warm_start
+        result = self._solve(hand_pose_world, start)
         self._q_arm_full = result.q
         return result.q[self.arm.indices]
 
