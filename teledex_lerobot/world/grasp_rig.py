@@ -97,16 +97,17 @@ class GraspRig:
     def object_in_hand(self, name: str) -> np.ndarray:
         return np.linalg.inv(self.world.body_pose(self._hand_body)) @ self.world.body_pose(name)
 
-    def heading_frame(self, grasp: Grasp, name: str, offset_m=(0.0, 0.0, 0.0)) -> np.ndarray:
+    def heading_frame(self, grasp: Grasp, name: str, offset_m=(0.0, 0.0, 0.0),
+                      heading_error_rad: float = 0.0) -> np.ndarray:
         """The object's heading frame as it lies (the heading along a face for a square object), displaced by
-        offset_m (in that frame) to model a placement error."""
+        offset_m (in that frame) and turned by heading_error_rad to model where a real arm lands."""
         pose = self.world.object_pose(name)
-        frame = heading_frame(pose.position_m, pose.yaw_rad if grasp.symmetry else 0.0)
+        frame = heading_frame(pose.position_m, (pose.yaw_rad if grasp.symmetry else 0.0) + heading_error_rad)
         frame[:3, 3] += frame[:3, :3] @ np.asarray(offset_m, dtype=float)
         return frame
 
-    def trial(self, grasp: Grasp, name: str, seed: int = 0, hold_s: float = 5.0,
-              offset_m=(0.0, 0.0, 0.0)) -> HoldResult:
+    def trial(self, grasp: Grasp, name: str, seed: int = 0, hold_s: float = 5.0, offset_m=(0.0, 0.0, 0.0),
+              heading_error_rad: float = 0.0) -> HoldResult:
         world = self.world
         world.reset(seed)
         for other in world.task.objects:  # only the object under test stays on the table
@@ -115,7 +116,7 @@ class GraspRig:
                 world.data.qpos[address:address + 3] = [0.8, 0.5, 0.05]
         mujoco.mj_forward(world.model, world.data)
         start_height = world.body_position(name)[2]
-        frame = self.heading_frame(grasp, name, offset_m)
+        frame = self.heading_frame(grasp, name, offset_m, heading_error_rad)
         grasp_pose = frame @ grasp.hand_in_heading()
         pre_grasp = grasp_pose.copy()
         pre_grasp[:3, 3] += frame[:3, :3] @ np.asarray(grasp.approach_m)
@@ -126,6 +127,9 @@ class GraspRig:
         world._apply_mimics()
         self._place_target(pre_grasp, teleport=True)
         mujoco.mj_forward(world.model, world.data)
+        if world.hand_touches(name):
+            raise ValueError(f"The {grasp.name} grasp's pre-grasp pose puts the hand inside the {name}: approach "
+                             "from farther away (Grasp.approach_m)")
         world.step(world.steps_for(SETTLE_S))
         self._move(pre_grasp, grasp_pose, APPROACH_S)
         world.set_targets("hand", closed)

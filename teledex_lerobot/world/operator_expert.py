@@ -70,4 +70,5 @@ class OperatorExpert:
     def act(self, world) -> dict[str, np.ndarray]:
         # The control chain runs on the world's clock: its filters see simulated time, whatever the machine's speed.
         world_ns = int(world.time_s * 1e9)
-        return self.controller.step(self.frame(world, world_ns), world_ns)
+        return self.controller.step(self.frame(world, world_ns), world_ns,
+                                    lambda: {role: world.joint_positions(role) for role in self.rig.parts})

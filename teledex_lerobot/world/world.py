@@ -33,6 +33,7 @@ TABLE_NEAR_EDGE_M = 0.12
 TABLE_FAR_EDGE_M = 0.9
 TABLE_HALF_WIDTH_M = 0.6
 TABLE_THICKNESS_M = 0.04
+FLOOR_M = -0.75  # what falls off the table lands here
 CAMERA_FOVY_DEG = 55.0  # as the stick-figure camera (devices/render.py)
 
 
@@ -125,11 +126,13 @@ def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[
                   pos=f"{TABLE_NEAR_EDGE_M + table_half_length} 0 {-TABLE_THICKNESS_M / 2}",
                   size=f"{table_half_length} {TABLE_HALF_WIDTH_M} {TABLE_THICKNESS_M / 2}",
                   contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY))
+    ET.SubElement(worldbody, "geom", name="floor", type="plane", size="3 3 0.1", pos=f"0 0 {FLOOR_M}",
+                  rgba="0.2 0.2 0.22 1", contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY))
     base_height = arm_base_height_m(rig)
     if "arm" in rig.parts and base_height < 0:  # the stand the arm is mounted on (drawn only)
-        floor = -0.6
-        ET.SubElement(worldbody, "geom", name="arm_stand", type="cylinder", size=f"0.06 {(base_height - floor) / 2}",
-                      pos=f"0 0 {(base_height + floor) / 2}", rgba="0.4 0.42 0.45 1", contype="0", conaffinity="0")
+        ET.SubElement(worldbody, "geom", name="arm_stand", type="cylinder",
+                      size=f"0.06 {(base_height - FLOOR_M) / 2}", pos=f"0 0 {(base_height + FLOOR_M) / 2}",
+                      rgba="0.4 0.42 0.45 1", contype="0", conaffinity="0")
     actuators = ET.SubElement(root, "actuator")
     equality = ET.SubElement(root, "equality")
     free_hand = None
