@@ -64,14 +64,14 @@ def test_replay_with_the_same_seed_reproduces_the_episode():
     env = TeledexWorldEnv(task="cube_assembly")
     observation, _ = env.reset(seed=7)
     rng = np.random.default_rng(0)
-    home = observation["agent_pos"][:12]
+    home = observation["agent_pos"]
     actions = [home + rng.normal(0, 0.05, 12) for _ in range(40)]
     first = [env.step(a)[0]["agent_pos"] for a in actions]
     env.reset(seed=7)
     second = [env.step(a)[0]["agent_pos"] for a in actions]
     np.testing.assert_array_equal(np.array(first), np.array(second))
     other, _ = env.reset(seed=8)
-    assert not np.allclose(other["agent_pos"][12:], first[0][12:], atol=1e-3)  # another seed, another layout
+    assert not np.allclose(other["environment_state"], observation["environment_state"], atol=1e-3)  # new layout
     env.close()
 
 
@@ -82,6 +82,7 @@ def test_env_config_maps_to_dataset_feature_names():
 
     cfg = make_env_config("teledex", task="bottle_peg_in_hole", obs_type="pixels_agent_pos")
     features = env_to_policy_features(cfg)
-    assert features["observation.state"].shape == (12 + 7,)
+    assert features["observation.state"].shape == (12,)
+    assert features["observation.environment_state"].shape == (7,)
     assert features["observation.images.top"].shape == (3, 240, 320)
     assert features["action"].shape == (12,)

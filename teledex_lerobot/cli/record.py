@@ -215,6 +215,9 @@ class Recorder:
                 if self.events.stop:
                     break
             index = self.dataset.meta.total_episodes
+            reset_episode = getattr(self.robot, "reset_episode", None)
+            if reset_episode is not None:  # a simulated world lays out this episode's scene, the robot at home
+                reset_episode(index)
             print(f"Recording episode {index} ({saved + 1}/{d.num_episodes})")
             native = self._native_writer(index)
             stats = self._drive(native, duration_s=d.episode_time_s)

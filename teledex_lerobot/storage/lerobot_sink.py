@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 from lerobot.datasets import LeRobotDataset
+from lerobot.utils.constants import OBS_ENV_STATE
 from lerobot.utils.feature_utils import build_dataset_frame, hw_to_dataset_features
 
 from ..sync import SyncPacket
@@ -38,13 +39,19 @@ def source_names_in(columns) -> list[str]:
 
 
 def dataset_features(robot, source_names: list[str], use_video: bool) -> dict:
+    # Values a robot reports about the scene rather than itself (a simulator's object poses, named by the robot's
+    # environment_state_keys) go to observation.environment_state, the input LeRobot's state-based policies read.
+    environment = list(getattr(robot, "environment_state_keys", ()))
+    own = {key: kind for key, kind in robot.observation_features.items() if key not in environment}
     features = {
         **hw_to_dataset_features(robot.action_features, "action", use_video),
-        **hw_to_dataset_features(robot.observation_features, "observation", use_video),
+        **hw_to_dataset_features(own, "observation", use_video),
         SYNC_VALID: {"dtype": "bool", "shape": (1,), "names": None},
         SYNC_MAX_DIFF_MS: {"dtype": "float32", "shape": (1,), "names": None},
         FRAME_TIME: {"dtype": "int64", "shape": (1,), "names": None},
     }
+    if environment:
+        features[OBS_ENV_STATE] = {"dtype": "float32", "shape": (len(environment),), "names": environment}
     for source in source_names:
         features[source_column(source)] = {"dtype": "int64", "shape": (1,), "names": None}
     return features

@@ -67,9 +67,10 @@ class WorldConfig:
     """--robot.world.*: which task, which layout, which contact model."""
 
     task: str = "cube_assembly"
-    seed: int = 0  # layout of the first episode; each reset draws the next layout from the same generator
-    # Object poses (position, quaternion wxyz per object) appended to the robot's observation, so state-based
-    # policies can learn from them; they land in observation.state after the joints.
+    seed: int = 0  # layout of the first episode; episode i (counting resets) has the layout of seed + i
+    # Object poses (position, quaternion wxyz per object) in the robot's observation, so state-based policies can
+    # learn from them: teledex-record writes them to observation.environment_state (lerobot-record, which knows no
+    # environment state, appends them to observation.state).
     observe_objects: bool = True
     contact: ContactConfig = field(default_factory=ContactConfig)
 
@@ -129,7 +130,7 @@ def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[
     ET.SubElement(worldbody, "geom", name="floor", type="plane", size="3 3 0.1", pos=f"0 0 {FLOOR_M}",
                   rgba="0.2 0.2 0.22 1", contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY))
     base_height = arm_base_height_m(rig)
-    if "arm" in rig.parts and base_height < 0:  # the stand the arm is mounted on (drawn only)
+    if "arm" in rig.parts and FLOOR_M < base_height < 0:  # the stand the arm is mounted on (drawn only)
         ET.SubElement(worldbody, "geom", name="arm_stand", type="cylinder",
                       size=f"0.06 {(base_height - FLOOR_M) / 2}", pos=f"0 0 {(base_height + FLOOR_M) / 2}",
                       rgba="0.4 0.42 0.45 1", contype="0", conaffinity="0")
@@ -168,7 +169,6 @@ class World:
         self.model = mujoco.MjModel.from_xml_string(self.xml)
         self.data = mujoco.MjData(self.model)
         self.lock = threading.RLock()
-        self._rng = np.random.default_rng(self.config.seed)
         self._joint_qpos = {role: np.array([self.model.joint(self._servo(key).joint).qposadr[0] for key in part.keys])
                             for role, part in rig.parts.items()}
         self._joint_dof = {role: np.array([self.model.joint(self._servo(key).joint).dofadr[0] for key in part.keys])
@@ -182,27 +182,29 @@ class World:
         self._hand_geoms = {g for g in range(self.model.ngeom)
                             if self.model.body(self.model.geom_bodyid[g]).name.startswith("hand/")}
         self._initial_positions: dict[str, np.ndarray] = {}
-        self.episode_seed: int | None = None
-        self.reset(self.config.seed)
+        self.episode_index = 0
+        self.episode_seed = self.reset()
 
     def _servo(self, key: str) -> ActuatedJoint:
         return next(s for s in self.servos if s.key == key)
 
     # ---- episode ------------------------------------------------------------------------------------------------
 
-    def reset(self, seed: int | None = None) -> None:
-        """Robot at home, objects at a new layout (from `seed`, else the next from the world's generator)."""
+    def reset(self, seed: int | None = None) -> int:
+        """Start an episode: robot at home, objects at the layout of `seed` (default: the world's seed plus the
+        number of episodes started so far). Returns the layout's seed; `episode_index` counts the episodes."""
         with self.lock:
-            if seed is not None:
-                self._rng = np.random.default_rng(seed)
+            seed = self.config.seed + self.episode_index if seed is None else seed
             self.episode_seed = seed
+            self.episode_index += 1
+            rng = np.random.default_rng(seed)
             mujoco.mj_resetData(self.model, self.data)
             for role, part in self.rig.parts.items():
                 self.data.qpos[self._joint_qpos[role]] = part.home
                 self.data.ctrl[self._actuator_ids[role]] = part.home
                 self.targets[self._actuator_ids[role]] = part.home
             self._apply_mimics()
-            for name, (position, yaw) in self.task.layout(self._rng).items():
+            for name, (position, yaw) in self.task.layout(rng).items():
                 quat = np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
                 body = self.model.body(name)
                 if body.jntnum[0] > 0:  # a free object
@@ -214,6 +216,7 @@ class World:
                     self.model.body_quat[body.id] = quat
                 self._initial_positions[name] = np.asarray(position, dtype=float).copy()
             mujoco.mj_forward(self.model, self.data)
+        return seed
 
     def _apply_mimics(self) -> None:
         """Start mimic joints where their equality wants them (no jolt on the first step)."""
