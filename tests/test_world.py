@@ -1,5 +1,9 @@
-"""The MuJoCo world: builds from every preset and from a URDF it has never seen; mimic couplings hold; an episode
-replayed with the same seed and actions ends the same; the env speaks lerobot-eval's names."""
+"""The MuJoCo world: builds from every preset and from a URDF it has never seen; mimic couplings hold; the contact
+model holds a grasped object 5 s; the scripted expert solves both tasks through the arm; an episode replayed with its
+seed ends the same (and misses in another layout); the robot lays out an episode on the recorder's call and the
+expert replans; object poses become observation.environment_state; lerobot-eval scores an episode (slow)."""
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -86,3 +90,148 @@ def test_env_config_maps_to_dataset_feature_names():
     assert features["observation.environment_state"].shape == (7,)
     assert features["observation.images.top"].shape == (3, 240, 320)
     assert features["action"].shape == (12,)
+
+
+OBJECT = {"cube_assembly": "cube_top", "bottle_peg_in_hole": "bottle"}
+
+
+@pytest.mark.parametrize("task", sorted(TASKS))
+def test_world_contact_settings_hold_a_grasped_object_five_seconds(task):
+    from teledex_lerobot.presets import PartSpec
+    from teledex_lerobot.world.grasp_rig import LIFT_M, GraspRig
+    from teledex_lerobot.world.grasps import grasp_for
+
+    rig = GraspRig(PartSpec("linkerhand_o6"), task)  # the world's default contact model
+    result = rig.trial(grasp_for("linkerhand_o6", task), OBJECT[task], hold_s=5.0)
+    assert result.lifted_m > 0.9 * LIFT_M  # it came up with the hand
+    assert result.slip_m < 0.005 and result.rotation_rad < np.radians(3)
+
+
+@pytest.mark.parametrize("task", sorted(TASKS))
+def test_scripted_expert_solves_the_task_through_the_arm(task):
+    from teledex_lerobot.world.episode import run_expert_episode
+    from teledex_lerobot.world.expert import ScriptedExpert
+
+    rig = Rig.from_preset(load_preset("piper_linkerhand_o6_single"))
+    world = World(rig, WorldConfig(task=task))
+    expert = ScriptedExpert(rig, task)
+    for seed in (11, 12):
+        succeeded, _ = run_expert_episode(world, expert, seed)
+        assert succeeded, f"seed {seed}"
+        assert not world.hand_touches(OBJECT[task])  # success means the hand has let go
+
+
+def test_recorded_episode_replayed_with_its_seed_reproduces_the_outcome():
+    from teledex_lerobot.world.expert import ScriptedExpert
+    from teledex_lerobot.world.gym_env import TeledexWorldEnv
+
+    env = TeledexWorldEnv(task="cube_assembly")
+    expert = ScriptedExpert(env.rig, "cube_assembly")
+    env.reset(seed=5)
+    expert.reset(env.world)
+    actions, succeeded = [], False
+    while not succeeded and len(actions) < 400:
+        action = np.concatenate(list(expert.act(env.world).values()))
+        actions.append(action)
+        succeeded = env.step(action)[2]
+    assert succeeded
+    final = env.world.object_state()
+
+    def replay(seed):
+        env.reset(seed=seed)
+        outcomes = [env.step(action)[2] for action in actions]
+        return outcomes[-1], env.world.object_state()
+
+    again, state = replay(5)
+    assert again and np.array_equal(state, final)  # the same layout and actions: the same physics, bit for bit
+    elsewhere, _ = replay(6)
+    assert not elsewhere  # the same actions in another layout miss
+    env.close()
+
+
+def test_robot_reset_episode_lays_out_the_episode_and_the_expert_replans():
+    from lerobot_robot_teledex import Teledex, TeledexConfig
+    from lerobot_teleoperator_teledex.world_expert import TeledexWorldExpert, TeledexWorldExpertConfig
+
+    from teledex_lerobot.world.devices import current_world
+
+    robot = Teledex(TeledexConfig(backend="mujoco", preset_cameras=False))
+    teleop = TeledexWorldExpert(TeledexWorldExpertConfig())
+    teleop.connect()
+    robot.connect()
+    try:
+        robot.send_action(teleop.get_action())
+        world = current_world()
+        world.set_targets("arm", robot.rig.parts["arm"].home + 0.3)  # the robot away from home
+        assert robot.reset_episode(3) == 3  # world seed 0 + episode 3
+        expected = World(robot.rig, WorldConfig(task="cube_assembly", seed=3))
+        np.testing.assert_allclose(world.object_state(), expected.object_state(), atol=1e-4)  # (settling)
+        np.testing.assert_allclose(robot.measured_positions()["arm"], robot.rig.parts["arm"].home, atol=0.01)
+        assert teleop.episodes_started == 1
+        teleop.get_action()
+        assert teleop.episodes_started == 2  # the expert planned the new layout
+    finally:
+        robot.disconnect()
+        teleop.disconnect()
+
+
+def test_dataset_features_put_environment_state_apart():
+    from teledex_lerobot.storage.lerobot_sink import dataset_features
+
+    class Robot:
+        action_features = {"arm_j.pos": float}
+        observation_features = {"arm_j.pos": float, "cube_x": float, "cube_y": float}
+        environment_state_keys = ["cube_x", "cube_y"]
+
+    features = dataset_features(Robot(), [], use_video=False)
+    assert features["observation.state"]["names"] == ["arm_j.pos"]
+    assert features["observation.environment_state"]["names"] == ["cube_x", "cube_y"]
+
+
+@pytest.mark.slow
+def test_lerobot_eval_scores_one_episode_in_the_world(tmp_path):
+    """lerobot-eval --env.type=teledex end to end, with an ACT checkpoint this test builds (untrained, normalised
+    with statistics of a scripted rollout): the env speaks the policy's feature names and records a video."""
+    import json
+
+    import torch
+    from commands import command, run
+    from lerobot.configs.types import FeatureType, PolicyFeature
+    from lerobot.policies.act.configuration_act import ACTConfig
+    from lerobot.policies.act.modeling_act import ACTPolicy
+    from lerobot.policies.factory import make_pre_post_processors
+
+    from teledex_lerobot.world.expert import ScriptedExpert
+    from teledex_lerobot.world.gym_env import TeledexWorldEnv
+
+    env = TeledexWorldEnv(task="cube_assembly")
+    observation, _ = env.reset(seed=0)
+    expert = ScriptedExpert(env.rig, "cube_assembly")
+    expert.reset(env.world)
+    rows = {"observation.state": [], "observation.environment_state": [], "action": []}
+    for _ in range(50):
+        action = np.concatenate(list(expert.act(env.world).values()))
+        rows["observation.state"].append(observation["agent_pos"])
+        rows["observation.environment_state"].append(observation["environment_state"])
+        rows["action"].append(action)
+        observation = env.step(action)[0]
+    env.close()
+    stats = {key: {"mean": torch.tensor(np.mean(v, 0), dtype=torch.float32),
+                   "std": torch.tensor(np.std(v, 0) + 1e-3, dtype=torch.float32)} for key, v in rows.items()}
+    config = ACTConfig(device="cpu", dim_model=32, dim_feedforward=64, n_heads=2, n_encoder_layers=1,
+                       n_decoder_layers=1, n_vae_encoder_layers=1, chunk_size=10, n_action_steps=10,
+                       pretrained_backbone_weights=None,
+                       input_features={"observation.state": PolicyFeature(FeatureType.STATE, (12,)),
+                                       "observation.environment_state": PolicyFeature(FeatureType.ENV, (14,))},
+                       output_features={"action": PolicyFeature(FeatureType.ACTION, (12,))})
+    checkpoint = tmp_path / "checkpoint"
+    ACTPolicy(config).save_pretrained(checkpoint)
+    for processor in make_pre_post_processors(config, dataset_stats=stats):
+        processor.save_pretrained(checkpoint)
+    output = tmp_path / "eval"
+    run(command("lerobot-eval", "--env.type=teledex", "--env.task=cube_assembly", "--env.episode_length=50",
+                f"--policy.path={checkpoint}", "--policy.device=cpu", "--eval.n_episodes=1", "--eval.batch_size=1",
+                f"--output_dir={output}"), tmp_path)
+    overall = json.loads((output / "eval_info.json").read_text())["overall"]
+    assert overall["n_episodes"] == 1 and 0.0 <= overall["pc_success"] <= 100.0
+    assert all(Path(video).stat().st_size > 0 for video in overall["video_paths"])
