@@ -100,6 +100,7 @@ class ScriptedExpert:
         self._segment_start_pose = self.hand_pose(world)
         self._segment_start_q = world.joint_positions("hand")
         self._segment_goal_q = self._segment_start_q
+        self.hand_progress = 0.0
         self._segment_start_arm = self._q_arm_full.copy()
         self._warm_start = None
         self._object_in_hand: np.ndarray | None = None
@@ -180,8 +181,7 @@ class ScriptedExpert:
             Segment("lift", 1.2, lambda w: lifted, self.closed),
             Segment("carry", 2.0, over_goal(0.03), self.closed),
             Segment("place", 1.2, over_goal(0.0), self.closed),
-            Segment("release", 0.4, None, None),
-            Segment("retreat", 1.2, self._retreat, None),
+            *self._release(),
             Segment("open", 0.6, None, self.preshape),
             Segment("done", 1e9, None, self.preshape),
         ]
@@ -205,8 +205,7 @@ class ScriptedExpert:
             Segment("lift", 1.2, lambda w: lifted, self.closed),
             Segment("carry", 2.4, over_goal(lift), self.closed),
             Segment("insert", 1.6, over_goal(0.0), self.closed),
-            Segment("release", 0.4, None, None),
-            Segment("retreat", 1.2, self._retreat, None),
+            *self._release(),
             Segment("open", 0.6, None, self.preshape),
             Segment("done", 1e9, None, self.preshape),
         ]
@@ -230,6 +229,11 @@ class ScriptedExpert:
             self._object_in_hand = np.linalg.inv(self.hand_pose(world)) @ pose
             self._held_yaw = float(np.arctan2(pose[1, 0], pose[0, 0]))
         return self._object_in_hand, self._held_yaw
+
+    def _release(self) -> list[Segment]:
+        if self.grasp.release_by_easing:
+            return [Segment("release", 0.4, None, None), Segment("retreat", 1.2, self._retreat, None)]
+        return [Segment("release", 0.6, None, self.preshape), Segment("retreat", 1.2, self._retreat, self.preshape)]
 
     def _retreat(self, world) -> np.ndarray:
         pose = self._segment_start_pose.copy()
@@ -258,6 +262,7 @@ class ScriptedExpert:
         self.phase = segment.name
         progress = np.clip((now - self._segment_start_s) / segment.duration_s, 0.0, 1.0)
         smooth = progress * progress * (3 - 2 * progress)  # zero velocity at both ends
+        self.hand_progress = smooth
         hand_q = self._segment_start_q + smooth * (self._segment_goal_q - self._segment_start_q)
         self._warm_start = None
         if segment.arm_q is not None:
@@ -270,6 +275,11 @@ class ScriptedExpert:
         pose = _pose(Slerp([0, 1], rotations)(smooth).as_matrix(),
                      start[:3, 3] + smooth * (goal[:3, 3] - start[:3, 3]))
         return pose, hand_q
+
+    @property
+    def hand_segment(self) -> tuple[np.ndarray, np.ndarray]:
+        """The hand shapes this tick's hand target moves between (hand_progress of the way)."""
+        return self._segment_start_q, self._segment_goal_q
 
     def _segment_goal(self, world, segment: Segment) -> np.ndarray:
         return self._segment_start_pose if segment.target is None else segment.target(world)

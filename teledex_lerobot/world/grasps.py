@@ -32,6 +32,9 @@ class Grasp:
     closed: dict[str, float]  # the closing target (beyond contact: the servos' force limits set the grip)
     approach_m: tuple[float, float, float]  # the pre-grasp pose's offset from the grasp (heading frame)
     symmetry: int  # the object's rotational symmetry about z: 4 for a square half-cube, 0 for a round bottle
+    # Let go by easing the servos to where the fingers are squeezed (a pinch, whose opening curl would drag the
+    # object along), or by opening to the preshape (a wrap whose curl moves the fingers straight off the object).
+    release_by_easing: bool = True
     # The heading, relative to the direction from the arm's base to the object, that the arm reaches best (the
     # middle of the band our IK reaches with margin; a mounted hand reaches some headings only).
     preferred_heading_rad: float = 0.0
@@ -91,6 +94,7 @@ O6_BOTTLE_SIDE_WRAP = Grasp(
     closed={"thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0, "mcp_pitch": 1.5},
     approach_m=(0.0, 0.0, 0.1),
     symmetry=0,
+    release_by_easing=False,
     preferred_heading_rad=1.3,  # Piper + O6: +1.0 to +1.6 rad (palm facing left, fingers pointing away)
 )
 
