@@ -14,17 +14,15 @@ during the hold. Tables:
 
 import argparse
 import dataclasses
-import os
 import time
 
-os.environ.setdefault("MUJOCO_GL", "egl")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from teledex_lerobot.presets import PartSpec  # noqa: E402
-from teledex_lerobot.world.grasp_rig import GraspRig  # noqa: E402
-from teledex_lerobot.world.grasps import Grasp, grasp_for  # noqa: E402
-from teledex_lerobot.world.world import ContactConfig  # noqa: E402
+from teledex_lerobot.presets import PartSpec
+from teledex_lerobot.world.grasp_rig import GraspRig
+from teledex_lerobot.world.grasps import Grasp, grasp_for
+from teledex_lerobot.world.world import ContactConfig
 
 OBJECTS = {"cube_assembly": "cube_top", "bottle_peg_in_hole": "bottle"}
 MASSES_KG = {"cube_assembly": (0.03, 0.06, 0.12), "bottle_peg_in_hole": (0.15, 0.3, 0.5)}

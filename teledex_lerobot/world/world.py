@@ -5,18 +5,15 @@ touching `data`. Servo targets go through `set_targets`; each physics step moves
 target by at most the joint's velocity limit times the timestep.
 """
 
-import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-os.environ.setdefault("MUJOCO_GL", "egl")  # headless rendering; must be set before mujoco is imported
+import mujoco
+import numpy as np
 
-import mujoco  # noqa: E402
-import numpy as np  # noqa: E402
-
-from ..devices.render import VIEWS  # noqa: E402
-from ..rig import Rig  # noqa: E402
-from .mjcf import (  # noqa: E402
+from ..devices.render import VIEWS
+from ..rig import Rig
+from .mjcf import (
     GRIP_CLASS,
     SCENE_CONAFFINITY,
     SCENE_CONTYPE,
@@ -24,9 +21,9 @@ from .mjcf import (  # noqa: E402
     add_robot,
     arm_base_height_m,
 )
-from .tasks import ObjectPose, Task, make_task  # noqa: E402
+from .tasks import ObjectPose, Task, make_task
 
-CAMERA_DISTANCE_M = 0.75
+CAMERA_DISTANCE_M = 0.5
 # The table: its top is the world's z = 0; it starts this far in front of the arm's base (an arm mounted below the
 # table top stands at its edge) and ends far beyond the workspace.
 TABLE_NEAR_EDGE_M = 0.12

@@ -54,4 +54,4 @@ class BottlePegInHole(Task):
                     and bottle.tilt_rad < MAX_TILT_RAD and not world.hand_touches("bottle"))
 
     def workspace_centre_m(self):
-        return np.array([0.39, 0.0, 0.06])
+        return np.array([0.36, -0.02, 0.07])

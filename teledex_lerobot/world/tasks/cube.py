@@ -56,4 +56,4 @@ class CubeAssembly(Task):
                     and not world.hand_touches("cube_top") and not world.hand_touches("cube_bottom"))
 
     def workspace_centre_m(self):
-        return np.array([0.39, 0.0, 0.04])
+        return np.array([0.36, 0.0, 0.04])
