@@ -10,7 +10,6 @@ the control chain), with wall times.
 import argparse
 import time
 
-
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
 from teledex_lerobot.world.camera import WorldRenderer

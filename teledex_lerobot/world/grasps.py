@@ -70,13 +70,14 @@ def hand_shape(joints: list[str], shape: dict[str, float], lower, upper) -> np.n
     return np.clip(q, lower, upper)
 
 
-# Level pinch of a 4 cm half-cube (4 x 4 x 2 cm). The object sits where the thumb tip (FK at the preshape:
-# (10.8, 69.3, 100.9) mm) touches its near face 3 mm after the hand arrives and its bottom clears the thumb by
-# 2 mm: y = 69.3 + 8.5 (bone radius) + 2 - 10 (half height), z = 100.9 + 8.5 + 3 + 20 (half width).
+# Level pinch of a 4 cm half-cube (4 x 4 x 2 cm). The object sits 6 mm beyond the thumb tip (FK at the preshape:
+# (10.8, 69.3, 100.9) mm), which clears the table by 2 mm: y = 69.3 + 8.5 (bone radius) + 2 - 10 (half height),
+# z = 100.9 + 8.5 + 6 + 20 (half width). The fingers push the half those 6 mm onto the thumb; centred so, the grasp
+# holds with the hand landing up to 5 mm off along or across the heading, or turned 10 deg (grasp_grid.py).
 O6_CUBE_LEVEL_PINCH = Grasp(
     name="level_pinch",
     hand_axes=((0.0, -1.0, 0.0), (0.0, 0.0, -1.0), (1.0, 0.0, 0.0)),
-    object_in_hand_m=(0.0, 0.0698, 0.1324),
+    object_in_hand_m=(0.0, 0.0698, 0.1354),
     preshape={"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.35, "mcp_pitch": 0.3},
     closed={"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.35, "mcp_pitch": 0.65},
     approach_m=(0.0, 0.0, 0.05),
