@@ -87,7 +87,7 @@ def test_env_config_maps_to_dataset_feature_names():
     cfg = make_env_config("teledex", task="bottle_peg_in_hole", obs_type="pixels_agent_pos")
     features = env_to_policy_features(cfg)
     assert features["observation.state"].shape == (12,)
-    assert features["observation.environment_state"].shape == (7,)
+    assert features["observation.environment_state"].shape == (14,)  # the bottle and its base
     assert features["observation.images.top"].shape == (3, 240, 320)
     assert features["action"].shape == (12,)
 

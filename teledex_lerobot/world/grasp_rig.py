@@ -111,7 +111,7 @@ class GraspRig:
         world = self.world
         world.reset(seed)
         for other in world.task.objects:  # only the object under test stays on the table
-            if other != name:
+            if other != name and world.model.body(other).jntnum[0] > 0:
                 address = world.model.jnt_qposadr[world.model.body(other).jntadr[0]]
                 world.data.qpos[address:address + 3] = [0.8, 0.5, 0.05]
         mujoco.mj_forward(world.model, world.data)

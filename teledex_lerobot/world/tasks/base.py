@@ -66,7 +66,7 @@ def _volume(geom: dict) -> float:
 
 class Task(ABC):
     """One task of the world. Subclasses set `name`, `description` (the dataset's task text) and `objects`
-    (free bodies whose poses are observed, in observation order)."""
+    (the bodies whose poses are observed, in observation order: whatever the layout moves, free or fixed)."""
 
     name: str = ""
     description: str = ""

@@ -23,7 +23,7 @@ MAX_TILT_RAD = np.radians(15)
 class BottlePegInHole(Task):
     name = "bottle_peg_in_hole"
     description = "Grasp the bottle from the side and insert it into the square base."
-    objects = ("bottle",)
+    objects = ("bottle", "base")
     episode_s = 24.0
 
     def add_objects(self, worldbody) -> None:
