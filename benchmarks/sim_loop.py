@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -48,7 +47,7 @@ def command(name: str) -> str:
 
 
 def run(args: list[str], log: Path, budget_s: float | None = None) -> float:
-    """Run a command (its output to `log`), stopping it with SIGINT once the budget is spent; wall seconds."""
+    """Run a command (its output to `log`), stopping it once the budget is spent; wall seconds."""
     print("$ " + " ".join(args), flush=True)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     started = time.perf_counter()
@@ -58,10 +57,14 @@ def run(args: list[str], log: Path, budget_s: float | None = None) -> float:
             process.wait(timeout=budget_s)
         except subprocess.TimeoutExpired:
             print(f"  budget of {budget_s / 60:g} min spent: stopping", flush=True)
-            process.send_signal(signal.SIGINT)
-            process.wait()
+            process.terminate()  # lerobot-train carries on through SIGINT
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
     wall_s = time.perf_counter() - started
-    if process.returncode not in (0, -signal.SIGINT) and not (budget_s and wall_s >= budget_s):
+    if process.returncode != 0 and not (budget_s and wall_s >= budget_s):
         raise SystemExit(f"{args[0]} failed ({process.returncode}); see {log}")
     return wall_s
 
