@@ -9,9 +9,9 @@ commands are printed):
 1. teledex-record --robot.backend=mujoco --teleop.type=teledex_world_expert: one scripted episode per recorded
    episode (the recorder calls the robot's reset_episode(index) before each: layout seed = episode index), joints in
    observation.state and the objects' poses in observation.environment_state, no camera (state-based training);
-2. lerobot-train --policy.type=act on those two inputs, one torch thread (on a shared 2-core machine a second thread
-   makes each step several times slower), stopped at --train-budget-min if the steps are not done by then (the
-   newest checkpoint is used);
+2. lerobot-train --policy.type=act on those two inputs, one torch thread per process (on a shared 2-core machine a
+   second thread makes each step several times slower) and one data-loading worker, stopped at --train-budget-min
+   if the steps are not done by then (the newest checkpoint, saved every 250 steps, is used);
 3. lerobot-eval --env.type=teledex on --eval-episodes layouts the demonstrations never saw (seeds from 1000).
 
 The image-based run is a GPU job (18-21 s per ACT step at 320x240 on this CPU): record with the camera (drop
@@ -34,10 +34,11 @@ from pathlib import Path
 # Seconds each recorded episode lasts: the expert's plan (about 11 s for the cube, 12.4 s for the bottle) and a
 # short hold.
 EPISODE_S = {"cube_assembly": 12.0, "bottle_peg_in_hole": 13.0}
+SAVE_EVERY_STEPS = 250  # a stopped run loses at most this many steps
 # The small ACT that trains on this CPU (4.3 M parameters); temporal ensembling re-plans every tick.
 ACT_FLAGS = ["--policy.type=act", "--policy.device=cpu", "--policy.push_to_hub=false", "--policy.dim_model=256",
              "--policy.dim_feedforward=1024", "--policy.n_encoder_layers=2", "--policy.n_decoder_layers=1",
-             "--policy.n_vae_encoder_layers=2", "--policy.chunk_size=25", "--policy.n_action_steps=1",
+             "--policy.n_vae_encoder_layers=2", "--policy.chunk_size=20", "--policy.n_action_steps=1",
              "--policy.temporal_ensemble_coeff=0.01", "--policy.optimizer_lr=1e-4",
              "--policy.pretrained_backbone_weights=null"]
 
@@ -86,7 +87,7 @@ def train(task: str, steps: int, budget_s: float, out: Path) -> tuple[float, int
     shutil.rmtree(train_dir, ignore_errors=True)
     wall_s = run([command("lerobot-train"), f"--dataset.repo_id=local/sim_{task}", f"--dataset.root={out / 'data'}",
                   *ACT_FLAGS, f"--steps={steps}", "--batch_size=32", "--log_freq=100",
-                  f"--save_freq={max(steps // 10, 1)}", "--num_workers=0", "--wandb.enable=false",
+                  f"--save_freq={SAVE_EVERY_STEPS}", "--num_workers=1", "--wandb.enable=false",
                   f"--output_dir={train_dir}"], out / "train.log", budget_s)
     checkpoints = sorted((train_dir / "checkpoints").glob("[0-9]*"))
     if not checkpoints:
@@ -110,7 +111,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", nargs="+", default=["cube_assembly", "bottle_peg_in_hole"])
     parser.add_argument("--demos", type=int, default=100)
-    parser.add_argument("--train-steps", type=int, default=4000)
+    parser.add_argument("--train-steps", type=int, default=8000, help="as many as the budget allows")
     parser.add_argument("--train-budget-min", type=float, default=30.0)
     parser.add_argument("--eval-episodes", type=int, default=50)
     parser.add_argument("--out", type=Path, default=Path("outputs/sim_loop"))
