@@ -37,7 +37,7 @@ def margin(expert: ScriptedExpert, pose: np.ndarray, seeds) -> float:
     """The largest joint margin over IK solutions from the seeds (-inf when none converges)."""
     best = -np.inf
     for seed in seeds:
-        result = expert._solve(pose, seed)
+        result = expert.solve_hand_ik(pose, seed)
         if result.converged:
             q = result.q[expert.arm.indices]
             best = max(best, float(min(np.min(q - expert.arm.lower), np.min(expert.arm.upper - q))))
@@ -63,8 +63,8 @@ def main() -> None:
     for task in OBJECT_HEIGHT_M:
         expert = ScriptedExpert(rig, task)
         for base in sorted({0.0, -0.05, -0.10, -0.15, round(world_base, 3)}, reverse=True):
-            expert._arm_base = np.eye(4)
-            expert._arm_base[2, 3] = base
+            expert.arm_base = np.eye(4)
+            expert.arm_base[2, 3] = base
             reached, margins = 0, []
             for x, y in itertools.product(XS_M, YS_M):
                 position = np.array([x, y, OBJECT_HEIGHT_M[task]])

@@ -93,7 +93,7 @@ class ScriptedExpert:
     # ---- planning -----------------------------------------------------------------------------------------------
 
     def reset(self, world) -> None:
-        self._arm_base = world.body_pose(f"arm/{self.arm.model.description.root_link}")
+        self.arm_base = world.body_pose(f"arm/{self.arm.model.description.root_link}")
         self._q_arm_full = self.arm.full_configuration(world.joint_positions("arm"))
         self._segment_index = 0
         self._segment_start_s = world.time_s
@@ -115,9 +115,11 @@ class ScriptedExpert:
     def hand_pose(self, world) -> np.ndarray:
         return world.body_pose(f"hand/{self.hand.model.description.root_link}")
 
-    def _solve(self, hand_pose_world: np.ndarray, q_init: np.ndarray):
+    def solve_hand_ik(self, hand_pose_world: np.ndarray, q_init: np.ndarray):
+        """Our IK for the arm's mount frame under a hand pose (world), from q_init; arm_base is the arm's root pose
+        in the world (set by reset)."""
         mount_world = hand_pose_world @ np.linalg.inv(self.rig.hand_mount)
-        mount_in_base = np.linalg.inv(self._arm_base) @ mount_world
+        mount_in_base = np.linalg.inv(self.arm_base) @ mount_world
         return solve_ik(self.arm.model, self.arm.mount_frame, mount_in_base, q_init, max_iters=200,
                         orientation_weight=0.3)
 
@@ -125,7 +127,7 @@ class ScriptedExpert:
         """Full arm configuration that puts the hand there with every driven joint at least MIN_JOINT_MARGIN_RAD
         inside its limits (our IK from each start in turn), or None."""
         for start in starts:
-            result = self._solve(hand_pose_world, start)
+            result = self.solve_hand_ik(hand_pose_world, start)
             q = result.q[self.arm.indices]
             if result.converged and np.all(q - self.arm.lower >= MIN_JOINT_MARGIN_RAD) and np.all(
                     self.arm.upper - q >= MIN_JOINT_MARGIN_RAD):
@@ -133,10 +135,10 @@ class ScriptedExpert:
         return None
 
     def _hand_pose_at(self, q_arm_full: np.ndarray) -> np.ndarray:
-        return self._arm_base @ self.arm.model.frame_pose(q_arm_full, self.arm.mount_frame) @ self.rig.hand_mount
+        return self.arm_base @ self.arm.model.frame_pose(q_arm_full, self.arm.mount_frame) @ self.rig.hand_mount
 
     def _headings(self, position_m: np.ndarray, object_yaw: float) -> list[float]:
-        base = self._arm_base[:3, 3]
+        base = self.arm_base[:3, 3]
         preferred = float(np.arctan2(position_m[1] - base[1], position_m[0] - base[0])) + \
             self.grasp.preferred_heading_rad
         if self.grasp.symmetry:
@@ -287,7 +289,7 @@ class ScriptedExpert:
     def arm_target(self, hand_pose_world: np.ndarray) -> np.ndarray:
         """Arm joints that put the hand base at the pose (our damped least-squares IK, warm-started)."""
         start = self._q_arm_full if self._warm_start is None else self._warm_start
-        result = self._solve(hand_pose_world, start)
+        result = self.solve_hand_ik(hand_pose_world, start)
         self._q_arm_full = result.q
         return result.q[self.arm.indices]
 
