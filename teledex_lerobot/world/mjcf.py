@@ -43,10 +43,10 @@ ARM_FULL_EFFORT_ERROR_RAD = 0.05
 HAND_FULL_EFFORT_ERROR_RAD = 0.1
 ARM_ARMATURE = 0.05
 HAND_ARMATURE = 0.002
-MIMIC_SOLREF = "0.005 1"
+MIMIC_SOLREF = "0.005 1"  # stiff coupling (the Inspire hand's MuJoCo model uses the same)
 # A hand alone follows a mocap target through this weld (stiff, critically damped: a position-controlled arm).
 HAND_TARGET_BODY = "hand/target"
-HAND_WELD_SOLREF = "0.01 1"  # stiff coupling (the Inspire hand's MuJoCo model uses the same)
+HAND_WELD_SOLREF = "0.01 1"
 # Hand and object geoms share this MJCF default class: the world's contact model (friction, condim, solref).
 GRIP_CLASS = "grip"
 # When the arm's first moving joint is this far above its root, the arm hangs from a torso: the table goes below.
@@ -54,7 +54,8 @@ TABLE_MOUNTED_MAX_SHOULDER_M = 0.3
 TORSO_SHOULDER_ABOVE_TABLE_M = 0.3
 # A table-mounted arm stands on a stand at the table's edge, its shoulder this far below the table top, so that a
 # hand held level (or a side grasp) near the table is well inside the wrist's joint limits: mounted on the table
-# top, the Piper's wrist pitch limit (+-1.22 rad) cannot hold the hand level within 10 cm of the table.
+# top, the Piper's wrist pitch limit (+-1.22 rad) cannot hold the hand level 8 cm above the table anywhere in the
+# workspace (benchmarks/world_reach.py).
 TABLE_MOUNTED_SHOULDER_BELOW_TABLE_M = 0.057
 
 
