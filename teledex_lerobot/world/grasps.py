@@ -9,9 +9,9 @@ hand).
 Grasps of the LinkerHand O6 (measured on the hand alone, benchmarks/grasp_grid.py; numbers in the module docs):
 - cube half, "level pinch": palm down and level, fingers along the heading. The opposed thumb (yaw at its limit,
   pitch 0.35) is a fixed post behind the near face; the fingers curl down past the far face and push the half
-  against the thumb. Level matters: the coupled finger curl pushes the fingertip along the perpendicular of the
-  MCP-to-tip line, so a hand pitched down presses the half into the table instead of against the thumb; and the
-  pinch sits 7 cm below the palm, where the thumb's tip meets the fingertips, so the half is pinched 4 cm across.
+  against the thumb. The pinch sits 7 cm below the palm, where the thumb's tip meets the curled fingertips, at the
+  same height when the hand is level, so the 2 cm half is pinched at mid-height, 4 cm across (pitched 25 deg down
+  the pinch holds too).
 - bottle, "side wrap": palm against the bottle from the side, pinky down, fingers wrapping the far side near the
   bottle's top, thumb in the palm plane above the bottle; the hand slides down along the bottle before closing.
   The finger curl lies in a horizontal plane, so every finger force presses the bottle into the palm and friction
