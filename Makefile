@@ -8,7 +8,7 @@ PYTHON ?= $(shell for p in python3.12 $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/ver
 
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: env system-deps demo test clean-demo
+.PHONY: env system-deps test-deps demo test clean-demo dex-retargeting-env
 
 env: system-deps $(VENV)/.installed
 
@@ -38,9 +38,24 @@ $(VENV)/.installed: pyproject.toml
 demo: env
 	$(VENV)/bin/teledex-demo
 
-test: env
+# For the WebXR page's browser test only: headless Chromium (Debian package, installed when absent and we are root)
+# and Meta's WebXR emulator IWER (npm, pinned in tests/webxr_emulator). Without them that test skips, saying so.
+test-deps:
+	@command -v chromium >/dev/null || { \
+	  [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && \
+	  $(APT_INSTALL) --no-install-recommends chromium >/dev/null 2>&1; } || \
+	  echo "note: chromium not installed; the WebXR browser test will be skipped"
+	@test -f tests/webxr_emulator/node_modules/iwer/build/iwer.js || { \
+	  command -v npm >/dev/null && npm ci --prefix tests/webxr_emulator --no-audit --no-fund --ignore-scripts >/dev/null 2>&1; } || \
+	  echo "note: npm or the npm registry unavailable; the WebXR browser test will be skipped"
+
+test: env test-deps
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 
 clean-demo:
 	rm -rf outputs/demo
+
+# dex-retargeting 0.5.0 in its own venv, for benchmarks/retargeting.py (not needed by the tests)
+dex-retargeting-env:
+	PYTHON=$(PYTHON) bash benchmarks/setup_dex_retargeting.sh

@@ -1,4 +1,4 @@
-"""IK as the teleoperation control chain uses it (the arm's mount frame, seed 002 settings).
+"""IK as the teleoperation control chain uses it (the arm's mount frame, with the control config's IK settings).
 
 1. Reachable targets: random poses of the mount frame (FK of random in-limit configurations), solved warm-started
    from a configuration `--start-noise` rad away, as in a teleoperation loop: accuracy and solve time.

@@ -20,11 +20,12 @@ import numpy as np
 from piper_sdk import C_PiperInterface_V2
 
 from teledex_lerobot.clock import now_ns
-from teledex_lerobot.devices import piper_protocol as pp
-from teledex_lerobot.devices.factory import make_joint_device
-from teledex_lerobot.devices.joint_device import SimDynamicsConfig
-from teledex_lerobot.devices.piper_sim import PiperSimConfig, PiperSimulator
-from teledex_lerobot.devices.sim_testing import unique_channel, virtual_config
+from teledex_lerobot.devices.agilex import protocol as pp
+from teledex_lerobot.devices.agilex.config import PiperConfig
+from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
+from teledex_lerobot.devices.registry import build_part_device
+from teledex_lerobot.devices.simulated import SimDynamicsConfig
+from teledex_lerobot.devices.testing import bus_config, unique_channel
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 
@@ -53,8 +54,8 @@ def main() -> None:
     dynamics = SimDynamicsConfig(feedback_hz=1000.0, time_constant_s=0.001, noise_std=0.0, latency_ms=0.0)
     sim = PiperSimulator(PiperSimConfig(channel=channel, initial_positions=tuple(part.home_full),
                                         dynamics=dynamics)).start()
-    device = make_joint_device("real", part, SimDynamicsConfig(), virtual_config(arm_channel=channel,
-                                                                                  piper_speed_percent=100))
+    config = bus_config(arm_channel=channel, agilex=PiperConfig(speed_percent=100))
+    device = build_part_device("real", part, SimDynamicsConfig(), config)
     device.connect()
     results: dict[str, list[float]] = {"on_bus": [], "first_motion": [], "settled": [], "measurement_age": []}
     try:

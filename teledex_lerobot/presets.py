@@ -1,7 +1,8 @@
-"""Hardware presets: which arm and hand make up a rig, how the hand is mounted, which cameras look at it.
+"""Hardware presets: which arm and hand make up a rig, how the hand is mounted, which cameras look at it; or which
+rigs work together (a bimanual pair).
 
 A preset is a YAML file in configs/presets/ (or any path); its keys are the fields of PresetFile below. Unknown keys
-and wrong types are errors naming the key, never silently ignored.
+and wrong types are errors naming the key, never silently ignored. The README's "Presets" section shows the schema.
 """
 
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ class PresetFile:
     hand_mount: HandMount = field(default_factory=HandMount)
     # camera name -> the settings of its LeRobot camera config (by default the simulated teledex_render camera)
     cameras: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Instead of arm/hand: several rigs driven together, follower name -> preset (--robot.type=teledex_followers)
+    followers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,9 @@ def load_preset(name_or_path: str) -> Preset:
     path = resolve_file(name_or_path, PRESETS_DIR, (".yaml", ".yml"), "preset")
     where = f"preset {path}"
     data = decode_config(PresetFile, read_yaml_mapping(path, "preset"), where)
-    if data.arm is None and data.hand is None:
-        raise ValueError(f"{where} defines neither 'arm' nor 'hand'; add at least one.")
+    rig = data.arm is not None or data.hand is not None
+    if rig == bool(data.followers):
+        raise ValueError(f"{where} must define either 'arm' and/or 'hand' (one rig) or 'followers' (several rigs).")
     if data.fps <= 0:
         raise ValueError(f"{where}: 'fps' must be a positive integer (got {data.fps})")
     return Preset(**{f: getattr(data, f) for f in PresetFile.__dataclass_fields__}, name=path.stem)

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from .kinematics import KinematicModel
-from .models import BUILTIN_MODELS, resolve_urdf
+from .kinematics.catalogue import BUILTIN_MODELS, resolve_urdf
 from .presets import HandMount, PartSpec, Preset
 
 

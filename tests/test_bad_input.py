@@ -82,6 +82,11 @@ def test_joint_map_with_unknown_human_angle(tmp_path):
         TeledexReplay(TeledexReplayConfig(replay_file="glove_open_close", hand_model="linkerhand_o6", control=control))
 
 
+def test_a_preset_of_several_rigs_names_the_robot_type_that_takes_it():
+    with pytest.raises(ValueError, match="several rigs.*--robot.type=teledex_followers"):
+        TeledexConfig(preset="bimanual_piper_linkerhand_l10")
+
+
 def test_bad_preset_key(tmp_path):
     path = tmp_path / "p.yaml"
     path.write_text("arm: {model: piper, sidee: left}\n")

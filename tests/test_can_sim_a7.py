@@ -1,13 +1,13 @@
-"""The A7 simulator against the unmodified linkerbot A7 class and raw frames (notes/hardware.md §2.5 and §7)."""
+"""The A7 simulator against the unmodified linkerbot A7 class and raw frames."""
 
 import can
 import numpy as np
 import pytest
 from linkerbot.arm.a7 import A7
 
-from teledex_lerobot.devices import a7_protocol as ap
-from teledex_lerobot.devices.a7_sim import A7SimConfig, A7Simulator
-from teledex_lerobot.devices.sim_testing import unique_channel, wait_until
+from teledex_lerobot.devices.linker_a7 import protocol as ap
+from teledex_lerobot.devices.linker_a7.simulator import A7SimConfig, A7Simulator
+from teledex_lerobot.devices.testing import unique_channel, wait_until
 
 START = (0.4, 0.0, 0.0, 1.2, 0.0, 0.0, 0.0)
 

@@ -1,4 +1,4 @@
-"""The Piper simulator against the unmodified piper_sdk (notes/hardware.md §7 checklist)."""
+"""The Piper simulator against the unmodified piper_sdk: feedback, enable, mode gate, limits."""
 
 import time
 
@@ -7,9 +7,9 @@ import pytest
 from piper_sdk import C_PiperInterface_V2
 from scipy.spatial.transform import Rotation
 
-from teledex_lerobot.devices import piper_protocol as pp
-from teledex_lerobot.devices.piper_sim import PiperSimConfig, PiperSimulator
-from teledex_lerobot.devices.sim_testing import BusListener, unique_channel, wait_until
+from teledex_lerobot.devices.agilex import protocol as pp
+from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
+from teledex_lerobot.devices.testing import BusListener, unique_channel, wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore:The .bustype. argument is deprecated:DeprecationWarning")
 

@@ -259,3 +259,19 @@ def test_diagnostics_line():
                   "ik_ms(avg/max)=0.50/0.50", "control_ms(avg/max)=1.00/1.00", "trigger(L/R)=0.00/0.87",
                   "stale=False"):
         assert field in line
+
+
+def test_a_trigger_dropped_as_bad_is_not_a_release(rig):
+    """After a stale period the arm re-anchors only once every trigger reads released; a trigger whose value was
+    dropped as out of range is unknown, not released."""
+    controller = teleoperating(rig)
+    for t in range(0, 100, 10):
+        controller.step(frame(t), t * MS, unknown_pose)
+    assert controller.require_release  # entering teleoperation with the trigger held
+    bad = frame(110, trigger=0.0)
+    del bad.analog["right_trigger"]
+    bad.bad_fields.append("right_controller.trigger: 5.0 outside 0..1")
+    controller.step(bad, 110 * MS, unknown_pose)
+    assert controller.require_release
+    controller.step(frame(120, trigger=0.0), 120 * MS, unknown_pose)
+    assert not controller.require_release

@@ -1,4 +1,5 @@
-"""Input parsers, datagram files and transports: round trips, schema variants, bad packets counted, loopback only."""
+"""Input parsers, datagram files and transports: round trips, schema variants, per-device validity, bad packets and
+bad fields counted, listeners on loopback by default, the sender allow-list."""
 
 import json
 import socket
@@ -6,14 +7,15 @@ import threading
 
 import numpy as np
 import pytest
+import xr_app
 from scipy.spatial.transform import Rotation
 
 from teledex_lerobot.inputs import (InputReceiver, encode_joints, encode_keypoints, encode_udexreal, encode_xr_state,
                                     parse_joints, parse_keypoints, parse_udexreal, parse_xr_state)
 from teledex_lerobot.inputs.datagram_file import DatagramWriter, read_datagrams, write_datagrams
-from teledex_lerobot.inputs.sources import (FileReplaySource, UdpSource, UnixDatagramSource, WebSocketSource,
-                                            send_datagrams)
-from teledex_lerobot.inputs.websocket import WebSocketClient
+from teledex_lerobot.inputs.frame import POSITION_TRACKED, POSITION_VALID
+from teledex_lerobot.inputs.sources import FileReplaySource, UdpSource, UnixDatagramSource, send_datagrams
+from teledex_lerobot.inputs.xr_state import OPERATOR_FROM_XR, openxr26_from_mediapipe21
 from teledex_lerobot.operator.hand_model import keypoints_from_angles
 from teledex_lerobot.operator.poses import FIST, POWER_GRASP
 
@@ -59,11 +61,11 @@ def test_glove_keypoint_and_joint_round_trips():
     assert parse_joints(encode_joints({"joint1": 0.5}), 3).joint_positions == {"joint1": 0.5}
 
 
-BAD_PACKETS = [
-    b"", b"\x00\xff\xfe", b"{", b"[1, 2]", b'"text"', b"{}",
-    b'{"Controller": {"right": {"pose": "1,2,3"}}}',  # too few numbers
-    b'{"Controller": {"right": {"pose": "nan,0,0,0,0,0,1"}}}',
-    b'{"Controller": {"right": {"pose": "0,0,0,0,0,0,0"}}}',  # zero quaternion
+BAD_PACKETS = [b"", b"\x00\xff\xfe", b"{", b"[1, 2]", b'"text"', b'{"functionName": "Tracking", "value": {}}']
+BAD_DEVICES = [  # the packet is used; the one device is left out and the bad field counted
+    (b'{"Controller": {"right": {"pose": "1,2,3"}}}', "right_controller.pose: expected 7"),
+    (b'{"Controller": {"right": {"pose": "nan,0,0,0,0,0,1"}}}', "right_controller.pose: non-finite"),
+    (b'{"Controller": {"right": {"pose": "0.1,0,0,0,0,0,0.5"}}}', "right_controller.pose: quaternion norm 0.500"),
 ]
 
 
@@ -71,10 +73,16 @@ def test_bad_packets_are_counted_never_raised():
     receiver = InputReceiver(parse_xr_state)
     good = encode_xr_state(controllers={"right": {"pose": POSE, "trigger": 1.0}})
     receiver.handle(good)
-    for packet in BAD_PACKETS + [good[: len(good) // 2]]:
+    for packet in BAD_PACKETS + [good[: len(good) // 2], b"{}"]:
         receiver.handle(packet)
-    assert receiver.parse_failures == len(BAD_PACKETS)  # "{}" (a valid, empty state) passes; the truncated fails
+    assert receiver.parse_failures == len(BAD_PACKETS) + 1  # "{}" (a valid, empty state) passes; the truncated fails
     assert receiver.packets == 2 and receiver.latest().analog == {}
+    for packet, problem in BAD_DEVICES:
+        receiver.handle(packet)
+        frame = receiver.latest()
+        assert frame.poses == {} and "right_controller" in frame.invalid_devices
+        assert len(frame.bad_fields) == 1 and frame.bad_fields[0].startswith(problem), frame.bad_fields
+    assert receiver.bad_fields == len(BAD_DEVICES) and receiver.parse_failures == len(BAD_PACKETS) + 1
     glove = InputReceiver(parse_udexreal)
     truncated = json.loads(encode_udexreal({"right": FIST}))
     truncated["UdexReal"]["Parameter"] = truncated["UdexReal"]["Parameter"][:10]
@@ -120,36 +128,34 @@ def packets(n=3):
     return [(i * 1_000_000, encode_joints({"joint1": 0.1 * i})) for i in range(n)] + [(3_000_000, b"garbage")]
 
 
-def test_udp_unix_and_websocket_loopback(tmp_path):
-    udp = UdpSource("127.0.0.1", 0)
+def test_udp_and_unix_loopback(tmp_path):
+    udp = UdpSource(port=0)
+    assert udp.address[0] == "127.0.0.1"  # the default: this machine only
     receiver = _run_source(udp, lambda: send_datagrams(packets(), udp.address))
     assert receiver.packets == 3 and receiver.latest().joint_positions == {"joint1": pytest.approx(0.2)}
     path = str(tmp_path / "in.sock")
     unix = UnixDatagramSource(path)
     assert _run_source(unix, lambda: send_datagrams(packets(), path)).packets == 3
 
-    websocket = WebSocketSource("127.0.0.1", 0)
 
-    def send():
-        client = WebSocketClient(*websocket.address)
-        for _, data in packets():
-            client.send(data)
-        client.send(encode_joints({"joint1": 9.0}).decode())  # text frames too
-        client.close()
-
-    receiver = _run_source(websocket, send, expected=5)
-    assert receiver.packets == 4 and receiver.parse_failures == 1
-
-
-def test_websocket_rejects_non_websocket_clients():
-    websocket = WebSocketSource("127.0.0.1", 0)
-    websocket.start(InputReceiver(parse_joints))
+def test_udp_allow_list_drops_and_counts_other_senders():
+    udp = UdpSource("127.0.0.1", 0, allow=["127.0.0.2"])
+    receiver = InputReceiver(parse_joints)
+    udp.start(receiver)
     try:
-        with socket.create_connection(websocket.address, timeout=2) as plain:
-            plain.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-            assert b"400" in plain.recv(100)
+        for sender in ("127.0.0.3", "127.0.0.3", "127.0.0.2"):
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+                sock.bind((sender, 0))
+                sock.sendto(encode_joints({"joint1": 0.5}), udp.address)
+        for _ in range(250):
+            if receiver.packets + udp.senders.dropped >= 3:
+                break
+            threading.Event().wait(0.02)
     finally:
-        websocket.stop()
+        udp.stop()
+    assert receiver.packets == 1 and udp.senders.dropped == 2
+    with pytest.raises(ValueError, match="teleop.allow"):
+        UdpSource("127.0.0.1", 0, allow=["not-an-address"])
 
 
 def test_file_replay_source(tmp_path):
@@ -161,3 +167,65 @@ def test_file_replay_source(tmp_path):
     source._thread.join(timeout=2.0)
     source.stop()
     assert receiver.packets == 3 and receiver.parse_failures == 1
+
+
+def app_hand(is_active=1, flags=None):
+    """A hand as the XRoboToolkit app writes it: 26 OpenXR joints in the XR frame (tests/xr_app.py)."""
+    joints = openxr26_from_mediapipe21(world_hand() @ OPERATOR_FROM_XR)
+    return xr_app.hand(joints, is_active=is_active, flags=flags)
+
+
+def test_each_device_is_valid_on_its_own():
+    """The app's JSON with one device broken at a time: only that device is left out, and only bad values count."""
+    right = xr_app.controller((0.2, 1.0, -0.35), (0.0, 0.0, 0.0, 1.0), trigger=0.7, primary=True)
+    switched_off = xr_app.controller()  # what the app sends for a controller that is off: all zeros
+    state = xr_app.tracking_state(5, controllers={"left": switched_off, "right": right},
+                                  hands={"leftHand": app_hand(is_active=0), "rightHand": app_hand()})
+    frame = parse_xr_state(state.encode(), 10)
+    assert set(frame.poses) == {"right_controller", "left_wrist", "right_wrist"}
+    assert frame.invalid_devices == {"left_controller": "inactive (all-zero pose)"} and frame.bad_fields == []
+    assert frame.analog["right_trigger"] == pytest.approx(0.7) and frame.buttons["A"]
+    assert frame.hand_high_quality == {"left": False, "right": True}  # isActive=0: low quality, still used
+    assert frame.hand_keypoints_valid("right").all()
+
+    wrong = json.loads(state)
+    wrong["Controller"]["right"].update(trigger=5.0, grip=-0.2, primaryButton="false", axisX="0.1")
+    frame = parse_xr_state(json.dumps(wrong).encode(), 10)
+    assert sorted(f.split(":")[0] for f in frame.bad_fields) == [
+        "right_controller.axisX", "right_controller.grip", "right_controller.primaryButton",
+        "right_controller.trigger"]
+    assert "right_trigger" not in frame.analog and "A" not in frame.buttons  # dropped, not clipped or guessed
+    assert "right_controller" in frame.poses and frame.analog["right_axis_y"] == 0.0  # the rest of it is used
+
+    inferred = [15] * 26
+    inferred[10] = 3  # index tip: position valid but inferred (occluded)
+    lost = [15] * 26
+    lost[25] = 0  # little finger tip: no valid position
+    frame = parse_xr_state(xr_app.tracking_state(5, hands={"leftHand": app_hand(flags=lost),
+                                                           "rightHand": app_hand(flags=inferred)}).encode(), 10)
+    assert frame.invalid_devices == {"left_hand": "1 of 21 keypoints not tracked"}
+    flags = frame.hand_keypoint_flags["right"]
+    assert flags[8] & POSITION_VALID and not flags[8] & POSITION_TRACKED and flags[7] & POSITION_TRACKED
+    assert frame.hand_keypoints_valid("right").all() and set(frame.hand_keypoints_m) == {"right"}
+
+    unfocused = parse_xr_state(xr_app.tracking_state(5, controllers={"right": right}, focus=False).encode(), 10)
+    assert unfocused.poses == {} and unfocused.analog == {} and unfocused.invalid_devices == {
+        "right_controller": "headset app not in focus"}
+    assert parse_xr_state(b'{"timeStampNs": "soon"}', 10).bad_fields == [
+        "timeStampNs must be nanoseconds >= 0 on the sender's clock, got 'soon'"]
+
+
+def test_listeners_are_local_unless_asked_and_say_so():
+    from lerobot_teleoperator_teledex import TeledexGloveConfig, TeledexXRConfig
+
+    from teledex_lerobot.inputs.senders import SenderFilter, describe_listener
+
+    assert TeledexXRConfig().bind == TeledexGloveConfig().bind == "127.0.0.1"
+    assert TeledexXRConfig().source == "xrobotoolkit"
+    assert "this machine only" in describe_listener("glove", "127.0.0.1", 5555, SenderFilter())
+    line = describe_listener("xr", "0.0.0.0", 63901, SenderFilter(["192.168.1.20"]))
+    assert "reachable from the network (senders 192.168.1.20/32" in line
+    with pytest.raises(ValueError, match="teleop.allow: .*e.g. --teleop.allow="):
+        TeledexXRConfig(allow=["192.168.1.300"])
+    with pytest.raises(ValueError, match="source must be one of"):
+        TeledexGloveConfig(source="webxr")  # a glove has no WebXR page

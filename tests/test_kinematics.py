@@ -14,7 +14,8 @@ from teledex_lerobot.kinematics import (
     solve_ik,
     urdf_path,
 )
-from teledex_lerobot.kinematics import paths as kinematics_paths
+from teledex_lerobot.kinematics import catalogue
+from teledex_lerobot.kinematics.urdf import DEFAULT_VELOCITY_LIMIT
 
 AUTHORED = ["piper"] + [f"linkerhand_{m}_{s}" for m in ("o6", "l10", "l20") for s in ("left", "right")]
 
@@ -84,7 +85,7 @@ def test_urdf_path_lists_available_models_when_unknown():
 def test_a7_path_errors(monkeypatch):
     with pytest.raises(ValueError, match="side must be .right. or .left."):
         linker_a7_urdf_path("middle")
-    monkeypatch.setattr(kinematics_paths.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(catalogue.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ModuleNotFoundError, match="linkerbot.*not installed"):
         linker_a7_urdf_path("right")
 
@@ -247,7 +248,7 @@ def test_continuous_joints_are_revolute_within_plus_minus_pi(tmp_path):
                          '<axis xyz="0 0 1"/></joint>', links=("base", "a")))
     model = KinematicModel.from_urdf(path)
     np.testing.assert_allclose([model.lower[0], model.upper[0]], [-np.pi, np.pi])
-    assert np.isinf(model.velocity_limits[0])
+    assert model.velocity_limits[0] == DEFAULT_VELOCITY_LIMIT["continuous"]  # no <limit>: the stated default
 
 
 def _error(text: str) -> str:
@@ -287,8 +288,19 @@ def test_mimic_cycle_error():
 def test_missing_limits_error():
     message = _error(urdf(revolute("j1", "base", "a", limit="")))
     assert "'j1'" in message and "missing limit" in message and "<limit" in message
-    message = _error(urdf(revolute("j1", "base", "a", limit='<limit lower="0" upper="1" effort="1"/>')))
-    assert "missing limit attribute(s) velocity" in message
+    message = _error(urdf(revolute("j1", "base", "a", limit='<limit lower="0" velocity="1" effort="1"/>')))
+    assert "missing limit attribute(s) upper" in message
+
+
+@pytest.mark.parametrize("limit", ['<limit lower="0" upper="1" velocity="0" effort="0"/>',
+                                   '<limit lower="0" upper="1"/>'])
+def test_zero_or_missing_velocity_and_effort_fall_back_with_a_warning(limit, caplog):
+    """Vendors ship velocity="0" effort="0" or leave them out: load, use the stated default, and say so."""
+    description = parse_urdf(urdf(revolute("j1", "base", "a", limit=limit), links=("base", "a")), "vendor.urdf")
+    joint = description.joint("j1")
+    assert joint.limits.velocity == DEFAULT_VELOCITY_LIMIT["revolute"] and np.isinf(joint.limits.effort)
+    assert description.defaulted_limits == ("j1.velocity", "j1.effort")
+    assert "vendor.urdf" in caplog.text and "j1.velocity" in caplog.text
 
 
 def test_no_joints_error():
@@ -311,3 +323,20 @@ def test_structure_errors():
     assert "defines joint 'j1' twice" in _error(urdf(revolute("j1", "base", "a") + revolute("j1", "a", "b")))
     assert "lower limit 1.0 > upper limit -1.0" in _error(urdf(revolute(
         "j1", "base", "a", limit='<limit lower="1" upper="-1" velocity="1" effort="1"/>'), links=("base", "a")))
+
+
+def test_least_squares_core_finds_the_constrained_optimum_of_a_coupled_quadratic():
+    """The shared IK/retargeting core: with one variable held at its limit, the other is re-solved given that move
+    (clipping alone would leave it where the unconstrained step put it)."""
+    from teledex_lerobot.kinematics.least_squares import DampedLeastSquaresSettings, minimise
+
+    jacobian = np.array([[1.0, 1.0], [0.0, 0.1]])
+    target = np.array([2.0, 0.0])
+    linearise = lambda z: (jacobian @ z - target, jacobian)  # noqa: E731
+    settings = DampedLeastSquaresSettings(max_iterations=20, step_tolerance=1e-12, initial_damping=1e-12,
+                                          min_damping=1e-12)
+    result = minimise(linearise, np.zeros(2), lower=[-1.0, -1.0], upper=[0.5, 1.0], settings=settings)
+    # z0 is held at 0.5; the best z1 given that is (2 - 0.5) * 1 / (1 + 0.01) = 1.485..., clipped to its limit 1.0
+    np.testing.assert_allclose(result.z, [0.5, 1.0], atol=1e-9)
+    result = minimise(linearise, np.zeros(2), lower=[-1.0, -1.0], upper=[0.5, 3.0], settings=settings)
+    np.testing.assert_allclose(result.z, [0.5, 1.5 / 1.01], atol=1e-6)

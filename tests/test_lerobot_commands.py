@@ -82,7 +82,8 @@ def test_lerobot_train_act_offline(dataset_root, workdir):
 
 def test_lerobot_calibrate_discovers_our_types(workdir):
     run(command("lerobot-calibrate", "--robot.type=teledex_hand", "--robot.backend=fake", "--robot.id=h"), workdir)
-    run(command("lerobot-calibrate", "--teleop.type=teledex_replay", "--teleop.id=r"), workdir)
+    run(command("lerobot-calibrate", "--teleop.type=teledex_replay", "--teleop.preset=piper_linkerhand_o6_single",
+                "--teleop.id=r"), workdir)
 
 
 def test_lerobot_teleoperate(workdir):

@@ -6,44 +6,55 @@ import json
 import numpy as np
 import pytest
 
+from teledex_lerobot.geometry.camera import CameraInfo
 from teledex_lerobot.storage import native
-from teledex_lerobot.storage.native import (
-    CameraInfo,
-    NativeEpisodeWriter,
-    NativeFormatError,
-    load_native_episode,
-    native_episode_dirs,
-)
+from teledex_lerobot.storage.frame import FrameLayout, RecordedFrame
+from teledex_lerobot.storage.native import NativeFormatError, NativeSink, load_native_episode, native_episode_dirs
 from teledex_lerobot.storage.repair import repair_native
+from teledex_lerobot.storage.sink import EpisodeHeader
 from teledex_lerobot.storage.video import read_video_frames
 from teledex_lerobot.sync import SyncPolicy, validate_timestamps
 
-JOINTS = ["arm_joint1.pos", "hand_index_mcp_pitch.pos"]
-SOURCES = ["arm", "hand", "top", "input"]
+LAYOUT = FrameLayout(state_names=("arm_joint1.pos", "hand_index.pos", "extra_sensor"),
+                     action_names=("arm_joint1.pos", "hand_index.pos"),
+                     tactile_names=("hand_tactile_index_r0c0", "hand_tactile_index_r0c1"),
+                     cameras={"top": (48, 64, 3)}, source_names=("arm", "hand", "top", "input"), fps=25)
 CAMERAS = {"top": CameraInfo(64, 48, 50.0, 50.0, 32.0, 24.0)}
 
 
-def write_episode(session_dir, index, frames=20, save=True):
-    writer = NativeEpisodeWriter(session_dir, index, joint_names=JOINTS, source_names=SOURCES, cameras=CAMERAS, fps=25)
-    for t in range(frames):
+def write_episode(session_dir, index, frames=20, save=True, skip=()):
+    sink = NativeSink(session_dir, LAYOUT, CAMERAS)
+    header = EpisodeHeader.new(index, "test")
+    sink.begin(header)
+    for t in range(frames + len(skip)):
+        if t in skip:  # a control tick that never made it into the data
+            continue
         now = 1_000_000_000 + t * 40_000_000
         stamps = {"arm": now - 2_000_000, "hand": now - 9_000_000, "top": now - 1_000_000, "input": now}
         image = np.full((48, 64, 3), (t * 10) % 255, dtype=np.uint8)
-        writer.add_frame(frame_ns=now, qpos=np.array([0.1 * t, 0.2]), action=np.array([0.1 * t + 0.05, 0.3]),
-                         packet=validate_timestamps(stamps, now, SyncPolicy()), images={"top": image})
+        sink.add(RecordedFrame(np.array([0.1 * t, 0.2, 7.0]), np.array([0.1 * t + 0.05, 0.3]),
+                               np.array([t, 255 - t], float), {"top": image},
+                               validate_timestamps(stamps, now, SyncPolicy())))
     if save:
-        return writer.save({"episode": {"task_name": "test"}})
-    return writer
+        sink.stage({"episode": {"task_name": "test", "episode_uuid": header.episode_uuid}})
+        sink.commit()
+        return sink.final_dir
+    return sink
 
 
-def test_round_trip(tmp_path):
+def test_round_trip_keeps_every_observation(tmp_path):
     folder = write_episode(tmp_path / "session_x", 3)
     episode = load_native_episode(folder, verify_checksums=True)
     t = episode.telemetry
-    assert episode.index == 3 and list(t["joint_names"]) == JOINTS and list(t["source_names"]) == SOURCES
-    assert t["qpos"].shape == (20, 2) and t["action"].shape == (20, 2) and t["qvel"].shape == (20, 2)
+    assert episode.index == 3 and episode.names("state_names") == list(LAYOUT.state_names)
+    assert episode.names("action_names") == list(LAYOUT.action_names)
+    assert episode.names("tactile_names") == list(LAYOUT.tactile_names)
+    assert t["qpos"].shape == (20, 3) and t["action"].shape == (20, 2) and t["tactile"].shape == (20, 2)
+    assert np.array_equal(t["tactile"][:, 0], np.arange(20)) and np.all(t["qpos"][:, 2] == 7.0)
     assert np.allclose(t["qvel"][:, 0], 0.1 / 0.04)  # from positions over frame times
     assert t["sync_valid"].all() and np.all(t["sync_max_diff_ns"] == 9_000_000)
+    assert not t["frame_after_gap"].any() and t["frame_interval_ns"][0] == 0
+    assert np.all(t["frame_interval_ns"][1:] == 40_000_000)
     assert episode.camera_info["top"].fx == 50.0 and episode.metadata["episode"]["task_name"] == "test"
     assert set(episode.manifest["files"]) == {"telemetry.npz", "camera_info.json", "metadata.json", "videos/top.mp4"}
     video = read_video_frames(episode.video_path("top"))
@@ -51,7 +62,19 @@ def test_round_trip(tmp_path):
     assert abs(int(video[10].mean()) - 100) <= 3  # H.264 at crf 18 keeps the picture
 
 
-def test_unsaved_episode_leaves_only_a_partial_folder(tmp_path):
+def test_dropped_ticks_show_in_the_timing(tmp_path):
+    folder = write_episode(tmp_path / "session_x", 0, frames=20, skip=(5, 6, 7, 12))
+    t = load_native_episode(folder).telemetry
+    assert t["frame_after_gap"].sum() == 2
+    gap_frames = np.flatnonzero(t["frame_after_gap"])
+    assert list(t["frame_interval_ns"][gap_frames]) == [160_000_000, 80_000_000]
+    from teledex_lerobot.sync import timing_metrics
+
+    timing = timing_metrics(t["frame_timestamps_ns"], 25)
+    assert (timing["frames_stored"], timing["frames_expected"], timing["dropped_ticks"]) == (20, 24, 4)
+
+
+def test_unsaved_episode_leaves_only_a_staging_folder(tmp_path):
     session = tmp_path / "session_x"
     write_episode(session, 0)
     write_episode(session, 1, save=False)  # the process dies here
@@ -62,6 +85,24 @@ def test_unsaved_episode_leaves_only_a_partial_folder(tmp_path):
     assert not (session / "episode_000001.partial").exists()
     assert list(tmp_path.parent.glob(f"{tmp_path.name}.damaged/*/session_x/episode_000001.partial"))
     load_native_episode(session / "episode_000000")  # what was saved is untouched
+
+
+def test_repair_reconciles_by_uuid(tmp_path):
+    first = load_native_episode(write_episode(tmp_path / "session_a", 0))
+    other = load_native_episode(write_episode(tmp_path / "session_b", 1))
+    # LeRobot holds episode 0 with the same uuid and a different episode 1: the native 1 is set aside
+    actions = repair_native(tmp_path, {0: first.episode_uuid, 1: "another-uuid"})
+    assert any("present in the native format only" in a for a in actions), actions
+    assert [load_native_episode(p).episode_uuid for p in native_episode_dirs(tmp_path)] == [first.episode_uuid]
+    assert list(tmp_path.parent.glob(f"{tmp_path.name}.damaged/*/session_b/episode_000001"))
+    assert other.episode_uuid not in {load_native_episode(p).episode_uuid for p in native_episode_dirs(tmp_path)}
+
+
+def test_two_episodes_with_one_index_are_refused(tmp_path):
+    write_episode(tmp_path / "session_a", 0)
+    (tmp_path / "session_b" / "episode_000000").mkdir(parents=True)
+    with pytest.raises(NativeFormatError, match="Two episodes with index 0.*teledex-repair"):
+        native_episode_dirs(tmp_path)
 
 
 def test_truncated_telemetry_names_the_file(tmp_path):
@@ -84,10 +125,10 @@ def test_truncated_manifest_names_the_file(tmp_path):
 def test_refuses_to_overwrite_a_saved_episode(tmp_path):
     write_episode(tmp_path / "session_x", 0)
     with pytest.raises(FileExistsError, match="episode_000000 already exists"):
-        write_episode(tmp_path / "session_x", 0)
+        write_episode(tmp_path / "session_y", 0)
 
 
-def test_disk_full_while_saving_keeps_earlier_episodes(tmp_path, monkeypatch):
+def test_disk_full_while_staging_keeps_earlier_episodes(tmp_path, monkeypatch):
     session = tmp_path / "session_x"
     saved = write_episode(session, 0)
 

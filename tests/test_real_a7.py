@@ -10,14 +10,15 @@ import numpy as np
 import pytest
 
 from teledex_lerobot.clock import now_ns
-from teledex_lerobot.devices import a7_protocol as ap
 from teledex_lerobot.devices import device_fault as df
-from teledex_lerobot.devices.a7_driver import LinkerA7JointDevice
-from teledex_lerobot.devices.a7_sim import A7SimConfig, A7Simulator
-from teledex_lerobot.devices.factory import make_joint_device
-from teledex_lerobot.devices.joint_device import SimDynamicsConfig
-from teledex_lerobot.devices.real_config import CanPortConfig
-from teledex_lerobot.devices.sim_testing import unique_channel, virtual_config, wait_until
+from teledex_lerobot.devices.can.port import CanPortConfig
+from teledex_lerobot.devices.linker_a7 import protocol as ap
+from teledex_lerobot.devices.linker_a7.driver import LinkerA7JointDevice
+from teledex_lerobot.devices.linker_a7.simulator import A7SimConfig, A7Simulator
+from teledex_lerobot.devices.registry import build_part_device
+from teledex_lerobot.devices.simulated import SimDynamicsConfig
+from teledex_lerobot.devices.testing import (bus_config, rearm_until_healthy, unique_channel, wait_for_fault,
+                                             wait_until)
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 
@@ -35,7 +36,7 @@ def _rig(side: str, strict: bool, joints=None):
     channel = unique_channel(f"a7-{side}")
     sim = A7Simulator(A7SimConfig(side=side, channel=channel, initial_positions=START)).start()
     part = _part(side, joints)
-    device = make_joint_device("real", part, SimDynamicsConfig(), virtual_config(arm_channel=channel, strict=strict))
+    device = build_part_device("real", part, SimDynamicsConfig(), bus_config(arm_channel=channel, strict=strict))
     try:
         device.connect()
         yield sim, device, part
@@ -64,35 +65,16 @@ def _reach(device, target, timeout_s=5.0) -> bool:
     return wait_until(reached, timeout_s, period_s=0.01)
 
 
-def _wait_for_fault(device, matches, timeout_s: float = 1.0) -> bool:
-    """Wait for a fault that `matches`, re-arming past any other (a false silence, see _healthy): a cause still
-    present is re-detected at once."""
-    def found() -> bool:
-        fault = device.fault()
-        if fault is not None and not matches(fault):
-            device.clear_fault()
-            return False
-        return fault is not None
-    return wait_until(found, timeout_s)
-
-
-def _healthy(device) -> bool:
-    """Re-arm until healthy. The SDK drops a reading whose reply takes over 10 ms, which a loaded CI host (the
-    simulator shares the interpreter with linkerbot's busy-waiting send thread) can string into a false 50 ms
-    silence before a fault is injected; the detection time is measured from the injection only."""
-    return wait_until(lambda: (device.clear_fault(), device.fault())[1] is None, 1.0)
-
-
 def test_connect_enables_and_starts_where_the_arm_is(a7_rig):
     sim, device, part = a7_rig
     assert isinstance(device, LinkerA7JointDevice) and device.dof == 7
     assert wait_until(lambda: sim.enabled == [True] * 7 and sim.mode == [ap.MODE_PROFILE_POSITION] * 7)
     assert sim.error_resets >= 7  # A7.enable() resets errors first (its frames precede the enable frames)
-    config = device.config
+    settings = device.settings
     # linkerbot queues its writes for its send thread: they reach the bus shortly after connect() returns
-    assert wait_until(lambda: np.all(sim.profile_speed_rad_s == config.a7_speed_rad_s)
-                      and np.all(sim.acceleration_rad_s2 == config.a7_acceleration_rad_s2)
-                      and np.all(sim.deceleration_rad_s2 == config.a7_acceleration_rad_s2))
+    assert wait_until(lambda: np.all(sim.profile_speed_rad_s == settings.speed_rad_s)
+                      and np.all(sim.acceleration_rad_s2 == settings.acceleration_rad_s2)
+                      and np.all(sim.deceleration_rad_s2 == settings.acceleration_rad_s2))
     state = device.read()
     np.testing.assert_array_equal(state.positions, ap.as_device_float(START))
     assert 0 <= now_ns() - state.capture_ns < 1_000_000_000  # the SDK's receive time, on our monotonic clock
@@ -119,7 +101,7 @@ def test_velocities_are_measured_while_moving(a7_rig):
         peak[0] = max(peak[0], device.read().velocities[0])
         return peak[0] > 0.5
     assert wait_until(moving, 3.0, period_s=0.005)
-    assert peak[0] <= device.config.a7_speed_rad_s * 1.5  # the profile speed, plus differentiation jitter
+    assert peak[0] <= device.settings.speed_rad_s * 1.5  # the profile speed, plus differentiation jitter
 
 
 def test_driving_a_subset_holds_the_other_joints():
@@ -151,10 +133,10 @@ def test_feedback_silence_is_a_fault_within_100ms_and_the_target_holds(strict_a7
     sim, device, part = strict_a7_rig
     target = np.array([0.6, -0.3, 0.2, 1.0, 0.1, 0.2, -0.1])
     assert _reach(device, target)
-    assert _healthy(device)
+    assert rearm_until_healthy(device)
     silenced_at = now_ns()
     sim.silence()
-    assert _wait_for_fault(device, lambda fault: fault.detected_ns >= silenced_at)
+    assert wait_for_fault(device, lambda fault: fault.detected_ns >= silenced_at)
     fault = device.fault()
     assert fault.kind == df.FEEDBACK_TIMEOUT
     assert 0 <= fault.detected_ns - silenced_at < DETECTION_LIMIT_NS
@@ -164,35 +146,35 @@ def test_feedback_silence_is_a_fault_within_100ms_and_the_target_holds(strict_a7
     assert len(sim.targets_received) == sent
     np.testing.assert_allclose(sim.true_positions(), ap.as_device_float(target), atol=1e-6)
     sim.silence(silent=False)
-    assert _healthy(device)
+    assert rearm_until_healthy(device)
 
 
 def test_one_silent_motor_is_named(strict_a7_rig):
     sim, device, part = strict_a7_rig
-    assert _healthy(device)
+    assert rearm_until_healthy(device)
     sim.silence([3])
-    assert _wait_for_fault(device, lambda fault: "54" in fault.message)
+    assert wait_for_fault(device, lambda fault: "54" in fault.message)
     assert re.search(r"motors \[[0-9, ]*54[0-9, ]*\] do not answer", device.fault().message)
 
 
 def test_over_temperature_is_a_joint_error(strict_a7_rig):
     sim, device, part = strict_a7_rig
-    assert _healthy(device)
+    assert rearm_until_healthy(device)
     raised_at = now_ns()
     sim.set_temperature(2, 82.0)
-    assert _wait_for_fault(device, lambda fault: fault.kind == df.JOINT_ERROR)
+    assert wait_for_fault(device, lambda fault: fault.kind == df.JOINT_ERROR)
     assert "motors [53]" in device.fault().message
     assert device.fault().detected_ns - raised_at < DETECTION_LIMIT_NS  # temperatures are polled at 20 Hz
     sim.set_temperature(2, 40.0)
-    assert _healthy(device)
+    assert rearm_until_healthy(device)
 
 
 def test_unplugged_mid_episode(strict_a7_rig):
     sim, device, part = strict_a7_rig
-    assert _healthy(device)
+    assert rearm_until_healthy(device)
     unplugged_at = now_ns()
     sim.unplug()
-    assert _wait_for_fault(device, lambda fault: fault.detected_ns >= unplugged_at)
+    assert wait_for_fault(device, lambda fault: fault.detected_ns >= unplugged_at)
     assert device.fault().kind == df.FEEDBACK_TIMEOUT
     assert device.fault().detected_ns - unplugged_at < DETECTION_LIMIT_NS
     for _ in range(5):  # the control loop keeps running
@@ -202,9 +184,9 @@ def test_unplugged_mid_episode(strict_a7_rig):
 
 def test_no_arm_on_the_bus_is_a_clear_connection_error():
     threads_before = {t.ident for t in threading.enumerate()}
-    config = virtual_config(arm_channel=unique_channel("a7-empty"))
+    config = bus_config(arm_channel=unique_channel("a7-empty"))
     config.connect_timeout_s = 0.2
-    device = make_joint_device("real", _part(), SimDynamicsConfig(), config)
+    device = build_part_device("real", _part(), SimDynamicsConfig(), config)
     with pytest.raises(ConnectionError, match="no feedback.*CAN IDs 51-57"):
         device.connect()
     # every failed attempt's CAN dispatcher was stopped
@@ -212,8 +194,19 @@ def test_no_arm_on_the_bus_is_a_clear_connection_error():
                                    if t.ident not in threads_before and "CANMessageDispatcher" in t.name], 2.0)
 
 
-def test_udp_multicast_is_refused_with_the_reason():
-    config = virtual_config()
-    config.arm = CanPortConfig("udp_multicast", "239.74.1.1")
-    with pytest.raises(ValueError, match="own requests back"):
-        make_joint_device("real", _part(), SimDynamicsConfig(), config)
+@pytest.mark.parametrize("model", ["linker_a7", "linkerhand_o6", "linkerhand_l10", "piper"])
+def test_udp_multicast_warns_it_reaches_the_network_and_echoing_drivers_refuse_it(model, caplog):
+    """On udp_multicast every bus hears its own frames: the drivers whose requests and replies share CAN IDs refuse
+    it (linkerbot's A7 would fail, the hands would read their own commands as feedback); piper_sdk copes."""
+    port = CanPortConfig("udp_multicast", "239.74.1.1")
+    port.validate("real.arm")
+    assert "sends every CAN frame onto this machine's network" in caplog.text and "interface=teledex" in caplog.text
+    part = RigPart("hand", PartSpec(model, "right")) if model.startswith("linkerhand") else RigPart(
+        "arm", PartSpec(model, "right"))
+    config = bus_config()
+    config.arm = config.hand = port
+    if model == "piper":
+        build_part_device("real", part, SimDynamicsConfig(), config)  # built; nothing is opened until connect
+    else:
+        with pytest.raises(ValueError, match="hears its own frames back.*Use interface=teledex"):
+            build_part_device("real", part, SimDynamicsConfig(), config)

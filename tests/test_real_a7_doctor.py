@@ -1,10 +1,11 @@
 """teledex-doctor's Linker Arm A7 probe against the A7 simulator: a healthy arm passes, problems come with a fix."""
 
 from teledex_lerobot.cli import doctor
-from teledex_lerobot.devices.a7_sim import A7SimConfig, A7Simulator
-from teledex_lerobot.devices.linkerhand_sim import LinkerHandSimConfig, LinkerHandSimulator
-from teledex_lerobot.devices.real_config import CanPortConfig
-from teledex_lerobot.devices.sim_testing import unique_channel
+from teledex_lerobot.devices.can.port import CanPortConfig
+from teledex_lerobot.devices.linker_a7.probe import probe_linker_a7
+from teledex_lerobot.devices.linker_a7.simulator import A7SimConfig, A7Simulator
+from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
+from teledex_lerobot.devices.testing import unique_channel
 
 PRESET = "linker_a7_linkerhand_l10_single"
 
@@ -29,7 +30,7 @@ def test_problems_come_with_fixes():
     with A7Simulator(A7SimConfig(channel=arm.channel)) as sim:
         sim.silence([5])
         sim.set_temperature(1, 75.0)
-        report = doctor.probe_linker_a7("right", arm)
+        report = probe_linker_a7("right", arm)
     problems = [what for what, fix in report.problems]
     assert problems == ["motors [56] do not answer", "motors [52] at or above 70 C"], report.render()
 
@@ -37,5 +38,5 @@ def test_problems_come_with_fixes():
 def test_wrong_side_is_named():
     arm, hand = _ports()
     with A7Simulator(A7SimConfig(side="left", channel=arm.channel)):
-        report = doctor.probe_linker_a7("right", arm)
+        report = probe_linker_a7("right", arm)
     assert report.problems == [("no motor answers", "an A7 answers on the left IDs: set the arm's side to 'left'")]

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from teledex_lerobot.devices import a7_protocol as ap
-from teledex_lerobot.devices.a7_sim import A7SimConfig, A7Simulator
-from teledex_lerobot.devices.factory import make_joint_device
-from teledex_lerobot.devices.joint_device import SimDynamicsConfig
-from teledex_lerobot.devices.sim_testing import unique_channel, virtual_config, wait_until
+from teledex_lerobot.devices.linker_a7 import protocol as ap
+from teledex_lerobot.devices.linker_a7.simulator import A7SimConfig, A7Simulator
+from teledex_lerobot.devices.registry import build_part_device
+from teledex_lerobot.devices.simulated import SimDynamicsConfig
+from teledex_lerobot.devices.testing import bus_config, unique_channel, wait_until
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 
@@ -40,7 +40,7 @@ def test_a7_units_round_trip(q):
 def a7_on_bus():
     channel = unique_channel("a7-prop")
     with A7Simulator(A7SimConfig(channel=channel)) as sim:
-        device = make_joint_device("real", A7_PART, SimDynamicsConfig(), virtual_config(arm_channel=channel))
+        device = build_part_device("real", A7_PART, SimDynamicsConfig(), bus_config(arm_channel=channel))
         device.connect()
         try:
             yield device, sim

@@ -1,10 +1,11 @@
 """teledex-doctor against the simulators: healthy devices pass, missing or faulty ones come with a fix."""
 
 from teledex_lerobot.cli import doctor
-from teledex_lerobot.devices.linkerhand_sim import LinkerHandSimConfig, LinkerHandSimulator
-from teledex_lerobot.devices.piper_sim import PiperSimConfig, PiperSimulator
-from teledex_lerobot.devices.real_config import CanPortConfig
-from teledex_lerobot.devices.sim_testing import unique_channel
+from teledex_lerobot.devices.agilex.probe import probe_piper
+from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
+from teledex_lerobot.devices.can.port import CanPortConfig
+from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
+from teledex_lerobot.devices.testing import unique_channel
 
 
 def test_healthy_devices():
@@ -26,5 +27,5 @@ def test_problems_come_with_fixes():
     assert any("joint error bits" in what for what, fix in arm_report.problems)
     assert [what for what, fix in hand_report.problems] == ["the hand does not reply"]
     assert "side setting" in hand_report.problems[0][1]
-    missing = doctor.probe_piper(CanPortConfig("socketcan", "nosuchcan9"))
+    missing = probe_piper("right", CanPortConfig("socketcan", "nosuchcan9"))
     assert "sudo" not in missing.render() and "no CAN interface" in missing.problems[0][0]

@@ -5,13 +5,15 @@ import pytest
 
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.devices import device_fault as df
-from teledex_lerobot.devices import linkerhand_protocol as lp
-from teledex_lerobot.devices.factory import make_joint_device
-from teledex_lerobot.devices.joint_device import SimDynamicsConfig
-from teledex_lerobot.devices.linkerhand_driver import LinkerHandCanDevice
-from teledex_lerobot.devices.linkerhand_sim import LinkerHandSimConfig, LinkerHandSimulator
-from teledex_lerobot.devices.o6_driver import O6JointDevice
-from teledex_lerobot.devices.sim_testing import unique_channel, virtual_config, wait_until
+from teledex_lerobot.devices.linkerhand import protocol as lp
+from teledex_lerobot.devices.linkerhand.can_driver import LinkerHandCanDevice
+from teledex_lerobot.devices.linkerhand.config import LinkerHandConfig
+from teledex_lerobot.devices.linkerhand.o6_driver import O6JointDevice
+from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
+from teledex_lerobot.devices.registry import build_part_device
+from teledex_lerobot.devices.simulated import SimDynamicsConfig
+from teledex_lerobot.devices.testing import (bus_config, rearm_until_healthy, unique_channel, wait_for_fault,
+                                             wait_until)
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 
@@ -29,8 +31,8 @@ def _rig(case, strict: bool):
     channel = unique_channel(model)
     sim = LinkerHandSimulator(LinkerHandSimConfig(model=model, side=side, channel=channel)).start()
     part = RigPart("hand", PartSpec(model, side))
-    device = make_joint_device("real", part, SimDynamicsConfig(),
-                               virtual_config(hand_channel=channel, strict=strict, hand_tactile=True))
+    config = bus_config(hand_channel=channel, strict=strict, linkerhand=LinkerHandConfig(tactile=True))
+    device = build_part_device("real", part, SimDynamicsConfig(), config)
     device.connect()
     yield sim, device, part
     device.disconnect()
@@ -86,9 +88,10 @@ def test_motor_fault_is_a_joint_error(hand_rig):
 
 def test_hand_that_stops_replying_is_detected_and_commands_held(strict_hand_rig):
     sim, device, part = strict_hand_rig
-    sim.stop_replying()
+    assert rearm_until_healthy(device)
     muted_at = now_ns()
-    assert wait_until(lambda: device.fault() is not None, 0.5)
+    sim.stop_replying()
+    assert wait_for_fault(device, lambda fault: fault.detected_ns >= muted_at)
     assert device.fault().kind == df.FEEDBACK_TIMEOUT
     assert device.fault().detected_ns - muted_at < DETECTION_LIMIT_NS
     held = device.device_target.copy()

@@ -8,12 +8,14 @@ from piper_sdk import C_PiperInterface_V2
 
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.devices import device_fault as df
-from teledex_lerobot.devices import piper_protocol as pp
-from teledex_lerobot.devices.factory import make_joint_device
-from teledex_lerobot.devices.joint_device import SimDynamicsConfig
-from teledex_lerobot.devices.piper_driver import PiperJointDevice
-from teledex_lerobot.devices.piper_sim import PiperSimConfig, PiperSimulator
-from teledex_lerobot.devices.sim_testing import unique_channel, virtual_config, wait_until
+from teledex_lerobot.devices.agilex import protocol as pp
+from teledex_lerobot.devices.agilex.config import PiperConfig
+from teledex_lerobot.devices.agilex.driver import PiperJointDevice
+from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
+from teledex_lerobot.devices.registry import build_part_device
+from teledex_lerobot.devices.simulated import SimDynamicsConfig
+from teledex_lerobot.devices.testing import (bus_config, rearm_until_healthy, unique_channel, wait_for_fault,
+                                             wait_until)
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 
@@ -28,8 +30,8 @@ def _rig(strict: bool):
     channel = unique_channel("piper")
     sim = PiperSimulator(PiperSimConfig(channel=channel, initial_positions=(0.0, 0.5, -0.5, 0, 0, 0, 0.0))).start()
     part = RigPart("arm", PartSpec("piper", "right", None, {"joint2": 1.0, "joint3": -1.0}))
-    config = virtual_config(arm_channel=channel, strict=strict, piper_speed_percent=100)
-    device = make_joint_device("real", part, SimDynamicsConfig(), config)
+    config = bus_config(arm_channel=channel, strict=strict, agilex=PiperConfig(speed_percent=100))
+    device = build_part_device("real", part, SimDynamicsConfig(), config)
     device.connect()
     yield sim, device, part
     device.disconnect()
@@ -83,7 +85,7 @@ def test_driving_a_subset_holds_the_other_joints():
     with PiperSimulator(PiperSimConfig(channel=channel)) as sim:
         part = RigPart("arm", PartSpec("piper", "right", ("joint1", "joint2", "joint3", "joint4", "joint5",
                                                             "joint6"), {"joint2": 1.0}))
-        device = make_joint_device("real", part, SimDynamicsConfig(), virtual_config(arm_channel=channel))
+        device = build_part_device("real", part, SimDynamicsConfig(), bus_config(arm_channel=channel))
         device.connect()
         try:
             assert device.dof == 6
@@ -96,10 +98,10 @@ def test_driving_a_subset_holds_the_other_joints():
 def test_feedback_silence_is_a_fault_within_100ms_and_the_target_holds(strict_piper_rig):
     sim, device, part = strict_piper_rig
     target = np.array([0.1, 0.6, -0.5, 0, 0, 0, 0.0])
-    assert _reach(device, target)
+    assert _reach(device, target) and rearm_until_healthy(device)
     silenced_at = now_ns()
     sim.silence()
-    assert wait_until(lambda: device.fault() is not None, 0.5)
+    assert wait_for_fault(device, lambda fault: fault.detected_ns >= silenced_at)
     fault = device.fault()
     assert fault.kind == df.FEEDBACK_TIMEOUT
     assert fault.detected_ns - silenced_at < DETECTION_LIMIT_NS
@@ -113,10 +115,10 @@ def test_feedback_silence_is_a_fault_within_100ms_and_the_target_holds(strict_pi
 
 def test_joint_error_bit_is_a_fault(strict_piper_rig):
     sim, device, part = strict_piper_rig
+    assert rearm_until_healthy(device)
     raised_at = now_ns()
     sim.set_joint_error(3, "comm")
-    assert wait_until(lambda: device.fault() is not None, 0.5)
-    assert device.fault().kind == df.JOINT_ERROR
+    assert wait_for_fault(device, lambda fault: fault.kind == df.JOINT_ERROR)
     assert "communication error on joints [3]" in device.fault().message
     assert device.fault().detected_ns - raised_at < DETECTION_LIMIT_NS
     sim.clear_joint_errors()
@@ -144,9 +146,10 @@ def test_out_of_range_command_is_never_sent(piper_rig):
 
 def test_unplugged_mid_episode(strict_piper_rig):
     sim, device, part = strict_piper_rig
+    assert rearm_until_healthy(device)
     unplugged_at = now_ns()
     sim.unplug()
-    assert wait_until(lambda: device.fault() is not None, 0.5)
+    assert wait_for_fault(device, lambda fault: fault.detected_ns >= unplugged_at)
     assert device.fault().kind == df.FEEDBACK_TIMEOUT
     assert device.fault().detected_ns - unplugged_at < DETECTION_LIMIT_NS
     for _ in range(5):  # the control loop keeps running
@@ -157,9 +160,9 @@ def test_unplugged_mid_episode(strict_piper_rig):
 def test_no_arm_on_the_bus_is_a_clear_connection_error():
     C_PiperInterface_V2._instances.clear()
     part = RigPart("arm", PartSpec("piper"))
-    config = virtual_config(arm_channel=unique_channel("empty"))
+    config = bus_config(arm_channel=unique_channel("empty"))
     config.connect_timeout_s = 0.2
-    device = make_joint_device("real", part, SimDynamicsConfig(), config)
+    device = build_part_device("real", part, SimDynamicsConfig(), config)
     with pytest.raises(ConnectionError, match="no feedback"):
         device.connect()
     assert not C_PiperInterface_V2._instances  # a failed connect leaves no cached SDK instance behind

@@ -10,10 +10,10 @@ from piper_sdk import C_PiperInterface_V2
 from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
 from teledex_lerobot.cli.record import Recorder, TeledexRecordConfig
-from teledex_lerobot.devices.linkerhand_sim import LinkerHandSimConfig, LinkerHandSimulator
-from teledex_lerobot.devices.piper_sim import PiperSimConfig, PiperSimulator
-from teledex_lerobot.devices.real_config import CanPortConfig
-from teledex_lerobot.devices.sim_testing import RELAXED_FEEDBACK_TIMEOUT_MS, unique_channel
+from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
+from teledex_lerobot.devices.can.port import CanPortConfig
+from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
+from teledex_lerobot.devices.testing import RELAXED_FEEDBACK_TIMEOUT_MS, unique_channel
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
 
 pytestmark = [pytest.mark.slow,

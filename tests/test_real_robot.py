@@ -8,10 +8,10 @@ from piper_sdk import C_PiperInterface_V2
 
 from lerobot_robot_teledex.config_teledex import TeledexConfig, TeledexHandConfig
 from lerobot_robot_teledex.teledex_robot import Teledex, TeledexHand
-from teledex_lerobot.devices.linkerhand_sim import LinkerHandSimConfig, LinkerHandSimulator
-from teledex_lerobot.devices.piper_sim import PiperSimConfig, PiperSimulator
-from teledex_lerobot.devices.real_config import CanPortConfig
-from teledex_lerobot.devices.sim_testing import RELAXED_FEEDBACK_TIMEOUT_MS, unique_channel, wait_until
+from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
+from teledex_lerobot.devices.can.port import CanPortConfig
+from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
+from teledex_lerobot.devices.testing import RELAXED_FEEDBACK_TIMEOUT_MS, unique_channel, wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore:The .bustype. argument is deprecated:DeprecationWarning")
 
@@ -82,13 +82,13 @@ def test_a_device_fault_never_crashes_the_loop(real_robot):
 
 
 def test_tactile_matrices_are_optional_observations():
-    """With real.hand_tactile, every taxel of the L10's 12x6 matrices is an observation; pressing rises as the
+    """With real.linkerhand.tactile, every taxel of the L10's 12x6 matrices is an observation; pressing rises as the
     fingers close. Off (the default), the features equal backend=sim's."""
     hand_channel = unique_channel("robot-tactile")
     hand = LinkerHandSimulator(LinkerHandSimConfig(model="linkerhand_l10", channel=hand_channel)).start()
     config = TeledexHandConfig(model="linkerhand_l10", backend="real")
     config.real.hand = CanPortConfig("virtual", hand_channel)
-    config.real.hand_tactile = True
+    config.real.linkerhand.tactile = True
     config.real.feedback_timeout_ms = RELAXED_FEEDBACK_TIMEOUT_MS
     robot = TeledexHand(config)
     try:

@@ -8,13 +8,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from piper_sdk import C_PiperInterface_V2
 
-from teledex_lerobot.devices import linkerhand_protocol as lp
-from teledex_lerobot.devices import piper_protocol as pp
-from teledex_lerobot.devices.factory import make_joint_device
-from teledex_lerobot.devices.joint_device import SimDynamicsConfig
-from teledex_lerobot.devices.linkerhand_sim import LinkerHandSimConfig, LinkerHandSimulator
-from teledex_lerobot.devices.piper_sim import PiperSimConfig, PiperSimulator
-from teledex_lerobot.devices.sim_testing import unique_channel, virtual_config, wait_until
+from teledex_lerobot.devices.agilex import protocol as pp
+from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
+from teledex_lerobot.devices.linkerhand import protocol as lp
+from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
+from teledex_lerobot.devices.registry import build_part_device
+from teledex_lerobot.devices.simulated import SimDynamicsConfig
+from teledex_lerobot.devices.testing import bus_config, unique_channel, wait_until
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 
@@ -81,7 +81,7 @@ def piper_on_bus():
     C_PiperInterface_V2._instances.clear()
     channel = unique_channel("piper-prop")
     sim = PiperSimulator(PiperSimConfig(channel=channel)).start()
-    device = make_joint_device("real", PIPER, SimDynamicsConfig(), virtual_config(arm_channel=channel))
+    device = build_part_device("real", PIPER, SimDynamicsConfig(), bus_config(arm_channel=channel))
     device.connect()
     sniffer = _Sniffer(channel)
     yield device, sniffer
@@ -113,7 +113,7 @@ def l20_on_bus():
     channel = unique_channel("l20-prop")
     sim = LinkerHandSimulator(LinkerHandSimConfig(model="linkerhand_l20", channel=channel)).start()
     part = HANDS["linkerhand_l20"]
-    device = make_joint_device("real", part, SimDynamicsConfig(), virtual_config(hand_channel=channel))
+    device = build_part_device("real", part, SimDynamicsConfig(), bus_config(hand_channel=channel))
     device.connect()
     yield device, sim, part
     device.disconnect()

@@ -1,48 +1,68 @@
-"""teledex-record's control flow in-process: keyboard controls, success labels, and a full disk."""
+"""teledex-record's control flow in-process: keyboard controls, success labels, the timing policy, a full disk at
+each point of a save, and every observation (tactile included) in both formats."""
 
 import errno
 from pathlib import Path
 
+import numpy as np
 import pytest
 from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot.datasets import LeRobotDataset
 
 from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
+from teledex_lerobot.cli import lerobot_dataset
+from teledex_lerobot.cli.errors import UserError
 from teledex_lerobot.cli.record import Recorder, TeledexRecordConfig
 from teledex_lerobot.storage import native as native_storage
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
+from teledex_lerobot.storage.repair import committed_episodes
+from teledex_lerobot.sync import TimingPolicy
+
+from filesystems import tmpfs
 
 
-def make_recorder(root: Path, episodes: int, seconds: float) -> Recorder:
+def make_recorder(root: Path, episodes: int, seconds: float, **extra) -> Recorder:
     return Recorder(TeledexRecordConfig(
         robot=TeledexConfig(backend="fake"),
         teleop=TeledexReplayConfig(),
         dataset=DatasetRecordConfig(repo_id="local/keys", root=str(root), single_task="grasp", fps=25,
                                     episode_time_s=seconds, reset_time_s=0, num_episodes=episodes,
                                     push_to_hub=False, video=True),
-    ))
+        **extra))
 
 
-def press_keys_at_ticks(recorder: Recorder, script: dict[int, str]) -> None:
-    """Presses keys from inside the control loop, at given tick counts: deterministic, unlike wall-clock timers."""
+def at_ticks(recorder: Recorder, script: dict[int, callable]) -> None:
+    """Runs actions from inside the control loop at given tick counts: deterministic, unlike wall-clock timers."""
     get_action = recorder.teleop.get_action
     ticks = iter(range(1, 10**6))
 
-    def get_action_and_press():
+    def get_action_and_act():
         tick = next(ticks)
         if tick in script:
-            recorder.events.on_key(script[tick])
+            script[tick]()
         return get_action()
 
-    recorder.teleop.get_action = get_action_and_press
+    recorder.teleop.get_action = get_action_and_act
+
+
+def press(recorder: Recorder, key: str):
+    return lambda: recorder.session.events.on_key(key)
+
+
+def pairs(root: Path) -> list[tuple[int, str]]:
+    lerobot = [(int(e["episode_index"]), e["episode_uuid"]) for e in committed_episodes(root)]
+    native = [(e.index, e.episode_uuid) for e in map(load_native_episode, native_episode_dirs(Path(f"{root}_native")))]
+    assert lerobot == native
+    return native
 
 
 def test_discard_success_labels_and_early_end(tmp_path):
     recorder = make_recorder(tmp_path / "ds", episodes=2, seconds=30.0)
     # tick 10: discard the first take; the retake (ticks 11-30) is marked a success and saved at tick 30; the next
     # (ticks 31-45) is marked a failure and saved at tick 45
-    press_keys_at_ticks(recorder, {10: "d", 20: "s", 30: "n", 40: "f", 45: "n"})
+    at_ticks(recorder, {10: press(recorder, "d"), 20: press(recorder, "s"), 30: press(recorder, "n"),
+                        40: press(recorder, "f"), 45: press(recorder, "n")})
     recorder.run()
     dataset = LeRobotDataset("local/keys", root=tmp_path / "ds")
     assert dataset.meta.total_episodes == 2
@@ -51,32 +71,124 @@ def test_discard_success_labels_and_early_end(tmp_path):
     episodes = [load_native_episode(d) for d in native_episode_dirs(tmp_path / "ds_native")]
     assert [e.metadata["episode"]["success"] for e in episodes] == [True, False]
     assert [len(e.telemetry["qpos"]) for e in episodes] == lengths
+    assert [u for _, u in pairs(tmp_path / "ds")] == [e.episode_uuid for e in episodes]
 
 
 def test_rerecord_then_quit_saves_the_take_in_progress(tmp_path):
     recorder = make_recorder(tmp_path / "ds", episodes=3, seconds=1.0)
-    press_keys_at_ticks(recorder, {5: "r", 15: "q"})  # as in lerobot-record, quitting keeps the current take
+    at_ticks(recorder, {5: press(recorder, "r"), 15: press(recorder, "q")})  # quitting keeps the current take
     recorder.run()
     dataset = LeRobotDataset("local/keys", root=tmp_path / "ds")
     assert dataset.meta.total_episodes == 1 and dataset.meta.episodes[0]["length"] == 10
     assert [p.name for p in native_episode_dirs(tmp_path / "ds_native")] == ["episode_000000"]
 
 
-def test_disk_full_keeps_both_formats_consistent(tmp_path, monkeypatch):
-    recorder = make_recorder(tmp_path / "ds", episodes=3, seconds=0.5)
-    saves = []
-    real_savez = native_storage.np.savez
+def stall(seconds: float):
+    import time
 
-    def savez_until_disk_full(*args, **kwargs):
-        saves.append(1)
-        if len(saves) == 2:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real_savez(*args, **kwargs)
+    return lambda: time.sleep(seconds)
 
-    monkeypatch.setattr(native_storage.np, "savez", savez_until_disk_full)
-    with pytest.raises(SystemExit, match="Disk full.*intact.*teledex-repair"):
+
+def test_dropped_ticks_are_in_both_formats_and_the_policy_marks_them(tmp_path):
+    recorder = make_recorder(tmp_path / "ds", episodes=1, seconds=30.0)
+    # two stalls of 0.2 s (5 periods) inside the loop, then the episode ends at tick 40
+    at_ticks(recorder, {10: stall(0.2), 20: stall(0.2), 40: press(recorder, "n")})
+    recorder.run()
+    episode = load_native_episode(native_episode_dirs(tmp_path / "ds_native")[0])
+    timing = episode.metadata["timing"]
+    assert timing["gaps"] >= 2 and timing["dropped_ticks"] >= 8 and not timing["within_policy"]
+    assert timing["frames_expected"] == timing["frames_stored"] + timing["dropped_ticks"]
+    dataset = LeRobotDataset("local/keys", root=tmp_path / "ds")
+    gaps = np.asarray(dataset.hf_dataset["frame_after_gap"]).reshape(-1)
+    intervals = np.asarray(dataset.hf_dataset["frame_interval_ms"]).reshape(-1)
+    assert np.array_equal(gaps, episode.telemetry["frame_after_gap"])
+    assert np.allclose(intervals, episode.telemetry["frame_interval_ns"] / 1e6, atol=1e-3)
+
+
+def test_rerecord_policy_records_a_slow_episode_again(tmp_path):
+    recorder = make_recorder(tmp_path / "ds", episodes=1, seconds=1.0,
+                             timing=TimingPolicy(max_dropped_fraction=0.05, on_exceed="rerecord"))
+    at_ticks(recorder, {5: stall(0.4)})  # only the first take stalls
+    recorder.run()
+    [(_, episode_uuid)] = pairs(tmp_path / "ds")
+    assert load_native_episode(native_episode_dirs(tmp_path / "ds_native")[0]).metadata["timing"]["within_policy"]
+
+
+def test_existing_root_and_read_only_roots_fail_cleanly(tmp_path):
+    (tmp_path / "exists").mkdir()
+    with pytest.raises(UserError, match="already exists: pass --resume=true"):
+        make_recorder(tmp_path / "exists", 1, 1.0).run()
+    with tmpfs(tmp_path / "ro", "1m", read_only=True) as read_only:
+        with pytest.raises(UserError, match="Cannot write in .*ro .*Read-only"):
+            make_recorder(read_only / "ds", 1, 1.0).run()
+        recorder = make_recorder(tmp_path / "ok", 1, 1.0)  # LeRobot root writable, native root not
+        recorder.cfg.native.root = str(read_only / "native")
+        with pytest.raises(UserError, match="Cannot write in .*ro .*Read-only"):
+            recorder.run()
+    assert not (tmp_path / "ok").exists()  # nothing left behind: the next run needs no --resume
+
+
+@pytest.mark.parametrize("where, pairs_after_repair", [("native staging", 1), ("lerobot save", 1), ("native commit", 2)])
+def test_disk_full_at_each_save_step_keeps_pairs(tmp_path, monkeypatch, where, pairs_after_repair):
+    """The second episode's save fails; after teledex-repair the formats hold the same episodes: the first, and the
+    second too when the disk filled after LeRobot's commit (the native staging is complete: repair commits it)."""
+    recorder = make_recorder(tmp_path / "ds", episodes=3, seconds=0.4)
+    calls = []
+
+    def fail_on_second(real):
+        def wrapper(*args, **kwargs):
+            calls.append(1)
+            if len(calls) == 2:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return real(*args, **kwargs)
+        return wrapper
+
+    if where == "native staging":
+        monkeypatch.setattr(native_storage.np, "savez", fail_on_second(native_storage.np.savez))
+    elif where == "lerobot save":
+        monkeypatch.setattr(lerobot_dataset._Dataset, "save_episode",
+                            fail_on_second(lerobot_dataset._Dataset.save_episode))
+    else:
+        monkeypatch.setattr(native_storage.NativeSink, "commit", fail_on_second(native_storage.NativeSink.commit))
+    with pytest.raises(UserError, match="Disk full.*intact.*teledex-repair"):
         recorder.run()
     monkeypatch.undo()
-    assert LeRobotDataset("local/keys", root=tmp_path / "ds").meta.total_episodes == 1
-    assert [p.name for p in native_episode_dirs(tmp_path / "ds_native")] == ["episode_000000"]
-    load_native_episode(native_episode_dirs(tmp_path / "ds_native")[0], verify_checksums=True)
+    from teledex_lerobot.cli.repair import repair
+
+    repair(tmp_path / "ds", None)
+    saved = pairs(tmp_path / "ds")
+    assert len(saved) == pairs_after_repair
+    for folder in native_episode_dirs(tmp_path / "ds_native"):
+        load_native_episode(folder, verify_checksums=True)
+
+
+class _Keyboard:
+    def stop(self):
+        pass
+
+
+def test_confirm_gated_episodes(tmp_path, monkeypatch, capsys):
+    """--confirm_episodes: each episode's summary waits for the operator's verdict; a discarded take is not saved,
+    the kept one is, with the summary and the verdict in its metadata."""
+    monkeypatch.setattr("teledex_lerobot.cli.record.create_key_listener", lambda *a, **k: _Keyboard())
+    recorder = make_recorder(tmp_path / "ds", episodes=1, seconds=30.0, confirm_episodes=True)
+    # the first take ends at tick 10 and is discarded in review at tick 15; the second ends at tick 25 and is kept
+    at_ticks(recorder, {10: press(recorder, "n"), 15: press(recorder, "d"), 25: press(recorder, "n"),
+                        30: press(recorder, "k")})
+    recorder.run()
+    output = capsys.readouterr().out
+    assert output.count("Keep it? k / enter = keep, d = discard, r = re-record") == 2
+    assert "Episode 0 discarded" in output
+    (episode,) = [load_native_episode(d) for d in native_episode_dirs(tmp_path / "ds_native")]
+    assert len(episode.telemetry["qpos"]) == 10  # ticks 16-25: the review's ticks are not recorded
+    review = episode.metadata["review"]
+    assert review["decision"] == "kept" and review["summary"]["frames_stored"] == 10
+    assert set(review["summary"]) == {"duration_s", "sync_success_rate", "dropped_ticks", "frames_stored", "faults"}
+
+
+def test_confirm_needs_a_keyboard_and_creates_nothing_without_one(tmp_path, monkeypatch):
+    monkeypatch.setattr("teledex_lerobot.cli.record.create_key_listener", lambda *a, **k: None)
+    recorder = make_recorder(tmp_path / "ds", episodes=1, seconds=1.0, confirm_episodes=True)
+    with pytest.raises(UserError, match="no keyboard can be read here"):
+        recorder.run()
+    assert not (tmp_path / "ds").exists() and not (tmp_path / "ds_native").exists()

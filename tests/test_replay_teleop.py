@@ -17,6 +17,8 @@ from teledex_lerobot.control.state_machine import TeleopState
 from teledex_lerobot.inputs.datagram_file import read_datagrams
 from teledex_lerobot.paths import STREAMS_DIR
 
+PRESET = "piper_linkerhand_o6_single"
+
 MS = 1_000_000
 
 
@@ -70,14 +72,14 @@ def test_contract_keys_and_the_robot_it_drives():
 
 
 def test_the_file_names_its_parser_and_control():
-    keypoints = TeledexReplay(TeledexReplayConfig(replay_file="demo_grasp"))
-    glove = TeledexReplay(TeledexReplayConfig(replay_file="glove_open_close"))
-    xr = TeledexReplay(TeledexReplayConfig(replay_file="xr_controller_reach"))
+    keypoints = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="demo_grasp"))
+    glove = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="glove_open_close"))
+    xr = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="xr_controller_reach"))
     assert (keypoints.parser, glove.parser, xr.parser) == ("keypoints", "udexreal", "xr_state")
     assert keypoints.followers[""].config.strategy.hand_method == "teledex"
     assert glove.followers[""].config.strategy.strategy == "direct"
     assert xr.followers[""].config.strategy.hand_method == "analog"
-    overridden = TeledexReplay(TeledexReplayConfig(replay_file="demo_grasp", hand_method="dexpilot"))
+    overridden = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="demo_grasp", hand_method="dexpilot"))
     assert overridden.followers[""].config.strategy.hand_method == "dexpilot"
 
 
@@ -100,7 +102,7 @@ def test_arm_follows_the_wrist_square():
     """keypoints_hybrid: the arm's mount frame traces the wrist's 6 cm square, shaped by the dead zone (15 mm, off
     the displacement's length) and the gain (1.44): at the far corner, 6 cm x sqrt(2) from the anchor, the mount is
     (84.9 - 15) x 1.44 = 100.6 mm away along the diagonal, i.e. 71.1 mm along each side."""
-    teleop = TeledexReplay(TeledexReplayConfig(replay_file="wrist_motion"))  # the default preset's Piper + O6
+    teleop = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="wrist_motion"))  # Piper + O6
     actions = step_through(teleop, seconds=5.4)
     arm = teleop.rig.parts["arm"]
     q = values(actions, arm.keys)
@@ -172,13 +174,14 @@ def test_an_operator_stream_converts_to_a_file_that_replays_identically(tmp_path
     header, datagrams = read_datagrams(target)
     assert header["parser"] == "keypoints" and header["control"] == "keypoints_hybrid"
     assert datagrams == read_datagrams(STREAMS_DIR / "pinches.datagrams.jsonl")[1]
-    assert TeledexReplay(TeledexReplayConfig(replay_file=str(target))).parser == "keypoints"
+    assert TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file=str(target))).parser == "keypoints"
 
 
 def test_keyboard_keys_step_the_state_machine_and_teledex_record_forwards_them():
-    from teledex_lerobot.cli.record import RecordingEvents
+    from teledex_lerobot.storage.recorder import RecordingEvents
 
-    teleop = TeledexReplay(TeledexReplayConfig(replay_file="xr_controller_reach"))  # buttons only: no auto start
+    # buttons only: no auto start
+    teleop = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="xr_controller_reach"))
     machine = teleop.state_machine
     assert machine.state == TeleopState.EMERGENCY
     assert teleop.press_keyboard_key("z") and machine.state == TeleopState.ZERO_POS
@@ -190,3 +193,52 @@ def test_keyboard_keys_step_the_state_machine_and_teledex_record_forwards_them()
     events = RecordingEvents()
     assert events.on_key("n") and events.end_episode
     assert not events.on_key("z")
+
+
+def test_the_rig_is_given_once_to_the_robot():
+    """A teleoperator given no rig drives the robot's own (a single rig, or every follower); one given another rig is
+    stopped, with both named, before it commands anything."""
+    from lerobot_robot_teledex import TeledexFollowers, TeledexFollowersConfig
+
+    hand = TeledexHand(TeledexHandConfig(model="linkerhand_l20", backend="fake"))
+    teleop = TeledexReplay(TeledexReplayConfig(replay_file="open_close"))
+    assert teleop.action_features == hand.action_features
+    followers = TeledexFollowers(TeledexFollowersConfig(backend="fake", with_cameras=False))
+    both = TeledexReplay(TeledexReplayConfig(replay_file="open_close", follower_controls={"left": "xr_left_hybrid"}))
+    assert both.action_features == followers.action_features and set(both.followers) == {"left_", "right_"}
+    del followers
+
+    wrong = TeledexReplay(TeledexReplayConfig(replay_file="open_close", hand_model="linkerhand_o6"))
+    hand.connect()
+    wrong.connect()
+    try:
+        hand.get_observation()
+        with pytest.raises(ValueError, match="different rigs.*Leave --teleop.preset"):
+            wrong.get_action()
+    finally:
+        wrong.disconnect()
+        hand.disconnect()
+
+
+def test_teledex_record_refuses_a_mismatched_rig_before_creating_anything(tmp_path):
+    from lerobot.configs.dataset import DatasetRecordConfig
+
+    from lerobot_robot_teledex import TeledexConfig
+    from teledex_lerobot.cli.record import Recorder, TeledexRecordConfig
+
+    root = tmp_path / "dataset"
+    config = TeledexRecordConfig(
+        robot=TeledexConfig(backend="fake"),
+        teleop=TeledexReplayConfig(replay_file="open_close", preset="linker_a7_linkerhand_l10_single"),
+        dataset=DatasetRecordConfig(repo_id="local/rig", root=str(root), single_task="t", fps=25, episode_time_s=1,
+                                    num_episodes=1, push_to_hub=False))
+    with pytest.raises(ValueError, match="different rigs, and nothing was created"):
+        Recorder(config)
+    assert not root.exists() and not (tmp_path / "dataset_native").exists()
+
+
+def test_a_teleoperator_built_before_its_robot_drives_the_robots_rig():
+    """lerobot-teleoperate builds the teleoperator first: the rig is taken when it is first needed."""
+    teleop = TeledexReplay(TeledexReplayConfig(replay_file="open_close"))
+    hand = TeledexHand(TeledexHandConfig(model="linkerhand_l10", side="left", backend="fake"))
+    assert teleop.action_features == hand.action_features

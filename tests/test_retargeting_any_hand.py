@@ -60,7 +60,7 @@ def test_unseen_hand_is_discovered_and_retargets(tmp_path):
     path.write_text(unseen_hand_urdf())
     retargeter = build_retargeter(str(path), "teledex", "right")
     layout = retargeter.layout
-    assert layout.source == "discovered"
+    assert layout.source == "geometry"
     assert layout.finger_names == ("thumb", "index", "middle", "ring", "pinky")
     assert layout.fingertip_frames == ("t_nail", "a_nail", "b_nail", "c_nail", "d_nail")
     mount = Rotation.from_euler("xyz", MOUNT_RPY).as_matrix()

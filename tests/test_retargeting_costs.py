@@ -18,7 +18,7 @@ from teledex_lerobot.retargeting.keypoint_kinematics import KeypointKinematics
 def kinematics(request):
     model = KinematicModel.from_urdf(urdf_path(request.param))
     layout = build_layout(model, request.param.rsplit("_", 1)[1])
-    return model, KeypointKinematics(model, layout.keypoint_frames, layout.base_rotation)
+    return model, KeypointKinematics(model, layout.keypoint_frames, layout)
 
 
 def _state(kinematics, q):

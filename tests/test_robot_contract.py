@@ -6,13 +6,15 @@ import numpy as np
 import pytest
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 
-from teledex_lerobot.devices.joint_device import SimDynamicsConfig
+from teledex_lerobot.devices.simulated import SimDynamicsConfig
 
 from lerobot_robot_teledex import (
     Teledex,
     TeledexArm,
     TeledexArmConfig,
     TeledexConfig,
+    TeledexFollowers,
+    TeledexFollowersConfig,
     TeledexHand,
     TeledexHandConfig,
     TeledexRenderCameraConfig,
@@ -26,6 +28,9 @@ ROBOTS = {
     "l20_sim": (TeledexHand, lambda: TeledexHandConfig(model="linkerhand_l20", backend="sim")),
     "piper_o6_sim": (Teledex, lambda: TeledexConfig(backend="sim")),
     "a7_l10_fake": (Teledex, lambda: TeledexConfig(preset="linker_a7_linkerhand_l10_single", backend="fake")),
+    "a7_l20_fake": (Teledex, lambda: TeledexConfig(preset="linker_a7_linkerhand_l20_single", backend="fake")),
+    "piper_l10_fake": (Teledex, lambda: TeledexConfig(preset="piper_linkerhand_l10_single", backend="fake")),
+    "piper_l20_fake": (Teledex, lambda: TeledexConfig(preset="piper_linkerhand_l20_single", backend="fake")),
 }
 
 
@@ -131,6 +136,20 @@ def test_emergency_stop_holds_position(robot):
     sent = robot.send_action(dict(zip(keys, upper, strict=True)))
     assert np.allclose([sent[k] for k in keys], np.clip([measured[k] for k in keys], lower, upper), atol=0.01)
     robot.emergency_stop(False)
+
+
+def test_bimanual_preset_is_two_prefixed_rigs():
+    robot = TeledexFollowers(TeledexFollowersConfig(preset="bimanual_piper_linkerhand_l10", backend="fake"))
+    assert set(robot.robots) == {"left", "right"} and set(robot.cameras) == {"left_top", "right_top"}
+    assert robot.robots["left"].rig.parts["hand"].spec.side == "left"
+    assert len(robot.action_features) == 2 * (6 + 10)
+    robot.connect()
+    try:
+        observation = robot.get_observation()
+        sent = robot.send_action({key: observation[key] for key in robot.action_features})
+        assert list(sent) == list(robot.action_features)
+    finally:
+        robot.disconnect()
 
 
 def test_sim_tracks_target_within_velocity_limits():

@@ -1,6 +1,6 @@
 """The live input teleoperators, over loopback with the recorded datagram fixtures (configs/streams/*.datagrams.jsonl):
-glove (UDP), XR controllers (local socket), XR hand tracking (WebSocket), keypoints (UDP), leader arm (in-process and
-replayed), file replay, and one master driving two followers."""
+glove (UDP), XR controllers (local socket), XR hand tracking (the WebXR page's WSS socket), keypoints (UDP), leader
+arm (in-process and replayed), file replay, and one master driving two followers."""
 
 import socket
 import threading
@@ -19,6 +19,8 @@ from teledex_lerobot.inputs.datagram_file import read_datagrams
 from teledex_lerobot.inputs.sources import send_datagrams
 from teledex_lerobot.paths import STREAMS_DIR
 
+PRESET = "piper_linkerhand_o6_single"
+
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
@@ -26,13 +28,19 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def free_tcp_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        return probe.getsockname()[1]
+
+
 def fixture(name):
     return read_datagrams(STREAMS_DIR / f"{name}.datagrams.jsonl")[1]
 
 
-def drive(teleop, send, robot=None, seconds=None):
+def drive(teleop, send, robot=None, seconds=None, while_connected=None):
     """Run `send` in a thread while ticking get_action (-> robot) at ~100 Hz until it is done; actions in order.
-    Without a robot, a perfect one: it is measured exactly where it was last sent (at home first)."""
+    Without a robot, a perfect one: it is measured exactly where it was last sent (at home first).
+    `while_connected(teleop)` runs after the last tick, before the teleop disconnects."""
     sender = threading.Thread(target=send, daemon=True)
     teleop.connect()
     if robot is not None:
@@ -54,6 +62,8 @@ def drive(teleop, send, robot=None, seconds=None):
                 teleop.send_feedback(action)
             time.sleep(0.01)
         sender.join(timeout=10)
+        if while_connected is not None:
+            while_connected(teleop)
     finally:
         teleop.disconnect()
         if robot is not None:
@@ -71,7 +81,7 @@ def assert_within_limits(part, q):
 
 def test_glove_over_udp_closes_the_hand_and_counts_bad_packets():
     port = free_port()
-    teleop = TeledexGlove(TeledexGloveConfig(host="127.0.0.1", port=port))
+    teleop = TeledexGlove(TeledexGloveConfig(preset=PRESET, port=port))
     robot = Teledex(TeledexConfig(backend="fake"))
     assert teleop.action_features == robot.action_features
 
@@ -97,7 +107,7 @@ def test_glove_over_udp_closes_the_hand_and_counts_bad_packets():
 
 def test_xr_controller_over_local_socket(tmp_path):
     path = str(tmp_path / "xr.sock")
-    teleop = TeledexXR(TeledexXRConfig(source="unix", socket_path=path))
+    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="unix", socket_path=path))
     actions = drive(teleop, lambda: (time.sleep(0.1), send_datagrams(fixture("xr_controller_reach"), path, 3.0)))
     arm, hand = teleop.rig.parts["arm"], teleop.rig.parts["hand"]
     # buttons X then Y: ZeroPos, Teleoperation; the trigger held: the arm follows the circle; the grip: a fist
@@ -108,21 +118,22 @@ def test_xr_controller_over_local_socket(tmp_path):
     assert np.all(q_hand.max(0) - q_hand.min(0) > 0.3 * (hand.upper - hand.lower))
 
 
-def test_xr_hand_tracking_over_websocket():
-    from teledex_lerobot.inputs.websocket import WebSocketClient
+def test_xr_hand_tracking_over_the_webxr_socket(tmp_path):
+    import ssl
 
-    port = free_port()
-    teleop = TeledexXR(TeledexXRConfig(source="websocket", host="127.0.0.1", port=port, control="xr_hand_tracking",
-                                       auto_start=True))
+    from websockets.sync.client import connect
+
+    port = free_tcp_port()
+    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="webxr", port=port, control="xr_hand_tracking",
+                                       auto_start=True, certificate_dir=str(tmp_path)))
 
     def send():
-        time.sleep(0.1)
-        client = WebSocketClient("127.0.0.1", port)
-        started = time.monotonic()
-        for t_ns, data in fixture("xr_hand_tracking"):
-            time.sleep(max(0.0, started + t_ns / 4e9 - time.monotonic()))
-            client.send(data.decode())
-        client.close()
+        trust = ssl.create_default_context(cafile=tmp_path / "cert.pem")  # the certificate made on connect
+        with connect(f"wss://127.0.0.1:{port}/ws", ssl=trust) as client:
+            started = time.monotonic()
+            for t_ns, data in fixture("xr_hand_tracking"):
+                time.sleep(max(0.0, started + t_ns / 4e9 - time.monotonic()))
+                client.send(data.decode())
 
     actions = drive(teleop, send)
     hand = teleop.rig.parts["hand"]
@@ -134,7 +145,7 @@ def test_xr_hand_tracking_over_websocket():
 
 def test_keypoint_stream_moves_arm_and_hand():
     port = free_port()
-    teleop = TeledexKeypoints(TeledexKeypointsConfig(host="127.0.0.1", port=port))
+    teleop = TeledexKeypoints(TeledexKeypointsConfig(preset=PRESET, port=port))
     actions = drive(teleop, lambda: send_datagrams(fixture("wrist_motion"), ("127.0.0.1", port), 5.0))
     arm = teleop.rig.parts["arm"]
     q = values(actions, arm.keys)
@@ -155,8 +166,8 @@ def test_leader_arm_in_process_and_replayed():
 
     actions = drive(teleop, move_leader)
     assert values(actions, arm.keys)[-1] == pytest.approx(target, abs=1e-3)
-    replay = TeledexLeaderArm(TeledexLeaderArmConfig(source="replay", replay_file="leader_arm_wave", replay_speed=3,
-                                                     replay_loop=False))
+    replay = TeledexLeaderArm(TeledexLeaderArmConfig(preset=PRESET, source="replay", replay_file="leader_arm_wave",
+                                                     replay_speed=3, replay_loop=False))
     q = values(drive(replay, lambda: time.sleep(2.0)), arm.keys)
     assert np.ptp(q[:, 0]) > 0.3 and np.ptp(q[:, 4]) > 0.2  # joint1 and joint5 wave, the others hold
     assert np.ptp(q[:, [1, 2, 3, 5]], axis=0).max() < 1e-6
@@ -164,7 +175,7 @@ def test_leader_arm_in_process_and_replayed():
 
 def test_one_master_two_followers_each_with_its_own_chain():
     followers = {"left": "piper_linkerhand_o6_single", "right": "piper_linkerhand_o6_single"}
-    teleop = TeledexXR(TeledexXRConfig(source="udp", host="127.0.0.1", port=free_port(), followers=followers,
+    teleop = TeledexXR(TeledexXRConfig(source="udp", port=free_port(), followers=followers,
                                        follower_controls={"left": "xr_left_hybrid"}))
     robot = TeledexFollowers(TeledexFollowersConfig(followers=followers, backend="fake", with_cameras=False))
     assert teleop.action_features == robot.action_features

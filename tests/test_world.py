@@ -30,7 +30,21 @@ UNSEEN_ARM = """<?xml version="1.0"?>
 """
 
 
-@pytest.mark.parametrize("preset", sorted(p.stem for p in PRESETS_DIR.glob("*.yaml")))
+def _single_rig_presets() -> list[str]:
+    """Every shipped preset that is one rig, and each follower rig of a preset of several (a world holds one rig)."""
+    names = []
+    for path in sorted(PRESETS_DIR.glob("*.yaml")):
+        followers = load_preset(path.stem).followers
+        names += sorted(set(followers.values())) if followers else [path.stem]
+    return sorted(set(names))
+
+
+def test_followers_presets_are_covered_rig_by_rig():
+    bimanual = load_preset("bimanual_piper_linkerhand_l10").followers
+    assert set(bimanual.values()) <= set(_single_rig_presets())
+
+
+@pytest.mark.parametrize("preset", _single_rig_presets())
 @pytest.mark.parametrize("task", sorted(TASKS))
 def test_world_builds_for_every_preset(preset, task):
     rig = Rig.from_preset(load_preset(preset))
@@ -40,6 +54,9 @@ def test_world_builds_for_every_preset(preset, task):
     mimics = len(hand.model.description.resolved_mimics)
     assert world.model.neq == mimics
     world.step(world.steps_for(0.5))
+    touching = [world.model.geom(g).name for c in world.data.contact[:world.data.ncon] for g in (c.geom1, c.geom2)
+                if world.model.geom(g).name.startswith(("arm/", "hand/"))]
+    assert not touching  # the robot at home is clear of the table and the objects
     for role, part in rig.parts.items():  # servos hold the home pose against gravity
         np.testing.assert_allclose(world.joint_positions(role), part.home, atol=2e-3)
 
@@ -176,14 +193,13 @@ def test_robot_reset_episode_lays_out_the_episode_and_the_expert_replans():
 
 
 def test_dataset_features_put_environment_state_apart():
-    from teledex_lerobot.storage.lerobot_sink import dataset_features
+    from teledex_lerobot.cli.lerobot_dataset import dataset_features
+    from teledex_lerobot.storage.frame import FrameLayout
 
-    class Robot:
-        action_features = {"arm_j.pos": float}
-        observation_features = {"arm_j.pos": float, "cube_x": float, "cube_y": float}
-        environment_state_keys = ["cube_x", "cube_y"]
-
-    features = dataset_features(Robot(), [], use_video=False)
+    layout = FrameLayout.from_features({"arm_j.pos": float, "cube_x": float, "cube_y": float}, {"arm_j.pos": float},
+                                       (), [], 25, environment_names=["cube_x", "cube_y"])
+    assert layout.state_names == ("arm_j.pos",)
+    features = dataset_features(layout, use_video=False)
     assert features["observation.state"]["names"] == ["arm_j.pos"]
     assert features["observation.environment_state"]["names"] == ["cube_x", "cube_y"]
 

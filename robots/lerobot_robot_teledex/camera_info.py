@@ -1,6 +1,6 @@
 """What camera_info.json records for a LeRobot camera: resolution, intrinsics and pose where the camera knows them."""
 
-from teledex_lerobot.devices.realsense_info import realsense_camera_info
+from teledex_lerobot.devices.realsense.camera_info import realsense_camera_info
 from teledex_lerobot.geometry.camera import CameraInfo
 
 from .render_camera import TeledexRenderCamera

@@ -5,10 +5,11 @@ from dataclasses import dataclass, field
 from lerobot.cameras import CameraConfig
 from lerobot.robots import RobotConfig
 
-from teledex_lerobot.devices.factory import BACKENDS
-from teledex_lerobot.devices.joint_device import SimDynamicsConfig
-from teledex_lerobot.devices.real_config import RealHardwareConfig
+from teledex_lerobot.devices.registry import BACKENDS, Backend, RealHardwareConfig, register_backend
+from teledex_lerobot.devices.simulated import SimDynamicsConfig
 from teledex_lerobot.presets import PartSpec, load_preset
+from teledex_lerobot.viewer import LiveViewConfig
+from teledex_lerobot.world.devices import make_world_devices
 from teledex_lerobot.world.world import WorldConfig
 
 from .config_render_camera import TeledexRenderCameraConfig
@@ -16,32 +17,37 @@ from .config_world_camera import TeledexWorldCameraConfig
 
 # "mujoco": every part in one MuJoCo world with the task's objects (--robot.world.task=...).
 WORLD_BACKEND = "mujoco"
+register_backend(WORLD_BACKEND, Backend(build_rig=make_world_devices))
 
 
 @dataclass(kw_only=True)
 class TeledexRobotConfig(RobotConfig):
     """Fields shared by every TeleDex robot."""
 
-    # "fake": instantaneous kinematic devices (unit tests); "sim": simulated devices with dynamics, latency, noise;
-    # "real": the vendor-SDK drivers.
+    # "fake": instantaneous kinematic devices (unit tests); "sim": first-order simulated joints with latency, noise
+    # and fault injection (devices/simulated.py); "real": the vendor drivers (devices/<vendor>/); "mujoco": physics.
     backend: str = "sim"
     sim: SimDynamicsConfig = field(default_factory=SimDynamicsConfig)
     # backend="real": CAN interface/channel per part (--robot.real.arm.channel=can0, --robot.real.hand.interface=...),
-    # supervision thresholds and device settings. Cameras (e.g. intelrealsense with serial_number_or_name) go in
-    # `cameras`.
+    # supervision thresholds (--robot.real.feedback_timeout_ms=...) and each vendor's settings
+    # (--robot.real.agilex.speed_percent=..., --robot.real.linkerhand.tactile=true, --robot.real.linker_a7.poll_hz=...).
+    # Cameras (e.g. intelrealsense with serial_number_or_name) go in `cameras`.
     real: RealHardwareConfig = field(default_factory=RealHardwareConfig)
     world: WorldConfig = field(default_factory=WorldConfig)
     # Safety: per command, a joint moves at most (its velocity limit x max_step_s) from its measured position.
     max_step_s: float = 0.1
     cameras: dict[str, CameraConfig] = field(default_factory=dict)
+    # The operator's live view (Rerun) of this robot, its input and the recording: --robot.live_view.enabled=true.
+    live_view: LiveViewConfig = field(default_factory=LiveViewConfig)
 
     def __post_init__(self):
-        if self.backend not in (*BACKENDS, WORLD_BACKEND):
-            raise ValueError(f"backend must be one of {(*BACKENDS, WORLD_BACKEND)} (got {self.backend!r})")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {tuple(BACKENDS)} (got {self.backend!r})")
         if self.max_step_s <= 0:
             raise ValueError(f"max_step_s must be > 0 (got {self.max_step_s})")
         self.sim.validate()
         self.real.validate()
+        self.live_view.validate()
         if self.backend == WORLD_BACKEND:
             self.world.validate()
         super().__post_init__()
@@ -84,6 +90,9 @@ class TeledexConfig(TeledexRobotConfig):
 
     def __post_init__(self):
         preset = load_preset(self.preset)  # fails early, naming the available presets
+        if preset.followers:
+            raise ValueError(f"Preset {self.preset!r} is several rigs ({', '.join(preset.followers)}): use "
+                             f"--robot.type=teledex_followers --robot.preset={self.preset}")
         if not self.cameras and self.preset_cameras:
             camera = TeledexWorldCameraConfig if self.backend == WORLD_BACKEND else TeledexRenderCameraConfig
             self.cameras = {name: camera(**settings) for name, settings in preset.cameras.items()}

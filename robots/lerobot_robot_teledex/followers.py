@@ -11,6 +11,10 @@ from functools import cached_property
 from lerobot.robots import Robot, RobotConfig
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
+from teledex_lerobot import viewer
+from teledex_lerobot.control import robot_link
+from teledex_lerobot.presets import load_preset
+
 from .config_teledex import TeledexConfig
 from .teledex_robot import Teledex
 
@@ -21,13 +25,24 @@ class TeledexFollowersConfig(RobotConfig):
     # follower name -> preset (configs/presets/ name or .yaml path)
     followers: dict[str, str] = field(default_factory=lambda: {"left": "piper_linkerhand_o6_single",
                                                                "right": "piper_linkerhand_o6_single"})
+    # A preset of several rigs (e.g. bimanual_piper_linkerhand_l10): its followers replace `followers`.
+    preset: str = ""
     backend: str = "sim"
     max_step_s: float = 0.1
     with_cameras: bool = True  # each follower's preset cameras, prefixed
+    # The operator's live view (Rerun), every follower in it: --robot.live_view.enabled=true.
+    live_view: viewer.LiveViewConfig = field(default_factory=viewer.LiveViewConfig)
 
     def __post_init__(self):
+        if self.preset:
+            followers = load_preset(self.preset).followers
+            if not followers:
+                raise ValueError(f"Preset {self.preset!r} is one rig: use --robot.type=teledex --robot.preset="
+                                 f"{self.preset}, or give --robot.followers")
+            self.followers = dict(followers)
         if not self.followers:
             raise ValueError("followers must name at least one follower: {name: preset}")
+        self.live_view.validate()
         super().__post_init__()
 
 
@@ -45,6 +60,8 @@ class TeledexFollowers(Robot):
                 robot_config.cameras = {}
             self.robots[name] = Teledex(robot_config)
             self.robots[name].measured_key_prefix = f"{name}_"
+        # built after its followers, so its announcement (every follower, prefixed) is the one teleoperators see
+        robot_link.announce_rigs(self, {f"{name}_": robot.rig_parts() for name, robot in self.robots.items()})
         self.cameras = {f"{name}_{cam}": camera for name, robot in self.robots.items()
                         for cam, camera in robot.cameras.items()}
 
@@ -64,6 +81,8 @@ class TeledexFollowers(Robot):
 
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
+        if self.config.live_view.enabled:  # before the followers connect: each draws itself in it
+            viewer.start(self.config.live_view)
         for robot in self.robots.values():
             robot.connect(calibrate)
 
@@ -107,3 +126,5 @@ class TeledexFollowers(Robot):
     def disconnect(self) -> None:
         for robot in self.robots.values():
             robot.disconnect()
+        if self.config.live_view.enabled:
+            viewer.stop()

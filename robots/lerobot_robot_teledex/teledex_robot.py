@@ -10,16 +10,15 @@ from lerobot.cameras import make_cameras_from_configs
 from lerobot.robots import Robot
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
+from teledex_lerobot import viewer
 from teledex_lerobot.clock import now_ns
-from teledex_lerobot.control import measured_pose
+from teledex_lerobot.control import robot_link
 from teledex_lerobot.control.safety import JointSafety
-from teledex_lerobot.devices.factory import make_joint_device
-from teledex_lerobot.devices.joint_device import JointDevice
-from teledex_lerobot.devices.linkerhand_protocol import FINGERS as TACTILE_FINGERS
-from teledex_lerobot.devices.linkerhand_protocol import tactile_shape_of
+from teledex_lerobot.devices.joint_device import JointDevice, TactileLayout
+from teledex_lerobot.devices.registry import build_devices, tactile_layout
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
-from teledex_lerobot.world.devices import current_world, make_world_devices
+from teledex_lerobot.world.devices import current_world
 from teledex_lerobot.world.world import object_state_names
 
 from .config_teledex import WORLD_BACKEND, TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
@@ -47,6 +46,7 @@ class TeledexRobotBase(Robot):
         super().__init__(config)
         self.config = config
         self.rig = self._build_rig()
+        robot_link.announce_rigs(self, {"": self.rig_parts()})
         self.cameras = make_cameras_from_configs(config.cameras)
         self.safety = {
             role: JointSafety(part.lower, part.upper, part.velocity_limits * config.max_step_s)
@@ -62,25 +62,26 @@ class TeledexRobotBase(Robot):
         self._sent_range: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # the rig's kinematic models are not thread-safe; every render camera draws from its own thread
         self._scene_lock = threading.Lock()
+        self._view = None  # the process's live view, fed while it runs
 
     def _build_rig(self) -> Rig:
         raise NotImplementedError
 
     @cached_property
-    def tactile_shape(self) -> tuple[int, int] | None:
-        """Taxels per finger (rows, columns) when the real hand's tactile matrices are observed, else None."""
+    def tactile_layout(self) -> TactileLayout | None:
+        """The touch sensors of the real hand's driver when they are observed (its vendor's settings), else None."""
         hand = self.rig.parts.get("hand")
-        if self.config.backend != "real" or not self.config.real.hand_tactile or hand is None:
+        if self.config.backend != "real" or hand is None:
             return None
-        return tactile_shape_of(hand.spec.model)
+        return tactile_layout(hand, self.config.real)
 
     @cached_property
     def tactile_keys(self) -> list[str]:
-        """One float per taxel, `hand_tactile_<finger>_r<row>c<column>`, 0-255 (0 = no contact)."""
-        if self.tactile_shape is None:
+        """One float per taxel, `hand_tactile_<sensor>_r<row>c<column>`, 0-255 (0 = no contact)."""
+        if self.tactile_layout is None:
             return []
-        rows, columns = self.tactile_shape
-        return [f"hand_tactile_{finger}_r{r}c{c}" for finger in TACTILE_FINGERS
+        rows, columns = self.tactile_layout.shape
+        return [f"hand_tactile_{sensor}_r{r}c{c}" for sensor in self.tactile_layout.sensors
                 for r in range(rows) for c in range(columns)]
 
     @cached_property
@@ -107,11 +108,9 @@ class TeledexRobotBase(Robot):
 
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
-        if self.config.backend == WORLD_BACKEND:
-            devices = make_world_devices(self.rig, self.config)
-        else:
-            devices = {role: make_joint_device(self.config.backend, part, self.config.sim, self.config.real)
-                       for role, part in self.rig.parts.items()}
+        if self.config.live_view.enabled:  # first: a viewer that cannot start leaves nothing half-open
+            viewer.start(self.config.live_view)
+        devices = build_devices(self.config.backend, self.rig, self.config)
         connected = []
         try:
             for device in devices.values():
@@ -127,6 +126,7 @@ class TeledexRobotBase(Robot):
             cam.connect()
         self.pacing = FramePacing()
         self._publish_measured(self.rig.join(self.measured_positions()))
+        self._attach_view()
         self.configure()
         logger.info("%s connected (backend=%s)", self, self.config.backend)
 
@@ -170,6 +170,8 @@ class TeledexRobotBase(Robot):
         self._observation_capture_ns = {role: state.capture_ns for role, state in states.items()}
         joints = self.rig.join({role: state.positions for role, state in states.items()})
         self._publish_measured(joints)
+        if self._view is not None:
+            self._view.robot_state(self.view_name, joints, images, self.device_faults())
         return {**joints, **self._taxels(), **self._object_state(), **images}
 
     def _object_state(self) -> dict[str, float]:
@@ -180,15 +182,33 @@ class TeledexRobotBase(Robot):
             return dict(zip(self.environment_state_keys, world.object_state().tolist(), strict=True))
 
     def _publish_measured(self, joints: dict[str, float]) -> None:
-        """For teleoperators in this process, which start from where the robot is (control.measured_pose)."""
-        measured_pose.publish({self.measured_key_prefix + key: value for key, value in joints.items()})
+        """For teleoperators in this process, which start from where the robot is (control.robot_link)."""
+        robot_link.publish_measured({self.measured_key_prefix + key: value for key, value in joints.items()})
+
+    @property
+    def view_name(self) -> str:
+        """This rig's name in the live view: its follower's name, or "robot"."""
+        return self.measured_key_prefix.removesuffix("_") or "robot"
+
+    def _attach_view(self) -> None:
+        """Draw this rig in the live view, if one runs (started by this robot, or by a robot of several followers)."""
+        self._view = viewer.active()
+        if self._view is not None:
+            self._view.add_rig(self.view_name, self.rig, list(self.cameras))
+
+    def rig_parts(self) -> robot_link.RigParts:
+        """What this robot's rig is built from, for teleoperators that drive the robot's own rig."""
+        specs = {role: part.spec for role, part in self.rig.parts.items()}
+        source = getattr(self.config, "preset", "") or " + ".join(spec.model for spec in specs.values())
+        return robot_link.RigParts(specs.get("arm"), specs.get("hand"), self.rig.hand_mount_spec, source)
 
     def _taxels(self) -> dict[str, float]:
         if not self.tactile_keys:
             return {}
         matrices = self.devices["hand"].tactile()
-        zeros = np.zeros(self.tactile_shape)  # until the first complete matrix of a finger has arrived
-        values = np.concatenate([np.asarray(matrices.get(f, zeros), float).reshape(-1) for f in TACTILE_FINGERS])
+        zeros = np.zeros(self.tactile_layout.shape)  # until the first complete matrix of a sensor has arrived
+        values = np.concatenate([np.asarray(matrices.get(sensor, zeros), float).reshape(-1)
+                                 for sensor in self.tactile_layout.sensors])
         return dict(zip(self.tactile_keys, values.tolist(), strict=True))
 
     def _read_frame(self, name: str, cam, started_ns: int):
@@ -211,6 +231,8 @@ class TeledexRobotBase(Robot):
     @check_if_not_connected
     def send_action(self, action: dict) -> dict:
         targets = self.rig.split_action(action, self.name)
+        if self._view is not None:
+            self._view.robot_command(self.view_name, action)
         measured = self.measured_positions()
         sent = {}
         for role, target in targets.items():
@@ -248,6 +270,9 @@ class TeledexRobotBase(Robot):
             device.disconnect()
         self.devices = {}
         self._observation_capture_ns = {}
+        self._view = None
+        if self.config.live_view.enabled:
+            viewer.stop()
         spans = [float(np.max(high - low)) for low, high in self._sent_range.values()]
         logger.info("%s disconnected (%d commands sent, the widest joint range commanded %.3f)", self,
                     self.commands_sent, max(spans, default=0.0))

@@ -2,27 +2,54 @@
 -> the recorded input file the replay teleoperator plays.
 
   teledex-convert to-lerobot NATIVE_ROOT LEROBOT_ROOT --repo-id local/name
-  teledex-convert to-native LEROBOT_ROOT NATIVE_ROOT --repo-id local/name
+  teledex-convert to-native LEROBOT_ROOT NATIVE_ROOT
   teledex-convert to-vitra NATIVE_ROOT OUT_DIR
   teledex-convert stream-to-datagrams STREAM.npz OUT.datagrams.jsonl
+
+Both directions go through the same sinks the recorder uses, so what a conversion writes is what a recording would
+have written: telemetry (state, action, tactile, every timestamp, sync flags as recorded) converts exactly, episode
+uuids and metadata are kept. to-native copies each episode's video packets out of LeRobot's files (no re-encode);
+to-lerobot decodes the native videos and LeRobot encodes them once.
 """
 
 import argparse
 from pathlib import Path
 
-from ..inputs.datagram_file import write_datagrams
-from ..inputs.operator_streams import stream_datagrams
-from ..operator.stream import OperatorStream
-from ..storage.convert import lerobot_to_native, native_to_lerobot
-from ..storage.vitra import export_vitra
+from ..storage.errors import DatasetError
+from .errors import run_command
 
 
 def stream_to_datagrams(source: Path, target: Path) -> None:
+    from ..inputs.datagram_file import write_datagrams
+    from ..inputs.operator_streams import stream_datagrams
+    from ..operator.stream import OperatorStream
+
     stream = OperatorStream.load(source)
     parser, control, datagrams = stream_datagrams(stream)
     write_datagrams(target, parser, datagrams, description=stream.description, control=control)
     print(f"wrote {target}: {len(datagrams)} {parser} datagrams over {datagrams[-1][0] / 1e9:.1f} s "
           f"(replay: --teleop.type=teledex_replay --teleop.replay_file={target})")
+
+
+def convert(args) -> None:
+    if args.command == "stream-to-datagrams":
+        if args.target.exists():
+            raise DatasetError(f"{args.target} exists; choose a new file")
+        return stream_to_datagrams(args.source, args.target)
+    # here, not at the top: --help must not load LeRobot
+    from ..storage.vitra import export_vitra
+    from .conversions import lerobot_to_native, native_to_lerobot
+
+    if args.target.exists() and any(args.target.iterdir()):
+        raise DatasetError(f"{args.target} exists and is not empty; choose a new target folder")
+    if not args.source.is_dir():
+        raise DatasetError(f"{args.source} does not exist")
+    if args.command == "to-lerobot":
+        native_to_lerobot(args.source, args.target, args.repo_id)
+    elif args.command == "to-native":
+        lerobot_to_native(args.source, args.target)
+    else:
+        export_vitra(args.source, args.target)
 
 
 def main(argv=None) -> None:
@@ -35,7 +62,6 @@ def main(argv=None) -> None:
     to_native = commands.add_parser("to-native", help="a teledex-record LeRobotDataset -> native layout")
     to_native.add_argument("source", type=Path)
     to_native.add_argument("target", type=Path)
-    to_native.add_argument("--repo-id", required=True)
     to_vitra = commands.add_parser("to-vitra", help="native layout -> VITRA <episode>.h5 + <episode>.mp4")
     to_vitra.add_argument("source", type=Path)
     to_vitra.add_argument("target", type=Path)
@@ -44,18 +70,10 @@ def main(argv=None) -> None:
     to_datagrams.add_argument("source", type=Path)
     to_datagrams.add_argument("target", type=Path)
     args = parser.parse_args(argv)
-    if args.command == "stream-to-datagrams":
-        if args.target.exists():
-            parser.error(f"{args.target} exists; choose a new file")
-        return stream_to_datagrams(args.source, args.target)
-    if args.target.exists() and any(args.target.iterdir()) and args.command != "to-vitra":
-        parser.error(f"{args.target} exists and is not empty; choose a new target folder")
-    if args.command == "to-lerobot":
-        native_to_lerobot(args.source, args.target, args.repo_id)
-    elif args.command == "to-native":
-        lerobot_to_native(args.source, args.repo_id, args.target)
-    else:
-        export_vitra(args.source, args.target)
+    from ..storage.video import silence_encoder_logs
+
+    silence_encoder_logs()
+    run_command("teledex-convert", convert, args)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,44 @@
-"""teledex-repair: make a dataset a killed recording left behind loadable again, in both formats, losing nothing
-that was saved (damaged files are moved aside, never deleted)."""
+"""teledex-repair: make a dataset a killed recording left behind loadable again and reconcile its two formats by
+episode uuid, losing nothing that was saved (whatever is set aside moves to <root>.damaged/, never deleted).
+Safe to interrupt and run again."""
 
 import argparse
 from pathlib import Path
 
+import numpy as np
+
+from ..storage.errors import DatasetError
 from ..storage.repair import repair_lerobot, repair_native
+from .errors import run_command
+
+
+def recompute_stats(root: Path, episodes: list[dict]) -> None:
+    """stats.json from the per-episode statistics LeRobot stores with each committed episode."""
+    from lerobot.datasets.compute_stats import aggregate_stats  # here, not at the top: --help must not load LeRobot
+    from lerobot.datasets.io_utils import write_stats
+
+    per_episode = []
+    for episode in episodes:
+        stats: dict[str, dict] = {}
+        for column, value in episode.items():
+            if column.startswith("stats/") and value is not None:
+                _, feature, stat = column.split("/", 2)
+                stats.setdefault(feature, {})[stat] = np.asarray(value)
+        per_episode.append(stats)
+    write_stats(aggregate_stats(per_episode), root)
+
+
+def repair(dataset_root: Path, native_root: Path | None) -> None:
+    native_root = native_root or Path(f"{dataset_root}_native")
+    actions, episodes = repair_lerobot(dataset_root, recompute_stats)
+    actions = [f"[lerobot] {a}" for a in actions]
+    if native_root.is_dir():
+        lerobot_uuids = {int(e["episode_index"]): e["episode_uuid"] for e in episodes}
+        actions += [f"[native] {a}" for a in repair_native(native_root, lerobot_uuids)]
+    elif not dataset_root.is_dir():
+        raise DatasetError(f"{dataset_root} does not exist")
+    print("\n".join(actions) if actions else "Nothing to repair: both formats are complete and hold the same "
+          f"{len(episodes)} episode(s).")
 
 
 def main(argv=None) -> None:
@@ -12,11 +46,7 @@ def main(argv=None) -> None:
     parser.add_argument("dataset_root", type=Path, help="the LeRobot dataset root (--dataset.root of the recording)")
     parser.add_argument("--native-root", type=Path, help="the native layout root (default: <dataset_root>_native)")
     args = parser.parse_args(argv)
-    native_root = args.native_root or Path(f"{args.dataset_root}_native")
-    actions = [f"[lerobot] {a}" for a in repair_lerobot(args.dataset_root)]
-    if native_root.is_dir():
-        actions += [f"[native] {a}" for a in repair_native(native_root)]
-    print("\n".join(actions) if actions else "Nothing to repair: both formats are complete.")
+    run_command("teledex-repair", repair, args.dataset_root, args.native_root)
 
 
 if __name__ == "__main__":

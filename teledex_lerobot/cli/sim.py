@@ -1,96 +1,116 @@
-"""teledex-sim: run simulated CAN devices as their own process, for any program using the vendor SDKs.
+"""teledex-sim: simulated CAN devices in their own process, for any program using the vendor SDKs.
 
-The simulators sit on a python-can bus: `udp_multicast` (default) reaches other processes on this machine, with
-the channel a multicast group (e.g. 239.74.163.1; needs `msgpack`); `virtual` only works inside one process.
-Example, then point the SDK at the same group:
-    teledex-sim --piper 239.74.163.1 --hand linkerhand_o6:right:239.74.163.2 --a7 right:239.74.163.3
-    piper = C_PiperInterface_V2("239.74.163.1", judge_flag=False, can_auto_init=False)
-    piper.CreateCanBus("239.74.163.1", bustype="udp_multicast"); piper.ConnectPort()
-    hand = O6("right", "239.74.163.2", interface_type="udp_multicast")
-Caveat: on udp_multicast every bus also receives its own frames. piper_sdk is unaffected (commands and feedback
-use different IDs), but linkerbot's O6 then reads its own angle commands back as replies, linkerbot's A7 fails on
-its own one-byte read requests (teledex-doctor and raw-frame clients still reach a simulated A7), and our L10/L20
-driver filters its echoes. For linkerbot's A7 in another process use a vcan interface (`--interface socketcan
---a7 right:vcan0`, after `sudo ip link add dev vcan0 type vcan && sudo ip link set vcan0 up`), which does not echo.
+Starts the teledex loopback CAN bus (or joins the one already running) and puts each simulated device on its
+channel (--device MODEL:SIDE:CHANNEL, any model of devices/registry.py). Any python-can program reaches them with
+the interface name "teledex"; the frames travel over a Unix socket and never leave this machine:
+    teledex-sim --device piper:right:can0 --device linkerhand_o6:right:can1 --device linker_a7:right:can2
+    piper = C_PiperInterface_V2("can0", judge_flag=False, can_auto_init=False)
+    piper.CreateCanBus("can0", bustype="teledex", judge_flag=False); piper.ConnectPort()
+    hand = O6("right", "can1", interface_type="teledex")
+    arm = A7("right", "can2", interface_type="teledex")
+    --robot.real.arm.interface=teledex --robot.real.arm.channel=can0  (teledex-record, lerobot-record...)
+The bus behaves like CAN: every other node on a channel receives a frame, the sender does not, channels are
+isolated, and opening a channel that no teledex-sim serves fails. `--channel NAME` serves a channel with no
+simulated device on it. The first teledex-sim runs the bus: stopping or killing it pulls every cable at once.
+`--interface socketcan` puts the devices on (v)can interfaces instead.
 """
 
 import argparse
+import json
+import os
 import signal
+import subprocess
+import sys
 import threading
 
-from ..devices.a7_sim import A7SimConfig, A7Simulator
-from ..devices.linkerhand_protocol import LAYOUTS
-from ..devices.linkerhand_sim import LinkerHandSimConfig, LinkerHandSimulator
-from ..devices.piper_sim import PiperSimConfig, PiperSimulator
+from ..devices.can import wire
+from ..devices.can.broker import query_stats, serve_channels
+from ..devices.registry import device_model, real_models
 from ..geometry.sides import SIDES
 
 
-def _hand_spec(text: str) -> tuple[str, str, str]:
+def _device_spec(text: str) -> tuple[str, str, str]:
     parts = text.split(":", 2)
-    if len(parts) != 3 or parts[0] not in LAYOUTS or parts[1] not in SIDES:
-        raise argparse.ArgumentTypeError(f"expected MODEL:SIDE:CHANNEL with MODEL in {sorted(LAYOUTS)} and SIDE "
+    if len(parts) != 3 or parts[0] not in real_models() or parts[1] not in SIDES or not parts[2]:
+        raise argparse.ArgumentTypeError(f"expected MODEL:SIDE:CHANNEL with MODEL in {real_models()} and SIDE "
                                          f"right/left (got {text!r})")
-    return parts[0], parts[1], parts[2]
-
-
-def _a7_spec(text: str) -> tuple[str, str]:
-    parts = text.split(":", 1)
-    if len(parts) != 2 or parts[0] not in SIDES or not parts[1]:
-        raise argparse.ArgumentTypeError(f"expected SIDE:CHANNEL with SIDE right/left (got {text!r})")
-    return parts[0], parts[1]
-
-
-def _describe(simulator) -> str:
-    if isinstance(simulator, PiperSimulator):
-        return f"Piper@{simulator.config.channel}"
-    if isinstance(simulator, A7Simulator):
-        return f"linker_a7-{simulator.config.side}@{simulator.config.channel}"
-    return f"{simulator.config.model}-{simulator.config.side}@{simulator.config.channel}"
+    model, side, channel = parts
+    if device_model(model)[1].simulator is None:
+        raise argparse.ArgumentTypeError(f"{model} has no wire-protocol simulator")
+    return model, side, channel
 
 
 def build_simulators(args) -> list:
-    simulators = []
-    if args.piper:
-        simulators.append(PiperSimulator(PiperSimConfig(interface=args.interface, channel=args.piper,
-                                                        firmware=args.piper_firmware)))
-    for model, side, channel in args.hand or []:
-        simulators.append(LinkerHandSimulator(LinkerHandSimConfig(model=model, side=side, interface=args.interface,
-                                                                  channel=channel)))
-    for side, channel in args.a7 or []:
-        simulators.append(A7Simulator(A7SimConfig(side=side, interface=args.interface, channel=channel)))
-    return simulators
+    return [device_model(model)[1].simulator(side, args.interface, channel) for model, side, channel in args.device]
+
+
+def _start_bus(args) -> subprocess.Popen | None:
+    """The broker process this teledex-sim runs (it stops when we close its stdin, or die), or None when another
+    teledex-sim runs the bus already and we join it."""
+    path = args.broker or wire.broker_path()
+    os.environ[wire.BROKER_ENV] = path  # this process's simulators join the same bus
+    broker = subprocess.Popen([sys.executable, "-m", "teledex_lerobot.devices.can.broker", "--path", path,
+                               *[f"--channel={channel}" for channel in args.channel or []]],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    answer = json.loads(broker.stdout.readline() or "{}")
+    if "listening" in answer:
+        return broker
+    broker.wait(timeout=10)
+    if "already_running" not in answer:
+        raise RuntimeError(f"the loopback CAN bus did not start at {path}")
+    serve_channels(args.channel or [], path)
+    return None
+
+
+def _stop_bus(broker: subprocess.Popen) -> None:
+    stats = query_stats()
+    print(f"teledex-sim: relayed {stats['frames_relayed']} frames, dropped {stats['frames_dropped']} (frames meant "
+          "for nodes that did not read them)", flush=True)
+    broker.stdin.close()
+    broker.wait(timeout=10)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="teledex-sim", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("--interface", default="udp_multicast", choices=("udp_multicast", "socketcan", "virtual"),
-                        help="python-can interface (default: udp_multicast; socketcan for a vcan interface)")
-    parser.add_argument("--piper", metavar="CHANNEL", help="run a simulated Agilex Piper on CHANNEL")
-    parser.add_argument("--piper-firmware", default="S-V1.6-3", help="firmware string the Piper reports")
-    parser.add_argument("--hand", metavar="MODEL:SIDE:CHANNEL", type=_hand_spec, action="append",
-                        help="run a simulated LinkerHand (repeatable), e.g. linkerhand_o6:right:239.74.163.2")
-    parser.add_argument("--a7", metavar="SIDE:CHANNEL", type=_a7_spec, action="append",
-                        help="run a simulated Linker Arm A7 (repeatable), e.g. right:239.74.163.3")
+    parser.add_argument("--interface", default="teledex", choices=("teledex", "socketcan"),
+                        help="teledex (default): the loopback CAN bus; socketcan: (v)can interfaces")
+    parser.add_argument("--broker", metavar="PATH", default=None,
+                        help=f"the loopback bus's socket (default ${wire.BROKER_ENV}, else {wire.broker_path()})")
+    parser.add_argument("--device", metavar="MODEL:SIDE:CHANNEL", type=_device_spec, action="append", default=[],
+                        help="run a simulated device (repeatable), e.g. linkerhand_o6:right:can1")
+    parser.add_argument("--channel", metavar="NAME", action="append",
+                        help="also serve this loopback channel with no device on it (repeatable)")
     parser.add_argument("--duration-s", type=float, default=None, help="stop after this long (default: Ctrl-C)")
     args = parser.parse_args(argv)
+    if args.interface != "teledex" and (args.channel or args.broker):
+        parser.error("--channel and --broker belong to the teledex loopback bus (--interface teledex)")
     simulators = build_simulators(args)
-    if not simulators:
-        parser.error("nothing to simulate: give --piper, --hand and/or --a7")
+    if not simulators and not args.channel:
+        parser.error("nothing to simulate: give --device and/or --channel")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    for simulator in simulators:
-        simulator.start()
-    print(f"teledex-sim: {len(simulators)} device(s) on {args.interface}: "
-          + ", ".join(_describe(s) for s in simulators), flush=True)
+    broker = _start_bus(args) if args.interface == "teledex" else None
     try:
+        for simulator in simulators:
+            simulator.start()
+        if args.interface == "teledex":
+            print(f"teledex-sim: loopback CAN bus at {wire.broker_path()} ({'started' if broker else 'joined'})",
+                  flush=True)
+        print(f"teledex-sim: {len(simulators)} device(s) on {args.interface}: "
+              + ", ".join([f"{model}-{side}@{channel}" for model, side, channel in args.device]
+                          + [f"channel {c}" for c in args.channel or []]), flush=True)
         stop.wait(args.duration_s)
     except KeyboardInterrupt:
         pass
+    except Exception as error:  # e.g. a channel the running broker refuses
+        sys.exit(f"teledex-sim: {error}")
     finally:
         for simulator in simulators:
             simulator.stop()
+        if broker is not None:
+            _stop_bus(broker)
 
 
 if __name__ == "__main__":

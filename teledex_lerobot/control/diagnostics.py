@@ -1,4 +1,4 @@
-"""The teleoperation diagnostics line (seed 002), logged once per period:
+"""The teleoperation diagnostics line of the Pico teleoperation guide, logged once per period:
 
     [teleop] diag input_age_ms=12 packets=100(total=5230) parse_fail=0(total=3) feedback_hz=100.0
     ik_ms(avg/max)=0.41/1.20 control_ms(avg/max)=0.62/1.51 trigger(L/R)=0.00/0.87 stale=False state=Teleoperation

@@ -3,22 +3,18 @@
 While engaged (a trigger held, or always for streams without one), the first sample only sets the anchors: the
 operator pose and the mount pose of the reference command (the last command sent). Afterwards the target is the
 anchored mount pose moved by the operator's displacement and rotation since its anchor (expressed in the robot base
-frame), shaped as in seed 002: a dead zone, a translation gain, then a clamp around the anchor. Damped least-squares
-IK (joint limits applied at every iteration) solves it, warm-started at the previous solution. Disengaging clears
-the anchors, so the next press re-anchors from wherever the robot was last commanded.
+frame), shaped as the Pico teleoperation guide does: a dead zone, a translation gain, then a clamp around the
+anchor. Damped least-squares IK (joint limits applied at every iteration) solves it, warm-started at the previous
+solution. Disengaging clears the anchors, so the next press re-anchors from wherever the robot was last commanded.
 """
 
-import math
 import time
 
 import numpy as np
+
+from ..geometry.rotations import matrix_to_rotvec, quat_to_matrix, rotvec_to_matrix
 from ..kinematics import solve_ik
 from .config import RelativeArmConfig
-from ..geometry.rotations import matrix_to_rotvec, quat_to_matrix, rotvec_to_matrix
-
-# A recorded stream replays faithfully: no dead zone, no gain, no clamp.
-FAITHFUL = RelativeArmConfig(translation_dead_zone_m=0.0, rotation_dead_zone_rad=0.0, translation_scale=1.0,
-                             max_translation_m=math.inf, max_rotation_rad=math.pi)
 
 
 def pose_matrix(pose_xyz_quat: np.ndarray) -> np.ndarray:

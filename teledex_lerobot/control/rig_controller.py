@@ -6,7 +6,8 @@ where it is measured to be. ZeroPos ramps to the rig's home pose; Down ramps to 
 within the soft limits); Teleoperation follows the strategy. Ramps and teleoperation both pass the output chain, so
 every command respects the soft limits and the velocity limit, whatever the loop rate.
 
-Stale-input protection: with no fresh frame for `stale_timeout_ms` (by local arrival time), the last command sent is
+Stale-input protection: with no fresh frame for `stale_timeout_ms` (by the sample's capture time on this machine's
+clock, so a backlog of late packets reads as stale too), the last command sent is
 held, the anchors are cleared, and the arm cannot re-anchor until a fresh frame shows every trigger (and the anchor
 input, if that is a grip) released. Entering Teleoperation asks for the same release, so a trigger held while
 switching cannot jump the arm.
@@ -103,7 +104,7 @@ class RigController:
         return self._shape(targets, dt_s)
 
     def _update_staleness(self, frame: OperatorFrame | None, now_ns: int) -> None:
-        fresh = frame is not None and (now_ns - frame.received_ns) <= self.config.stale_timeout_ms * 1e6
+        fresh = frame is not None and (now_ns - frame.capture_ns) <= self.config.stale_timeout_ms * 1e6
         if not fresh and not self.stale:
             self.stale_events += 1
             logger.warning("%s: no fresh input for %.0f ms: holding the last command, anchors cleared; release "

@@ -1,4 +1,4 @@
-"""The control strategy scheduler (seed 000 §3.3.1): the config, not the code, chooses how an input drives a rig.
+"""The control strategy scheduler: the config, not the code, chooses how an input drives a rig.
 
 - "direct": joint space. The hand maps canonical human angles (a glove, or angles measured from keypoints) through
   a joint map; the arm copies a leader arm's joints (renamed by `leader_joint_map`).
@@ -14,10 +14,11 @@ from ..inputs.frame import OperatorFrame
 from ..operator.hand_model import angles_from_keypoints
 from ..operator.poses import FIST, OPEN_HAND
 from ..retargeting import HandCalibration, HandRetargeter, RetargetingConfig
-from ..retargeting.joint_mapping import with_operator_ranges
+from ..retargeting.calibration import calibration_file
+from ..retargeting.retargeter import hand_name
+from ..retargeting.joint_mapping import joint_map_path, load_joint_map, with_operator_ranges
 from ..rig import Rig
 from .config import RelativeArmConfig, StrategyConfig
-from .joint_mapping import joint_map_path, load_joint_map
 from .relative_arm import CartesianRelativeArm
 
 
@@ -33,7 +34,8 @@ class RigStrategy:
         self.last_ik_s = 0.0
         hand = rig.parts.get("hand")
         if hand is not None:
-            calibration = HandCalibration.load(config.hand_calibration) if config.hand_calibration else None
+            calibration = HandCalibration.load(calibration_file(config.hand_calibration, hand_name(hand.model),
+                                                                hand.spec.side)) if config.hand_calibration else None
             if config.hand_method in ("joint_mapping", "analog"):
                 path = config.joint_map or joint_map_path(hand.spec.model, hand.spec.side)
                 self.hand_map = load_joint_map(path, hand.joints, hand.lower, hand.upper)

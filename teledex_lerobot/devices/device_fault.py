@@ -31,8 +31,9 @@ def make_fault(kind: str, message: str) -> DeviceFault:
 class WallToMonotonic:
     """Converts wall-clock timestamps (python-can's Message.timestamp, vendor SDK receive times) to clock.now_ns().
 
-    python-can stamps frames with time.time() on the virtual and udp_multicast interfaces and with the kernel's
-    CLOCK_REALTIME receive time on socketcan, while every capture time in this project is on the monotonic clock.
+    python-can stamps frames with time.time() on the virtual interface (the teledex loopback bus stamps them when its
+    broker relays them) and with the kernel's CLOCK_REALTIME receive time on socketcan, while every capture time in
+    this project is on the monotonic clock.
     The offset between the two clocks is measured when the device connects (median of a few paired reads, so a
     preemption between the two reads does not bias it). A wall-clock step (NTP) after connect shifts converted
     stamps by the step; reconnecting re-measures.

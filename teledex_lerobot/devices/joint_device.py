@@ -1,17 +1,15 @@
-"""The joint-device interface every backend implements, and the two hardware-free backends.
+"""The joint-device interface every backend implements.
 
 A joint device owns a set of joints in radians (metres for prismatic joints). It accepts position targets and reports
 measured positions and velocities, each measurement stamped with the time the device captured it (clock.now_ns).
+A device with touch sensors also reports them (tactile_layout, tactile()).
 """
 
-import threading
 from abc import ABC, abstractmethod
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..clock import now_ns
 from .device_fault import DeviceFault
 
 
@@ -22,42 +20,12 @@ class JointState:
     capture_ns: int
 
 
-@dataclass
-class SimDynamicsConfig:
-    """How a simulated device behaves. Defaults give a responsive, slightly noisy device with a few ms of latency."""
+@dataclass(frozen=True)
+class TactileLayout:
+    """The touch sensors a device reports: one matrix of `shape` (rows, columns) per sensor, values 0-255."""
 
-    feedback_hz: float | None = None  # rate of the device's feedback messages; None = the device kind's default
-    time_constant_s: float = 0.04  # first-order tracking toward the target
-    speed_scale: float = 1.0  # fraction of the model's velocity limits the device moves at, at most
-    noise_std: float = 2e-4  # measurement noise, rad (or m)
-    latency_ms: float = 4.0  # command-to-actuation delay
-    dropout_probability: float = 0.0  # chance that one feedback message is lost
-    seed: int | None = None
-    # Fault injection, for tests and demos: on the part named fault_source ("arm" or "hand"), within
-    # [fault_start_s, fault_start_s + fault_duration_s) after connect (no duration: until disconnect), feedback
-    # arrives fault_delay_ms late, or not at all when fault_freeze is set.
-    fault_source: str = ""
-    fault_delay_ms: float = 0.0
-    fault_freeze: bool = False
-    fault_start_s: float = 0.0
-    fault_duration_s: float | None = None
-
-    def validate(self) -> None:
-        problems = []
-        if self.feedback_hz is not None and self.feedback_hz <= 0:
-            problems.append(f"sim.feedback_hz must be > 0 (got {self.feedback_hz})")
-        if self.time_constant_s <= 0:
-            problems.append(f"sim.time_constant_s must be > 0 (got {self.time_constant_s})")
-        if not 0 < self.speed_scale <= 1:
-            problems.append(f"sim.speed_scale must be in (0, 1] (got {self.speed_scale})")
-        if self.noise_std < 0 or self.latency_ms < 0:
-            problems.append("sim.noise_std and sim.latency_ms must be >= 0")
-        if self.fault_delay_ms < 0 or self.fault_start_s < 0 or (self.fault_duration_s or 0) < 0:
-            problems.append("sim.fault_delay_ms, sim.fault_start_s and sim.fault_duration_s must be >= 0")
-        if not 0 <= self.dropout_probability < 1:
-            problems.append(f"sim.dropout_probability must be in [0, 1) (got {self.dropout_probability})")
-        if problems:
-            raise ValueError("; ".join(problems))
+    sensors: tuple[str, ...]
+    shape: tuple[int, int]
 
 
 class JointDevice(ABC):
@@ -93,141 +61,6 @@ class JointDevice(ABC):
     def clear_fault(self) -> None:
         """Acknowledge the fault and accept targets again."""
 
-
-class FakeJointDevice(JointDevice):
-    """Kinematic and instantaneous: the measured position is the last target, stamped when read."""
-
-    def __init__(self, initial_positions: np.ndarray):
-        super().__init__(initial_positions)
-        self._positions = self._initial.copy()
-
-    def connect(self) -> None:
-        self._positions = self._initial.copy()
-
-    def disconnect(self) -> None:
-        pass
-
-    def read(self) -> JointState:
-        return JointState(self._positions.copy(), np.zeros(self.dof), now_ns())
-
-    def command(self, positions: np.ndarray) -> None:
-        self._positions = np.asarray(positions, dtype=float).copy()
-
-
-# Reported measurements kept for read_nearest: enough to cover a camera frame interval at any feedback rate.
-_REPORTED_HISTORY = 64
-
-
-@dataclass
-class _PendingCommand:
-    apply_at_ns: int
-    positions: np.ndarray = field(compare=False)
-
-
-class SimulatedJointDevice(JointDevice):
-    """A device simulated in a background thread at its feedback rate.
-
-    Each tick it applies commands whose latency has elapsed, moves every joint toward its target with first-order
-    dynamics capped at the velocity limits, and publishes a noisy measurement stamped with the tick time, unless that
-    message is dropped. Reads return the last published measurement, as a real driver's cache would.
-    """
-
-    def __init__(self, initial_positions: np.ndarray, velocity_limits: np.ndarray, config: SimDynamicsConfig,
-                 feedback_hz: float):
-        """feedback_hz is the device kind's rate, used unless config.feedback_hz is set."""
-        super().__init__(initial_positions)
-        config.validate()
-        self.config = config
-        self.feedback_hz = config.feedback_hz or feedback_hz
-        self._max_speed = np.asarray(velocity_limits, dtype=float) * config.speed_scale
-        self._rng = np.random.default_rng(config.seed)
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._true_positions = self._initial.copy()
-        self._target = self._initial.copy()
-        self._pending: list[_PendingCommand] = []
-        self._published = JointState(self._initial.copy(), np.zeros(self.dof), now_ns())
-        self._history: deque[JointState] = deque()  # recent measurements, for an injected delay
-        self._reported: deque[JointState] = deque(maxlen=_REPORTED_HISTORY)
-        self._connected_ns = now_ns()
-
-    def fault_active(self, at_ns: int) -> bool:
-        config = self.config
-        elapsed_s = (at_ns - self._connected_ns) / 1e9
-        in_window = elapsed_s >= config.fault_start_s and (
-            config.fault_duration_s is None or elapsed_s < config.fault_start_s + config.fault_duration_s)
-        return in_window and (config.fault_freeze or config.fault_delay_ms > 0)
-
-    def connect(self) -> None:
-        self._connected_ns = now_ns()
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="sim-joint-device", daemon=True)
-        self._thread.start()
-
-    def disconnect(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=1.0)
-            self._thread = None
-
-    def read(self) -> JointState:
-        with self._lock:
-            return self._published
-
-    def read_nearest(self, capture_ns: int) -> JointState:
-        with self._lock:
-            if not self._reported:
-                return self._published
-            return min(self._reported, key=lambda state: abs(state.capture_ns - capture_ns))
-
-    def command(self, positions: np.ndarray) -> None:
-        apply_at = now_ns() + int(self.config.latency_ms * 1e6)
-        with self._lock:
-            self._pending.append(_PendingCommand(apply_at, np.asarray(positions, dtype=float).copy()))
-
-    def _run(self) -> None:
-        period_ns = int(1e9 / self.feedback_hz)
-        next_tick = now_ns()
-        last_tick = next_tick
-        while not self._stop.is_set():
-            tick = now_ns()
-            self._step((tick - last_tick) * 1e-9, tick)
-            last_tick = tick
-            next_tick += period_ns
-            delay = (next_tick - now_ns()) * 1e-9
-            if delay > 0:
-                self._stop.wait(delay)
-            else:  # fell behind (loaded machine): skip missed ticks rather than burst
-                next_tick = now_ns()
-
-    def _step(self, dt_s: float, tick_ns: int) -> None:
-        with self._lock:
-            while self._pending and self._pending[0].apply_at_ns <= tick_ns:
-                self._target = self._pending.pop(0).positions
-            previous = self._true_positions
-            desired_velocity = (self._target - previous) / self.config.time_constant_s
-            velocity = np.clip(desired_velocity, -self._max_speed, self._max_speed)
-            step = velocity * dt_s
-            # never overshoot the target, whatever the tick length
-            overshoot = np.abs(step) > np.abs(self._target - previous)
-            step[overshoot] = (self._target - previous)[overshoot]
-            self._true_positions = previous + step
-            noise = self._rng.normal(0.0, self.config.noise_std, self.dof) if self.config.noise_std else 0.0
-            measured_velocity = step / dt_s if dt_s > 0 else np.zeros(self.dof)
-            measurement = JointState(self._true_positions + noise, measured_velocity, tick_ns)
-            self._history.append(measurement)
-            keep_ns = tick_ns - int(self.config.fault_delay_ms * 1e6)
-            while len(self._history) > 1 and self._history[1].capture_ns <= keep_ns:
-                self._history.popleft()
-            if self._rng.random() < self.config.dropout_probability:
-                return
-            if not self.fault_active(tick_ns):
-                self._publish(measurement)
-            elif not self.config.fault_freeze:
-                self._publish(self._history[0])  # the newest measurement at least fault_delay_ms old
-
-    def _publish(self, state: JointState) -> None:
-        if state is not self._published:
-            self._published = state
-            self._reported.append(state)
+    def tactile(self) -> dict[str, np.ndarray]:
+        """The latest complete matrix per sensor of its TactileLayout (devices with touch sensors)."""
+        return {}

@@ -1,81 +1,41 @@
-"""Settings of the real-hardware backend: where each device is plugged in and how it is supervised."""
+"""Settings every real device shares: where each part is plugged in and how its driver is supervised.
+
+The registry adds one section per vendor (devices/<vendor>/config.py) to make RealHardwareConfig, so that on the
+command line: --robot.real.arm.channel=can0 --robot.real.feedback_timeout_ms=50 --robot.real.agilex.speed_percent=80.
+"""
 
 from dataclasses import dataclass, field
 
-CAN_INTERFACES = ("socketcan", "virtual", "udp_multicast", "slcan", "pcan", "kvaser", "gs_usb")
+from .can.port import CanPortConfig
 
 
 @dataclass
-class CanPortConfig:
-    """A python-can bus: interface (python-can backend name) and channel (e.g. can0; a group name on virtual)."""
-
-    interface: str = "socketcan"
-    channel: str = "can0"
-    bitrate: int = 1_000_000
-
-    def validate(self, what: str) -> None:
-        if self.interface not in CAN_INTERFACES:
-            raise ValueError(f"{what}.interface must be one of {CAN_INTERFACES} (got {self.interface!r})")
-        if not self.channel:
-            raise ValueError(f"{what}.channel must be set (e.g. can0)")
-
-
-@dataclass
-class RealHardwareConfig:
-    """Per-part CAN ports plus the supervision thresholds shared by every real driver."""
-
+class SharedRealConfig:
     arm: CanPortConfig = field(default_factory=CanPortConfig)
     hand: CanPortConfig = field(default_factory=lambda: CanPortConfig(channel="can1"))
     # A device whose last measurement is older than this is in fault (feedback_timeout). The Piper streams at
-    # 200 Hz, the A7 is polled at a7_poll_hz and hands at hand_poll_hz, so 50 ms is several missed messages, and
-    # with the 10 ms watchdog period a silent device is flagged well within 100 ms.
+    # 200 Hz, the A7 and the hands are polled at 100 and 60 Hz, so 50 ms is several missed messages, and with the
+    # 10 ms watchdog period a silent device is flagged well within 100 ms.
     feedback_timeout_ms: float = 50.0
     watchdog_period_ms: float = 10.0
     connect_timeout_s: float = 3.0
-    # Piper: MotionCtrl_2 speed percentage (the arm's own trajectory speed, 0-100).
-    piper_speed_percent: int = 50
-    # Piper gripper effort for GripperCtrl, N*m (0-5).
-    piper_gripper_effort_nm: float = 1.0
-    # Piper: send DisableArm on disconnect. Off by default: a disabled Piper goes limp and drops under gravity.
-    piper_disable_on_disconnect: bool = False
-    # LinkerHand: position polling rate (the vendor SDK polls at 60 Hz), motor speed 0-255 and torque limit 0-255
-    # set at connect, and whether to poll the tactile matrices (optional observation; costs bus bandwidth).
-    hand_poll_hz: float = 60.0
-    hand_speed_raw: int = 200
-    hand_torque_raw: int = 200
-    hand_tactile: bool = False
-    # Linker Arm A7: position/velocity polling rate (linkerbot's default is 100 Hz) and the motors' profile speed and
-    # acceleration (their own trapezoidal trajectory toward each target), set at connect. linkerbot accepts speeds in
-    # [0, 50] and accelerations in [1, 50].
-    a7_poll_hz: float = 100.0
-    a7_speed_rad_s: float = 3.0
-    a7_acceleration_rad_s2: float = 10.0
     # A commanded target may exceed the model limits by this much (float round-off) before it is a fault.
     limit_tolerance_rad: float = 1e-6
 
     def validate(self) -> None:
         self.arm.validate("real.arm")
         self.hand.validate("real.hand")
-        problems = []
         if self.feedback_timeout_ms <= 0 or self.watchdog_period_ms <= 0 or self.connect_timeout_s <= 0:
-            problems.append("real.feedback_timeout_ms, real.watchdog_period_ms and real.connect_timeout_s must be > 0")
-        if not 1 <= self.piper_speed_percent <= 100:
-            problems.append(f"real.piper_speed_percent must be in [1, 100] (got {self.piper_speed_percent})")
-        if not 0 <= self.piper_gripper_effort_nm <= 5:
-            problems.append(f"real.piper_gripper_effort_nm must be in [0, 5] (got {self.piper_gripper_effort_nm})")
-        if self.hand_poll_hz <= 0:
-            problems.append(f"real.hand_poll_hz must be > 0 (got {self.hand_poll_hz})")
-        if self.a7_poll_hz <= 0:
-            problems.append(f"real.a7_poll_hz must be > 0 (got {self.a7_poll_hz})")
-        if not 0 < self.a7_speed_rad_s <= 50:
-            problems.append(f"real.a7_speed_rad_s must be in (0, 50] (got {self.a7_speed_rad_s})")
-        if not 1 <= self.a7_acceleration_rad_s2 <= 50:
-            problems.append(f"real.a7_acceleration_rad_s2 must be in [1, 50] (got {self.a7_acceleration_rad_s2})")
-        for name in ("hand_speed_raw", "hand_torque_raw"):
-            if not 0 <= getattr(self, name) <= 255:
-                problems.append(f"real.{name} must be in [0, 255]")
-        if problems:
-            raise ValueError("; ".join(problems))
+            raise ValueError("real.feedback_timeout_ms, real.watchdog_period_ms and real.connect_timeout_s must be "
+                             "> 0")
 
     def port_for(self, role: str) -> CanPortConfig:
         return self.arm if role == "arm" else self.hand
+
+
+def check_ranges(section: str, checks: list[tuple[str, float, float, float]]) -> None:
+    """checks: (field, value, low, high), inclusive. One error naming every field out of range."""
+    problems = [f"real.{section}.{name} must be in [{low}, {high}] (got {value})"
+                for name, value, low, high in checks if not low <= value <= high]
+    if problems:
+        raise ValueError("; ".join(problems))

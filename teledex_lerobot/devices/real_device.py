@@ -2,7 +2,8 @@
 
 Subclasses say how to open and close the device, how to send a target, where the latest measurement is and which
 errors the device itself reports, always for the device's full joint vector (its own order); this class exposes the
-driven subset (RigPart.indices) and keeps undriven joints at their home target. This class turns those into the fault contract:
+driven subset (RigPart.indices) and keeps undriven joints at their home target. This class turns those into the
+fault contract:
 - a target that is non-finite or outside the model's limits is never sent (command_out_of_range);
 - a measurement older than feedback_timeout_ms, checked every watchdog_period_ms, is a feedback_timeout;
 - an error the device reports is a joint_error; a failed send is a bus_error.
@@ -17,10 +18,12 @@ from collections import deque
 import numpy as np
 
 from ..clock import now_ns
+from .can.identify import identify, swapped_channel_hint
+from .can.port import CanPortConfig
 from .device_fault import (BUS_ERROR, COMMAND_OUT_OF_RANGE, FEEDBACK_TIMEOUT, JOINT_ERROR, DeviceFault,
                            make_fault)
 from .joint_device import JointDevice, JointState
-from .real_config import RealHardwareConfig
+from .real_config import SharedRealConfig
 
 logger = logging.getLogger(__name__)
 
@@ -30,15 +33,24 @@ SEEN_HISTORY = 64
 
 
 class RealJointDevice(JointDevice):
-    def __init__(self, name: str, device_home: np.ndarray, driven: np.ndarray, device_lower: np.ndarray,
-                 device_upper: np.ndarray, config: RealHardwareConfig):
-        self.driven = np.asarray(driven, dtype=int)
-        super().__init__(np.asarray(device_home, dtype=float)[self.driven])
-        self.name = name
-        self.lower = np.asarray(device_lower, dtype=float)[self.driven]
-        self.upper = np.asarray(device_upper, dtype=float)[self.driven]
+    # The kind of device the driver expects (its BusSignature.kind). When the device stays silent, the devices heard
+    # on the channel instead tell a swapped channel from a missing device.
+    bus_kind = ""
+
+    def __init__(self, label: str, part, port: CanPortConfig, config: SharedRealConfig):
+        """part: the rig.RigPart driven; its model's joint order is the device's and its limits are the ones
+        enforced. config: the real backend's settings (supervision thresholds)."""
+        self.driven = np.asarray(part.indices, dtype=int)
+        device_home = np.asarray(part.home_full, dtype=float)
+        super().__init__(device_home[self.driven])
+        self.name = f"{label}@{port.interface}:{port.channel}"
+        self.port = port
         self.config = config
-        self.device_target = np.asarray(device_home, dtype=float).copy()  # what the device was last told
+        self.device_lower = np.asarray(part.model.lower, dtype=float)  # the full device vector's limits
+        self.device_upper = np.asarray(part.model.upper, dtype=float)
+        self.lower = self.device_lower[self.driven]
+        self.upper = self.device_upper[self.driven]
+        self.device_target = device_home.copy()  # what the device was last told
         self._fault: DeviceFault | None = None
         self._fault_lock = threading.Lock()
         self._stop = threading.Event()
@@ -160,8 +172,17 @@ class RealJointDevice(JointDevice):
         while self._latest_state() is None:
             if now_ns() > deadline:
                 raise ConnectionError(f"{self.name}: no feedback within {self.config.connect_timeout_s} s. "
-                                      f"{self._no_feedback_hint()}")
+                                      f"{self._silence_explained()}")
             self._stop.wait(0.005)
+
+    def _silence_explained(self) -> str:
+        """Why the device may be silent: another known device on its channel (swapped channels), else the
+        driver's checklist."""
+        from .registry import bus_signatures  # every vendor's; imported here, the registry imports the drivers
+
+        heard = identify(self.port.interface, self.port.channel, bus_signatures()) if self.bus_kind else []
+        return swapped_channel_hint(self.bus_kind, self.port.interface, self.port.channel, heard) + \
+            self._no_feedback_hint()
 
     def _no_feedback_hint(self) -> str:
         return ("Check power, the CAN cable and termination, that the interface is up at 1 Mbit/s "

@@ -1,5 +1,6 @@
-"""Input devices: parsers (packet bytes -> OperatorFrame), transports (UDP, local socket, WebSocket), recorded
-datagram files and their replay. Parsers by name: see PARSERS."""
+"""Input devices: parsers (packet bytes -> OperatorFrame), transports (UDP, local socket, the XRoboToolkit headset
+app's TCP stream, our WebXR page over HTTPS + WSS), recorded datagram files and their replay. Parsers by name: see
+PARSERS."""
 
 from .frame import OperatorFrame
 from .joint_stream import encode_joints, parse_joints

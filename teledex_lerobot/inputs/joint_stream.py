@@ -6,7 +6,7 @@ lets a leader on another machine stream its joints, and lets a leader session be
 
 import json
 
-from .frame import OperatorFrame
+from .frame import OperatorFrame, sender_timestamp_ns
 
 
 def parse_joints(data: bytes, received_ns: int) -> OperatorFrame:
@@ -15,9 +15,11 @@ def parse_joints(data: bytes, received_ns: int) -> OperatorFrame:
     if not positions:
         raise ValueError("no joint positions")
     return OperatorFrame(received_ns=received_ns, joint_positions=positions,
-                         sender_time_ns=message.get("timestamp_ns")).check_finite()
+                         sender_time_ns=sender_timestamp_ns(message.get("timestamp_ns"))).check_finite()
 
 
-def encode_joints(positions: dict[str, float], timestamp_ns: int = 0) -> bytes:
-    return json.dumps({"timestamp_ns": int(timestamp_ns), "positions": {k: round(float(v), 6) for k, v in
-                                                                         positions.items()}}).encode()
+def encode_joints(positions: dict[str, float], timestamp_ns: int | None = None) -> bytes:
+    """timestamp_ns: the sender's clock; None (a leader read in this process, already on our clock) omits it."""
+    message = {} if timestamp_ns is None else {"timestamp_ns": int(timestamp_ns)}
+    message["positions"] = {k: round(float(v), 6) for k, v in positions.items()}
+    return json.dumps(message).encode()

@@ -16,12 +16,12 @@ import numpy as np
 from ..geometry.sides import check_side
 from ..operator.hand_model import keypoints_in_wrist_frame
 from ..operator.keypoints import validate_keypoints
-from .frame import OperatorFrame
+from .frame import OperatorFrame, sender_timestamp_ns
 
 
 def parse_keypoints(data: bytes, received_ns: int) -> OperatorFrame:
     message = json.loads(data)
-    frame = OperatorFrame(received_ns=received_ns, sender_time_ns=message.get("timestamp_ns"))
+    frame = OperatorFrame(received_ns=received_ns, sender_time_ns=sender_timestamp_ns(message.get("timestamp_ns")))
     for side, hand in message["hands"].items():
         check_side(side, "hands key")
         keypoints = np.asarray(hand["keypoints_m"], dtype=float)
@@ -37,11 +37,12 @@ def parse_keypoints(data: bytes, received_ns: int) -> OperatorFrame:
     return frame.check_finite()
 
 
-def encode_keypoints(side: str, keypoints_m: np.ndarray, wrist_pose: np.ndarray, timestamp_ns: int = 0,
+def encode_keypoints(side: str, keypoints_m: np.ndarray, wrist_pose: np.ndarray, timestamp_ns: int | None = None,
                      analog: dict | None = None) -> bytes:
     hand = {"keypoints_m": np.round(np.asarray(keypoints_m, float), 6).tolist(),
             "wrist_pose": np.round(np.asarray(wrist_pose, float), 6).tolist(), "frame": "wrist"}
-    message = {"timestamp_ns": int(timestamp_ns), "hands": {side: hand}}
+    message = {} if timestamp_ns is None else {"timestamp_ns": int(timestamp_ns)}
+    message["hands"] = {side: hand}
     if analog:
         message["analog"] = analog
     return json.dumps(message, separators=(",", ":")).encode()

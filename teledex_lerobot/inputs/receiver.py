@@ -3,8 +3,12 @@
 Sources (transports, file replay) call `handle(data)` from their own thread the moment a packet arrives; the
 control loop reads `latest()` or blocks in `wait_newer()` (input-paced control). `on_frame`, if given, sees every
 accepted frame in the source's thread (button presses shorter than a control tick are not lost). A bad packet (not
-JSON, truncated, wrong schema, NaN) is counted in `parse_failures` and otherwise ignored: the previous frame stays
-the newest.
+JSON, truncated, wrong schema) is counted in `parse_failures` and otherwise ignored: the previous frame stays the
+newest. Bad fields inside a good packet (a trigger of 5.0, a button sent as a string) are counted in `bad_fields`;
+the rest of that packet is used.
+
+Each frame's capture time is the sender's timestamp mapped onto our clock (clock_sync.SenderClock); a source calls
+`new_sender()` when a different sender (a new connection) takes over, since its clock is another one.
 """
 
 import logging
@@ -12,6 +16,7 @@ import threading
 from collections.abc import Callable
 
 from ..clock import now_ns
+from .clock_sync import SenderClock
 from .datagram_file import DatagramWriter
 from .frame import OperatorFrame
 
@@ -26,13 +31,20 @@ class InputReceiver:
         self.parse = parse
         self.recorder = recorder
         self.on_frame = on_frame
+        self.sender_clock = SenderClock()
         self.packets = 0  # valid packets
         self.parse_failures = 0
+        self.bad_fields = 0
         self._latest: OperatorFrame | None = None
         self._sequence = 0
         self._changed = threading.Condition()
 
-    def handle(self, data: bytes, received_ns: int | None = None) -> None:
+    def new_sender(self) -> None:
+        self.sender_clock.reset()
+
+    def handle(self, data: bytes, received_ns: int | None = None, live_stamps: bool = True) -> None:
+        """One packet. `live_stamps=False`: its timestamps are not a live clock (a replayed file), so the capture
+        time is the arrival time."""
         received_ns = now_ns() if received_ns is None else received_ns
         if self.recorder is not None:
             self.recorder.write(data, received_ns)
@@ -44,6 +56,12 @@ class InputReceiver:
                 logger.warning("Rejected input packet (%d so far): %s: %s", self.parse_failures,
                                type(error).__name__, error)
             return
+        if live_stamps and frame.sender_time_ns is not None:
+            frame.capture_ns = self.sender_clock.capture_ns(frame.sender_time_ns, received_ns)
+        if frame.bad_fields:
+            self.bad_fields += len(frame.bad_fields)
+            if self.bad_fields == len(frame.bad_fields) or self.bad_fields % 1000 < len(frame.bad_fields):
+                logger.warning("Dropped bad input fields (%d so far): %s", self.bad_fields, "; ".join(frame.bad_fields))
         self.accept(frame)
 
     def accept(self, frame: OperatorFrame) -> None:

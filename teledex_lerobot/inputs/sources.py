@@ -1,10 +1,13 @@
 """Packet sources: each runs one background thread that hands every packet to an InputReceiver as it arrives.
 
-- UdpSource: UDP datagrams on host:port (gloves, keypoint streams, XR state from another machine or process).
-- UnixDatagramSource: datagrams on a local (AF_UNIX) socket path, for a bridge process on the same machine (e.g. an
-  xrobotoolkit_sdk reader forwarding the Pico state JSON).
-- WebSocketSource: text/binary messages from WebSocket clients (WebXR pages in a headset browser).
+- UdpSource: UDP datagrams on bind:port (gloves, keypoint streams, XR state from another machine or process).
+- UnixDatagramSource: datagrams on a local (AF_UNIX) socket path, for a bridge process on the same machine.
 - FileReplaySource: a recorded datagram file played at its recorded timing, through the same parse path.
+- The headset sources: xrobotoolkit.XRoboToolkitSource (the Pico app's TCP stream) and webxr.WebXRSource (our page
+  over HTTPS + WSS).
+
+Network sources listen on 127.0.0.1 unless given another address, and drop senders outside their allow-list
+(senders.SenderFilter).
 """
 
 import logging
@@ -16,17 +19,18 @@ import time
 from ..clock import now_ns
 from .datagram_file import read_datagrams
 from .receiver import InputReceiver
-from .websocket import serve_websocket_client
+from .senders import LOCAL_BIND, SenderFilter
 
 logger = logging.getLogger(__name__)
-_POLL_S = 0.05  # how often a blocked thread checks for stop()
+POLL_S = 0.05  # how often a blocked thread checks for stop()
 MAX_DATAGRAM_BYTES = 65536
 
 
-class _ThreadedSource:
+class ThreadedSource:
     def __init__(self):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.senders = SenderFilter()
 
     def start(self, receiver: InputReceiver) -> None:
         self._thread = threading.Thread(target=self._run, args=(receiver,), name=type(self).__name__, daemon=True)
@@ -45,34 +49,43 @@ class _ThreadedSource:
         raise NotImplementedError
 
 
-class _DatagramSocketSource(_ThreadedSource):
+class _DatagramSocketSource(ThreadedSource):
     def __init__(self, sock: socket.socket):
         super().__init__()
         self.socket = sock
-        self.socket.settimeout(_POLL_S)
+        self.socket.settimeout(POLL_S)
 
     def _run(self, receiver: InputReceiver) -> None:
+        last_sender = None
         while not self._stop.is_set():
             try:
-                data = self.socket.recv(MAX_DATAGRAM_BYTES)
+                data, sender = self.socket.recvfrom(MAX_DATAGRAM_BYTES)
             except TimeoutError:
                 continue
             except OSError:
                 if not self._stop.is_set():
                     logger.exception("%s: socket error; input stopped", type(self).__name__)
                 return
-            receiver.handle(data, now_ns())
+            received_ns = now_ns()
+            if isinstance(sender, tuple):
+                if not self.senders.allows(sender[0]):
+                    continue
+                if sender[0] != last_sender:  # another device: another clock
+                    last_sender = sender[0]
+                    receiver.new_sender()
+            receiver.handle(data, received_ns)
 
     def _close(self) -> None:
         self.socket.close()
 
 
 class UdpSource(_DatagramSocketSource):
-    def __init__(self, host: str = "0.0.0.0", port: int = 5555):
+    def __init__(self, bind: str = LOCAL_BIND, port: int = 5555, allow: list[str] | tuple[str, ...] = ()):
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        sock.bind((host, port))
+        sock.bind((bind, port))
         self.address = sock.getsockname()  # port 0 binds a free port
         super().__init__(sock)
+        self.senders = SenderFilter(allow)
 
 
 class UnixDatagramSource(_DatagramSocketSource):
@@ -90,32 +103,9 @@ class UnixDatagramSource(_DatagramSocketSource):
             os.unlink(self.path)
 
 
-class WebSocketSource(_ThreadedSource):
-    """Accepts WebSocket clients one after another (one headset at a time)."""
-
-    def __init__(self, host: str = "0.0.0.0", port: int = 8012):
-        super().__init__()
-        self.server = socket.create_server((host, port))
-        self.server.settimeout(_POLL_S)
-        self.address = self.server.getsockname()
-
-    def _run(self, receiver: InputReceiver) -> None:
-        while not self._stop.is_set():
-            try:
-                connection, _ = self.server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            with connection:
-                serve_websocket_client(connection, lambda data: receiver.handle(data, now_ns()), self._stop)
-
-    def _close(self) -> None:
-        self.server.close()
-
-
-class FileReplaySource(_ThreadedSource):
-    """Plays a recorded datagram file in real time (x speed), optionally looping."""
+class FileReplaySource(ThreadedSource):
+    """Plays a recorded datagram file in real time (x speed), optionally looping. Packets count as captured when
+    played: the recorded sender timestamps belong to the original session, not to a live clock."""
 
     def __init__(self, path, speed: float = 1.0, loop: bool = True):
         super().__init__()
@@ -130,7 +120,7 @@ class FileReplaySource(_ThreadedSource):
                 delay = started + t_ns / 1e9 / self.speed - time.monotonic()
                 if delay > 0 and self._stop.wait(delay):
                     return
-                receiver.handle(data, now_ns())
+                receiver.handle(data, now_ns(), live_stamps=False)
             if not self.loop:
                 return
 

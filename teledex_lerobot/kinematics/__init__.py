@@ -1,4 +1,5 @@
-"""Kinematics: URDF parsing, forward kinematics / Jacobians (`KinematicModel`), IK (`solve_ik`), URDF locations.
+"""Kinematics: URDF parsing, forward kinematics / Jacobians (`KinematicModel`), IK (`solve_ik`), the catalogue of
+built-in models and where their URDFs are (`catalogue`).
 
 Units: metres, radians, seconds. Poses are 4x4 homogeneous matrices in the model's base (root link) frame.
 Joint vectors are the actuated joints in command order (`KinematicModel.joint_names`, URDF document order);
@@ -12,23 +13,26 @@ the hand is flat and open with the fingers along +z; flexion moves the fingertip
 (x -> -x) of the right hand; the per-model mirror rule for joint signs is in each URDF's header comment.
 """
 
+from .catalogue import BUILTIN_MODELS, ModelInfo, linker_a7_urdf_path, resolve_urdf, urdf_path
 from .errors import UrdfError
 from .ik import IkResult, solve_ik
 from .model import KinematicModel
-from .paths import linker_a7_urdf_path, urdf_path
 from .urdf import JointLimits, JointSpec, Mimic, UrdfDescription, load_urdf, parse_urdf
 
 __all__ = [
+    "BUILTIN_MODELS",
     "IkResult",
     "JointLimits",
     "JointSpec",
     "KinematicModel",
     "Mimic",
+    "ModelInfo",
     "UrdfDescription",
     "UrdfError",
     "linker_a7_urdf_path",
     "load_urdf",
     "parse_urdf",
+    "resolve_urdf",
     "solve_ik",
     "urdf_path",
 ]

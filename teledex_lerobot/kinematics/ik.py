@@ -1,12 +1,11 @@
-"""Damped least-squares (Levenberg-Marquardt) IK for one frame of a `KinematicModel`.
+"""Damped least-squares IK for one frame of a `KinematicModel`, on the shared core (`least_squares.minimise`).
 
-Error e = [p_target - p ; w * log(R_target R^T)] in base-aligned axes, w = orientation_weight (metres per radian;
-0 solves position only). Each iteration solves (J^T J + lambda I) dq = J^T e over the free joints, clips q to the
-joint limits, and takes the step only if it lowers |e|^2 by at least a millionth: lambda then shrinks, otherwise it
-grows and the step is retried shorter. So the error never increases, and an unreachable target settles at a
-(locally) closest reachable pose (the search ends once lambda is huge) instead of oscillating; solving again from
-the settled q changes the error only negligibly. Joints at a limit that the descent direction pushes further out
-are frozen for that iteration.
+Residual r = [p − p_target ; −w log(R_target Rᵀ)] in base-aligned axes, w = orientation_weight (metres per radian; 0
+solves position only), with the frame Jacobian rows weighted alike. The core keeps q inside the joint limits with an
+active set, accepts a step only if it lowers |r|² by at least a millionth (λ then shrinks, otherwise it grows and the
+step is retried shorter), and stops once both errors are within tolerance or λ is huge. So the error never
+increases, and an unreachable target settles at a (locally) closest reachable pose instead of oscillating; solving
+again from the settled q changes the error only negligibly.
 
 It is a local solver: from a far initial guess it can stop in a local minimum (typically with a joint at a limit).
 Warm-start it from the previous solution, as a teleoperation loop does.
@@ -17,14 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from .least_squares import DampedLeastSquaresSettings, minimise
 from .model import KinematicModel
 
-_DAMPING_INITIAL = 1e-3  # relative to the largest diagonal entry of J^T J
-_DAMPING_MIN = 1e-9
-_DAMPING_MAX = 1e6  # steps are negligible by then: the solution has settled
-_DAMPING_UP, _DAMPING_DOWN = 10.0, 0.3
-_SUFFICIENT_DECREASE = 1e-6  # a step must lower |e|^2 by this fraction to be taken
-_LIMIT_EPSILON = 1e-9
+
+# λ starts at 1e-3 x the largest diagonal entry of JᵀJ; by 1e6 the steps are negligible: the solution has settled.
+_IK_SETTINGS = dict(step_tolerance=0.0, initial_damping=1e-3, damping_relative=True, min_damping=1e-9,
+                    max_damping=1e6, damping_decrease=0.3, sufficient_decrease=1e-6)
 
 
 @dataclass(frozen=True)
@@ -47,40 +45,25 @@ def solve_ik(model: KinematicModel, frame: str, target_pose, q_init, *, max_iter
     target_position, target_rotation = target[:3, 3], target[:3, :3]
     weights = np.array([1.0, 1.0, 1.0] + [orientation_weight] * 3)
 
-    def evaluate(q):
+    def linearise(q):
         pose, jacobian = model.frame_pose_and_jacobian(q, frame)
-        position_error = target_position - pose[:3, 3]
-        rotation_error = pin.log3(target_rotation @ pose[:3, :3].T)
-        error = np.concatenate([position_error, rotation_error]) * weights
-        return error, jacobian * weights[:, None], np.linalg.norm(position_error), np.linalg.norm(rotation_error)
+        error = np.concatenate([pose[:3, 3] - target_position, -pin.log3(target_rotation @ pose[:3, :3].T)])
+        return error * weights, jacobian * weights[:, None]
 
-    def done(position_error, rotation_error):
+    def errors(residual) -> tuple[float, float]:
+        rotation = residual[3:] / orientation_weight if orientation_weight else np.zeros(3)
+        return float(np.linalg.norm(residual[:3])), float(np.linalg.norm(rotation))
+
+    def done(residual) -> bool:
+        position_error, rotation_error = errors(residual)
         return position_error <= position_tolerance_m and (
             orientation_weight == 0 or rotation_error <= orientation_tolerance_rad)
 
-    q = model.clip(q_init)
-    error, jacobian, position_error, rotation_error = evaluate(q)
-    cost = error @ error
-    damping = _DAMPING_INITIAL * max(np.max(np.sum(jacobian**2, axis=0)), _DAMPING_MIN)
-    iterations = 0
-    while iterations < max_iters and not done(position_error, rotation_error) and damping < _DAMPING_MAX:
-        iterations += 1
-        gradient = jacobian.T @ error  # steepest-descent direction in joint space
-        # Joints at a limit that the descent direction pushes further out stay put this iteration.
-        pushing_out = ((q <= model.lower + _LIMIT_EPSILON) & (gradient < 0)) | (
-            (q >= model.upper - _LIMIT_EPSILON) & (gradient > 0))
-        free = ~pushing_out
-        step = np.zeros_like(q)
-        j_free = jacobian[:, free]
-        step[free] = np.linalg.solve(j_free.T @ j_free + damping * np.eye(j_free.shape[1]), gradient[free])
-        q_new = np.clip(q + step, model.lower, model.upper)
-        new = evaluate(q_new)
-        new_cost = new[0] @ new[0]
-        if new_cost < (1.0 - _SUFFICIENT_DECREASE) * cost:
-            q, (error, jacobian, position_error, rotation_error), cost = q_new, new, new_cost
-            damping = max(damping * _DAMPING_DOWN, _DAMPING_MIN)
-        else:
-            damping *= _DAMPING_UP
-    return IkResult(q, float(position_error), float(rotation_error), bool(done(position_error, rotation_error)),
-                    iterations)
-
+    settings = DampedLeastSquaresSettings(max_iterations=max_iters + 1, **_IK_SETTINGS)  # + the first pass
+    result = minimise(linearise, model.clip(q_init), model.lower, model.upper, settings, done)
+    position_error, rotation_error = errors(result.accepted_residual)
+    if orientation_weight == 0:  # not weighted into the residual: measure it for the report
+        pose = model.frame_pose(result.z, frame)
+        rotation_error = float(np.linalg.norm(pin.log3(target_rotation @ pose[:3, :3].T)))
+    return IkResult(result.z, position_error, rotation_error, bool(done(result.accepted_residual)),
+                    result.iterations - 1)

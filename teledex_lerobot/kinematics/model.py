@@ -1,8 +1,8 @@
 """`KinematicModel`: forward kinematics and Jacobians of a URDF over its actuated joints (pinocchio inside).
 
-Mimic joints are expanded by this module, not by pinocchio (whose mimic support differs between versions):
-pinocchio sees every moving joint as an independent 1-DoF joint, and `q_full = A @ q + b` maps the actuated
-configuration q (command order) to it. Jacobians are folded back through A, so their columns are actuated joints.
+The pinocchio model comes from `pinocchio_model.build_pinocchio_model` (every moving joint an independent 1-DoF
+joint); mimic joints are expanded here: `q_full = A @ q + b` maps the actuated configuration q (command order) to
+pinocchio's. Jacobians are folded back through A, so their columns are actuated joints.
 
 Not thread-safe: one pinocchio Data buffer per model. Use one model per thread.
 """
@@ -10,12 +10,12 @@ Not thread-safe: one pinocchio Data buffer per model. Use one model per thread.
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
 
 import numpy as np
 import pinocchio as pin
 
 from .errors import UrdfError
+from .pinocchio_model import build_pinocchio_model
 from .urdf import UrdfDescription, load_urdf
 
 
@@ -30,12 +30,9 @@ class KinematicModel:
         self.velocity_limits = np.array([joint.limits.velocity for joint in actuated])
         self.frame_names: list[str] = list(description.links)
 
-        try:
-            self._model = pin.buildModelFromXML(_pinocchio_xml(description))
-        except (RuntimeError, ValueError) as exc:  # our validation should have caught it first
-            raise UrdfError(f"pinocchio cannot build a model from {description.source}: {exc}") from exc
+        self._model, joint_ids, _ = build_pinocchio_model(description)
         self._data = self._model.createData()
-        self._mimic_map = _mimic_map(description, self._model, self.joint_names)
+        self._mimic_map = _mimic_map(description, self._model, joint_ids, self.joint_names)
         self._q_full = np.zeros(self._model.nq)
         self._frame_ids: dict[str, int] = {
             name: self._model.getFrameId(name, pin.FrameType.BODY) for name in self.frame_names}
@@ -134,7 +131,7 @@ def _require(names: Sequence[str], valid: list[str], kind: str, model: Kinematic
                         f"Valid {kind}s: {valid}")
 
 
-def _mimic_map(description: UrdfDescription, model: pin.Model, joint_names: list[str]):
+def _mimic_map(description: UrdfDescription, model: pin.Model, joint_ids: dict[str, int], joint_names: list[str]):
     """(A, b) with q_full = A @ q + b; q_full is pinocchio's configuration (tree order), q is in command order."""
     matrix = np.zeros((model.nq, len(joint_names)))
     offset = np.zeros(model.nq)
@@ -142,7 +139,7 @@ def _mimic_map(description: UrdfDescription, model: pin.Model, joint_names: list
     for joint in description.joints:
         if not joint.is_moving:
             continue
-        row = model.joints[model.getJointId(joint.name)].idx_q
+        row = model.joints[joint_ids[joint.name]].idx_q
         if joint.name in column:
             matrix[row, column[joint.name]] = 1.0
         else:
@@ -150,26 +147,3 @@ def _mimic_map(description: UrdfDescription, model: pin.Model, joint_names: list
             matrix[row, column[mimic.joint]] = mimic.multiplier
             offset[row] = mimic.offset
     return matrix, offset
-
-
-def _pinocchio_xml(description: UrdfDescription) -> str:
-    """A minimal URDF for pinocchio: links and joints only, no mimic tags, continuous written as revolute."""
-    parts = [f"<robot name={quoteattr(description.name)}>"]
-    parts += [f"<link name={quoteattr(link)}/>" for link in description.links]
-    for joint in description.joints:
-        joint_type = "revolute" if joint.type == "continuous" else joint.type
-        parts.append(f"<joint name={quoteattr(joint.name)} type=\"{joint_type}\">"
-                     f"<parent link={quoteattr(joint.parent)}/><child link={quoteattr(joint.child)}/>"
-                     f"<origin xyz=\"{_numbers(joint.origin_xyz)}\" rpy=\"{_numbers(joint.origin_rpy)}\"/>")
-        if joint.is_moving:
-            limits = joint.limits
-            # pinocchio requires a <limit>; the limits that count are KinematicModel's, read from the description.
-            parts.append(f"<axis xyz=\"{_numbers(joint.axis)}\"/><limit lower=\"{limits.lower!r}\" "
-                         f"upper=\"{limits.upper!r}\" velocity=\"1\" effort=\"1\"/>")
-        parts.append("</joint>")
-    parts.append("</robot>")
-    return "".join(parts)
-
-
-def _numbers(values) -> str:
-    return " ".join(repr(float(v)) for v in values)

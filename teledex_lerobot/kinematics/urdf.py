@@ -1,13 +1,20 @@
 """URDF file -> `UrdfDescription` (links, joints, limits, resolved mimics), parsed with xml.etree.
 
 Supported joint types: revolute, prismatic, fixed, and continuous. A continuous joint is treated as revolute with
-limits [-pi, pi] (its velocity/effort come from <limit> if present, else inf), so every model has one coordinate
-per moving joint. Floating and planar joints are rejected: model a free base outside the URDF.
+limits [-pi, pi], so every model has one coordinate per moving joint. Floating and planar joints are rejected:
+model a free base outside the URDF.
+
+Vendors often leave velocity and effort at 0 or omit them. A missing or non-positive velocity limit becomes
+`DEFAULT_VELOCITY_LIMIT` (2 rad/s, 0.1 m/s for prismatic joints: slow enough for a hand or arm we know nothing
+about), a missing or non-positive effort becomes inf (nothing here uses effort), and one warning lists the joints
+concerned; `UrdfDescription.defaulted_limits` names them. Lower/upper limits of revolute and prismatic joints are
+required: a default range could drive a joint into its hard stop. Meshes and other geometry are never read.
 
 Mimic joints follow q = multiplier * q_source + offset; chains (a mimic of a mimic) are resolved to the actuated
 source. Actuated joints are the moving joints without <mimic>, in URDF document order (= command order).
 """
 
+import logging
 import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -16,7 +23,10 @@ from pathlib import Path
 
 from .errors import UrdfError
 
+logger = logging.getLogger(__name__)
+
 MOVING_JOINT_TYPES = ("revolute", "continuous", "prismatic")
+DEFAULT_VELOCITY_LIMIT = {"revolute": 2.0, "continuous": 2.0, "prismatic": 0.1}  # rad/s, m/s
 SUPPORTED_JOINT_TYPES = MOVING_JOINT_TYPES + ("fixed",)
 
 
@@ -60,6 +70,7 @@ class UrdfDescription:
     joints: tuple[JointSpec, ...]  # document order
     root_link: str
     resolved_mimics: dict[str, Mimic]  # mimic joint -> (actuated source, total multiplier, total offset)
+    defaulted_limits: tuple[str, ...] = ()  # "<joint>.velocity" / "<joint>.effort" given a default (see above)
 
     @property
     def actuated_joints(self) -> tuple[JointSpec, ...]:
@@ -101,7 +112,14 @@ def parse_urdf(xml_text: str, source: str = "<string>") -> UrdfDescription:
         raise UrdfError(f"URDF {source} defines no movable joints (found {len(joints)} fixed). A kinematic model "
                         "needs at least one revolute, continuous or prismatic joint.")
     root_link = _check_tree(links, joints, source)
-    return UrdfDescription(robot_name, source, links, joints, root_link, _resolve_mimics(joints, source))
+    defaulted = tuple(f"{element.get('name')}.{key}" for element in root.findall("joint")
+                      if element.get("type") in MOVING_JOINT_TYPES for key in ("velocity", "effort")
+                      if _limit_missing(element, key))
+    if defaulted:
+        logger.warning("URDF %s: no positive limit for %s; using %s rad/s (m/s for prismatic joints) for velocity "
+                       "and no effort limit. Add <limit velocity=... effort=...> to set them.", source,
+                       ", ".join(defaulted), DEFAULT_VELOCITY_LIMIT["revolute"])
+    return UrdfDescription(robot_name, source, links, joints, root_link, _resolve_mimics(joints, source), defaulted)
 
 
 def _parse_joint(element: ET.Element, source: str) -> JointSpec:
@@ -137,21 +155,28 @@ def _parse_limits(element: ET.Element, joint_type: str, where: str) -> JointLimi
     if joint_type == "fixed":
         return None
     limit = element.find("limit")
+    velocity = _float(limit, "velocity", 0.0, where) if limit is not None else 0.0
+    effort = _float(limit, "effort", 0.0, where) if limit is not None else 0.0
+    velocity = velocity if velocity > 0 else DEFAULT_VELOCITY_LIMIT[joint_type]
+    effort = effort if effort > 0 else math.inf
     if joint_type == "continuous":
-        velocity = _float(limit, "velocity", math.inf, where) if limit is not None else math.inf
-        effort = _float(limit, "effort", math.inf, where) if limit is not None else math.inf
         return JointLimits(-math.pi, math.pi, velocity, effort)
-    required = ("lower", "upper", "velocity", "effort")
-    missing = required if limit is None else [key for key in required if limit.get(key) is None]
+    missing = ("lower", "upper") if limit is None else [key for key in ("lower", "upper") if limit.get(key) is None]
     if missing:
         raise UrdfError(f"{where} ({joint_type}) is missing limit attribute(s) {', '.join(missing)}. Add "
-                        '<limit lower="..." upper="..." velocity="..." effort="..."/> to the joint.')
-    lower, upper, velocity, effort = (_float(limit, key, None, where) for key in required)
+                        '<limit lower="..." upper="..."/> (radians or metres) to the joint.')
+    lower, upper = _float(limit, "lower", None, where), _float(limit, "upper", None, where)
     if lower > upper:
         raise UrdfError(f"{where} has lower limit {lower} > upper limit {upper}; swap them.")
-    if velocity <= 0:
-        raise UrdfError(f"{where} has velocity limit {velocity}; it must be positive.")
     return JointLimits(lower, upper, velocity, effort)
+
+
+def _limit_missing(element: ET.Element, key: str) -> bool:
+    limit = element.find("limit")
+    try:
+        return limit is None or limit.get(key) is None or float(limit.get(key)) <= 0
+    except ValueError:
+        return False  # reported by _parse_limits
 
 
 def _check_tree(links: tuple[str, ...], joints: tuple[JointSpec, ...], source: str) -> str:

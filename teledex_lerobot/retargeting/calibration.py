@@ -1,30 +1,32 @@
-"""Per-operator, per-hand calibration (TeleDex eqs. 3-5 and 7): segment scales s, root offsets δ, pinch ranges ρ.
+"""Per-operator, per-hand calibration of the TeleDex mapping: segment scales s, root offsets δ, pinch ranges ρ.
 
 The operator holds the calibration pose (flat open hand, fingers together, thumb relaxed in the palm plane: the pose
 the robot URDFs have at zero angles), then opens, closes and pinches each finger. From the recording:
 
-- s_ij = |F_j(θ0) − F_{j−1}(θ0)| / |p̄_j − p̄_{j−1}| for consecutive keypoints of finger i (eq. 3), the first segment
+- s_ij = |F_j(θ0) − F_{j−1}(θ0)| / |p̄_j − p̄_{j−1}| for consecutive keypoints of finger i, the first segment
   starting at the wrist; p̄ is the median of the calibration-pose frames, F the robot keypoints at θ0 (the reference
   pose);
-- δ_i = F_root(θ0) − (p̄_wrist + s_i0 (p̄_root − p̄_wrist)) (eq. 4). Eq. 4 as printed subtracts the unscaled p̄_root,
+- δ_i = F_root(θ0) − (p̄_wrist + s_i0 (p̄_root − p̄_wrist)). The TeleDex paper subtracts the unscaled p̄_root,
   which only lands the operator's root on the robot's when s_i0 = 1; subtracting the scaled point makes the
   calibration pose map onto the robot's root keypoints exactly, whatever the scale;
 - ρ_min,i / ρ_max,i: the 2nd / 98th percentile of the thumb-tip to fingertip distance over the whole recording
-  (eq. 7). A static pose alone gives ρ_min = 0 and ρ_max = the distance in that pose.
+  A static pose alone gives ρ_min = 0 and ρ_max = the distance in that pose.
 - for direct joint mapping: the 2nd / 98th percentile of every canonical hand angle (the operator's own range).
 
 Without an operator calibration, `default_calibration` uses the average adult hand of `operator.hand_model`.
 """
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import platformdirs
 import yaml
 
 from ..operator.hand_model import angles_from_keypoints, keypoints_from_angles
 from ..operator.keypoints import CANONICAL_ANGLE_NAMES, FINGER_CHAINS, NUM_CANONICAL_ANGLES, THUMB_TIP, WRIST
-from .hand_layout import HandLayout
+from .hand_layout import HandKeypointLayout
 from .keypoint_kinematics import KeypointKinematics
 
 FORMAT = "teledex-hand-calibration/1"
@@ -59,7 +61,7 @@ class HandCalibration:
         except TypeError as error:
             raise ValueError(f"{path}: {error}") from error
 
-    def check_layout(self, layout: HandLayout, source: str = "calibration") -> None:
+    def check_layout(self, layout: HandKeypointLayout, source: str = "calibration") -> None:
         """Raise ValueError if this calibration was made for other fingers/keypoints than `layout` has."""
         for finger in layout.fingers:
             scales = self.segment_scales.get(finger.name)
@@ -68,7 +70,7 @@ class HandCalibration:
                                  f"{finger.name!r} ({len(finger.frames)} keypoints); re-run teledex-calibrate-hand")
 
 
-def calibrate(layout: HandLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, pose_keypoints,
+def calibrate(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, pose_keypoints,
               motion_keypoints=None, *, operator: str, hand: str, side: str) -> HandCalibration:
     """A calibration from calibration-pose frames (M, 21, 3) and, optionally, an open/close/pinch recording."""
     pose_keypoints = np.asarray(pose_keypoints, dtype=float).reshape(-1, 21, 3)
@@ -97,13 +99,37 @@ def calibrate(layout: HandLayout, kinematics: KeypointKinematics, robot_pose: np
             low, high = 0.0, float(np.linalg.norm(human[tip] - human[THUMB_TIP]))
         pinch_ranges[finger.name] = [float(low), float(high)]
 
-    angles = angles_from_keypoints(recording, side)
-    low, high = np.percentile(angles, _PERCENTILES, axis=0)
-    angle_ranges = {name: [float(a), float(b)] for name, a, b in zip(CANONICAL_ANGLE_NAMES, low, high)}
+    angle_ranges = canonical_angle_ranges(angles_from_keypoints(recording, side))
     return HandCalibration(operator, hand, side, scales, offsets, pinch_ranges, angle_ranges)
 
 
-def default_calibration(layout: HandLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, *, hand: str,
+def canonical_angle_ranges(angles: np.ndarray) -> dict[str, list[float]]:
+    """The operator's own range of every canonical hand angle: the 2nd to 98th percentile over a recording."""
+    low, high = np.percentile(np.asarray(angles, dtype=float), _PERCENTILES, axis=0)
+    return {name: [float(a), float(b)] for name, a, b in zip(CANONICAL_ANGLE_NAMES, low, high, strict=True)}
+
+
+def calibrations_dir() -> Path:
+    """Where calibrations are kept: the user's data folder (never inside the installed package);
+    TELEDEX_CALIBRATIONS_DIR overrides it."""
+    override = os.environ.get("TELEDEX_CALIBRATIONS_DIR")
+    return Path(override) if override else Path(platformdirs.user_data_dir("teledex")) / "calibrations"
+
+
+def calibration_file(operator_or_path: str, hand: str, side: str) -> Path:
+    """A calibration file path (.yaml), or an operator's calibration of this hand and side by the operator's name."""
+    if operator_or_path.endswith((".yaml", ".yml")):
+        return Path(operator_or_path).expanduser()
+    path = calibrations_dir() / operator_or_path / f"{hand}_{side}.yaml"
+    if not path.is_file():
+        known = sorted(p.name for p in calibrations_dir().glob("*") if p.is_dir())
+        raise ValueError(f"No calibration of operator {operator_or_path!r} for {hand} ({side}) in {calibrations_dir()} "
+                         f"(operators there: {', '.join(known) or 'none'}). Run teledex-calibrate-hand, or give a "
+                         ".yaml path.")
+    return path
+
+
+def default_calibration(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, *, hand: str,
                         side: str) -> HandCalibration:
     """The calibration of the average adult hand (`operator.hand_model.AVERAGE_ADULT_HAND`), static pose only."""
     pose = keypoints_from_angles(CALIBRATION_POSE_ANGLES_RAD, side)
@@ -112,7 +138,7 @@ def default_calibration(layout: HandLayout, kinematics: KeypointKinematics, robo
     return calibration
 
 
-def uniform_calibration(layout: HandLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, scale: float,
+def uniform_calibration(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, scale: float,
                         *, hand: str, side: str) -> HandCalibration:
     """One scale for every segment and no root offsets: the targets are the operator's keypoints times `scale`.
 

@@ -5,8 +5,12 @@ Schema (every key optional; unknown keys are an error that lists the valid ones)
     input_convention: mediapipe21     # or openxr26, webxr25 (see conventions.py)
     input_frame: wrist                # or world: estimate the wrist frame from the points
     low_pass_alpha: 1.0               # output filter y += α (x − y); 1 = off
+    basin_check_period: 5             # every N frames also solve from the open hand (0 = never; see retargeter)
+    hand_scale: null                  # one robot/operator scale for every segment (targets = scale × operator
+                                      # keypoints from the robot's wrist point); null = the calibration's scales
     keypoint_frames: {}               # {finger: {label: frame}} for hands whose frames cannot be inferred
-    base_rotation: null               # 3x3: operator-frame coords = R @ URDF-root coords (default: from zero pose)
+    fingertip_offsets_m: {}           # {link: [x, y, z]}: a fingertip at this offset in the link's frame
+    base_rotation: null               # 3x3: operator-frame coords = R @ palm-link coords (default: from the geometry)
     joint_map: ""                     # joint_mapping: a map file (default configs/joint_maps/<model>[_<side>].yaml)
     teledex: {...}                    # TeleDexSettings fields
     dexpilot: {...}                   # DexPilotSettings fields
@@ -32,7 +36,10 @@ class RetargetingConfig:
     input_convention: str = "mediapipe21"
     input_frame: str = "wrist"
     low_pass_alpha: float = 1.0
+    basin_check_period: int = 5
+    hand_scale: float | None = None
     keypoint_frames: dict = field(default_factory=dict)
+    fingertip_offsets_m: dict = field(default_factory=dict)
     base_rotation: list | None = None
     joint_map: str = ""
     teledex: TeleDexSettings = TeleDexSettings()
@@ -43,6 +50,8 @@ class RetargetingConfig:
         check_convention(self.input_convention, self.input_frame)
         if not 0.0 < self.low_pass_alpha <= 1.0:
             raise ValueError(f"low_pass_alpha must be in (0, 1], got {self.low_pass_alpha}")
+        if self.hand_scale is not None and not 0.1 <= self.hand_scale <= 10.0:
+            raise ValueError(f"hand_scale must be a robot/operator size ratio in [0.1, 10], got {self.hand_scale}")
 
     @classmethod
     def load(cls, source=None) -> "RetargetingConfig":

@@ -1,4 +1,4 @@
-"""DexPilot task-space vector retargeting (Handa et al., ICRA 2020; seed 001 §4).
+"""DexPilot task-space vector retargeting (Handa et al., "DexPilot", ICRA 2020).
 
 C(q) = ½ Σ_i s(d_i) ‖r_i(q) − f(d_i) r̂_i‖² + γ ‖q‖², over the vectors
 - S1: from each primary (non-thumb) fingertip to the thumb tip,
@@ -21,8 +21,8 @@ import numpy as np
 from ..kinematics import KinematicModel
 from ..operator.keypoints import FINGER_CHAINS, WRIST
 from .costs import JointDeviationCost, KeypointVectorCost
-from .hand_layout import HandLayout, reference_pose
-from .keypoint_kinematics import KeypointKinematics
+from .hand_layout import HandKeypointLayout, reference_pose
+from .keypoint_kinematics import WRIST_FRAME, KeypointKinematics
 from .solver import BoxLeastSquaresSolver, SolverSettings
 
 
@@ -40,14 +40,13 @@ class DexPilotSettings:
 
 
 class DexPilotRetargeter:
-    def __init__(self, model: KinematicModel, layout: HandLayout, vector_scale: float,
+    def __init__(self, model: KinematicModel, layout: HandKeypointLayout, vector_scale: float,
                  settings: DexPilotSettings = DexPilotSettings(), solver_settings: SolverSettings = SolverSettings()):
         if not layout.has_thumb or len(layout.fingers) < 2:
             raise ValueError("DexPilot needs a thumb and at least one other finger")
         self.settings = settings
         self.vector_scale = settings.vector_scale if settings.vector_scale is not None else vector_scale
-        wrist_frame = model.description.root_link
-        self.kinematics = KeypointKinematics(model, (wrist_frame,) + layout.fingertip_frames, layout.base_rotation)
+        self.kinematics = KeypointKinematics(model, (WRIST_FRAME,) + layout.fingertip_frames, layout)
         thumb, primaries = 1, list(range(2, 1 + len(layout.fingers)))  # kinematic indices; 0 = wrist
         human = [WRIST] + [FINGER_CHAINS[f.name][-1] for f in layout.fingers]
         s1 = [(finger, thumb) for finger in primaries]

@@ -1,26 +1,42 @@
-"""Which robot frames stand for which human keypoints, and how the robot base sits in the operator wrist frame.
+"""Which robot frames stand for which human keypoints, and where the operator wrist frame sits on the robot hand.
 
-A `HandLayout` pairs MediaPipe-21 keypoint indices with robot frames (links), finger by finger, and holds the
-rotation from the URDF root frame to the operator wrist frame (see `teledex_lerobot.operator.hand_model`).
+A `HandKeypointLayout` pairs MediaPipe-21 keypoint indices with robot keypoint frames, finger by finger, and places
+the operator wrist frame (`teledex_lerobot.operator.hand_model`: origin at the wrist, +z toward the middle-finger
+MCP, +y out of the palm face, +x = y × z) on the robot: a point and axes fixed in the *palm link*.
 
-It comes from, in order of preference:
-1. a config (`keypoint_frames`, optional `base_rotation`);
+Finger frames come from, in order of preference:
+1. a config (`keypoint_frames`);
 2. the standard frame names of our URDFs (`{index,middle,ring,pinky}_{mcp,pip,dip,tip}`, `thumb_{cmc,mcp,ip,tip}`);
-3. discovery from the kinematic tree: fingertips are the leaves beyond the deepest moving joint of each branch,
-   the thumb is the finger whose root sits nearest the wrist along the hand axis, the other fingers are ordered
-   away from the thumb, and intermediate keypoints are the distinct joint centres along each finger.
-Whatever the source, the base alignment is computed from the model's reference pose (zero angles clipped into the
-limits): +z along the mean direction of the straight non-thumb fingers, +x across their roots toward the pinky
-(toward the thumb on a left hand), +y = z × x, i.e. out of the palm.
+3. the geometry of the model at its reference pose (zero angles clipped into the limits), never link names or
+   numbers: fingertips are the leaves beyond the last moving joint of each branch; the thumb is the finger whose
+   tip reaches least far along the hand's axis (the mean finger direction); the other fingers are ordered across
+   the palm, from the thumb side to the far side, by the position of their tips along the knuckle line; each
+   finger's keypoints are its last three distinct joint centres (knuckle, middle, distal; extra proximal joints
+   such as a little-finger metacarpal are skipped) and its tip. A finger whose tip link ends at its last knuckle
+   (no link beyond it) gets a tip at an offset: `fingertip_offsets_m` from the config, else 0.8 x its last
+   segment's length along that segment (a human distal phalanx is about 0.8 of the middle one).
+
+Palm link: the link below every joint the fingers share (a robot wrist, e.g. Shadow's WRJ1/WRJ2, is not part of the
+hand: retargeting holds those joints), i.e. the URDF root when the fingers share no moving joint.
+
+Wrist point: the palm link's origin, or a fixed leaf link hanging off it (a mount or wrist marker, such as the
+"wrist" frame dex-urdf adds to the Allegro hand) when one lies more than 1 cm behind it along the hand's axis.
+
+Axes (whatever the source of the finger frames): x is the flexion axis of the non-thumb fingers (the mean axis of
+each finger's last joint) oriented from the thumb side across the palm, i.e. toward the little finger on a right
+hand, reversed on a left hand; z is the mean direction from root (first joint of its own) to tip of the non-thumb
+fingers with its x component removed; y = z × x. Joint axes and root-to-tip directions are what a vendor's model gets right even
+where knuckles sit on an arc or tips are offset sideways, so this stays within a few degrees of the stated
+convention on every published hand we checked (tests/test_retargeting_vendor_hands.py).
 """
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kinematics import KinematicModel, UrdfError
 from ..geometry.sides import check_side
+from ..kinematics import KinematicModel, UrdfError
 from ..operator.keypoints import FINGER_CHAINS, FINGER_NAMES
 
 logger = logging.getLogger(__name__)
@@ -28,20 +44,28 @@ logger = logging.getLogger(__name__)
 # Human keypoint labels per finger, base to tip (MediaPipe order within each finger).
 _LABELS = {"thumb": ("cmc", "mcp", "ip", "tip")} | {name: ("mcp", "pip", "dip", "tip") for name in FINGER_NAMES[1:]}
 _MERGE_DISTANCE_M = 2e-3  # joint centres closer than this count as one keypoint (e.g. yaw + pitch axes)
+_TIP_OFFSET_FRACTION = 0.8  # default tip beyond a last knuckle: this fraction of the last segment's length
+_WRIST_MARKER_BEHIND_M = 0.01  # a fixed leaf this far behind the palm origin marks the wrist
+_THUMB_REACH_MARGIN_M = 0.01  # the thumb's reach must fall this far short of the next finger's to be certain
+TIP_SUFFIX = "#tip"  # a keypoint frame "<link>#tip" is a point at an offset from <link>'s origin
 
 
 @dataclass(frozen=True)
 class FingerFrames:
     name: str  # "thumb", "index", ...
     human_indices: tuple[int, ...]  # MediaPipe indices, base to tip; the last is the fingertip
-    frames: tuple[str, ...]  # robot frames, same order
+    frames: tuple[str, ...]  # robot keypoint frames, same order
 
 
 @dataclass(frozen=True)
-class HandLayout:
+class HandKeypointLayout:
     fingers: tuple[FingerFrames, ...]  # thumb first when present, then index..pinky as available
-    base_rotation: np.ndarray  # (3, 3): operator-frame coordinates = base_rotation @ URDF-root coordinates
-    source: str  # "config", "standard names" or "discovered"
+    palm_link: str  # every keypoint is below this link; joints above it are held
+    wrist_offset_m: np.ndarray  # (3,) the operator wrist origin, in palm-link coordinates
+    base_rotation: np.ndarray  # (3, 3): operator-frame coords = base_rotation @ (palm-link coords − wrist_offset_m)
+    source: str  # "config", "standard names" or "geometry"
+    frame_offsets_m: dict = field(default_factory=dict)  # "<link>#tip" -> (3,) offset in <link>'s frame
+    notes: tuple[str, ...] = ()  # what inference was unsure about (also logged as warnings)
 
     @property
     def finger_names(self) -> tuple[str, ...]:
@@ -66,8 +90,10 @@ class HandLayout:
     def to_config(self) -> dict:
         """The layout as config entries (what to write to pin a discovered layout down)."""
         return {
-            "keypoint_frames": {f.name: {_label(f.name, i): frame for i, frame in zip(f.human_indices, f.frames)}
-                                for f in self.fingers},
+            "keypoint_frames": {f.name: {_label(f.name, i): frame.removesuffix(TIP_SUFFIX)
+                                         for i, frame in zip(f.human_indices, f.frames)} for f in self.fingers},
+            "fingertip_offsets_m": {frame.removesuffix(TIP_SUFFIX): np.round(offset, 6).tolist()
+                                    for frame, offset in self.frame_offsets_m.items()},
             "base_rotation": np.round(self.base_rotation, 6).tolist(),
         }
 
@@ -76,27 +102,35 @@ def _label(finger: str, human_index: int) -> str:
     return _LABELS[finger][FINGER_CHAINS[finger].index(human_index)]
 
 
-def build_layout(model: KinematicModel, side: str, keypoint_frames: dict | None = None,
-                 base_rotation=None) -> HandLayout:
+def build_layout(model: KinematicModel, side: str, keypoint_frames: dict | None = None, base_rotation=None,
+                 fingertip_offsets_m: dict | None = None) -> HandKeypointLayout:
     """The layout of `model` (see the module docstring). Raises UrdfError when it cannot be inferred."""
     check_side(side)
+    geometry = _Geometry(model)
+    notes: list[str] = []
+    offsets = {f"{link}{TIP_SUFFIX}": np.asarray(offset, dtype=float)
+               for link, offset in (fingertip_offsets_m or {}).items()}
     if keypoint_frames:
-        fingers, source = _fingers_from_config(model, keypoint_frames), "config"
+        fingers, source = _fingers_from_config(model, keypoint_frames, offsets), "config"
     elif _has_standard_frames(model):
         fingers, source = _standard_fingers(model), "standard names"
     else:
-        fingers, source = _discover_fingers(model), "discovered"
+        fingers, source = _fingers_from_geometry(geometry, offsets, notes), "geometry"
     order = {name: i for i, name in enumerate(FINGER_NAMES)}
     fingers = tuple(sorted(fingers, key=lambda f: order[f.name]))
+    palm_link = _palm_link(model, fingers)
+    geometry.use_palm(palm_link)
     if base_rotation is None:
-        rotation = _base_rotation(model, fingers, side)
+        rotation = _base_rotation(geometry, fingers, side, offsets)
     else:
         rotation = np.asarray(base_rotation, dtype=float)
         if rotation.shape != (3, 3) or not np.allclose(rotation @ rotation.T, np.eye(3), atol=1e-4):
             raise ValueError(f"base_rotation must be a 3x3 rotation matrix, got {rotation.tolist()}")
-    layout = HandLayout(fingers, rotation, source)
-    _warn_if_flexion_points_away(model, layout)
-    return layout
+    wrist = _wrist_offset(geometry, palm_link, rotation[2])
+    _check_flexion_direction(model, fingers, palm_link, rotation, notes)
+    for note in notes:
+        logger.warning("%s: %s", model.name, note)
+    return HandKeypointLayout(fingers, palm_link, wrist, rotation, source, offsets, tuple(notes))
 
 
 def reference_pose(model: KinematicModel) -> np.ndarray:
@@ -104,9 +138,53 @@ def reference_pose(model: KinematicModel) -> np.ndarray:
     return np.clip(np.zeros(len(model.joint_names)), model.lower, model.upper)
 
 
+class _Geometry:
+    """The model at its reference pose: link positions and rotations in root, then palm-link, coordinates."""
+
+    def __init__(self, model: KinematicModel):
+        self.model = model
+        self.q = reference_pose(model)
+        description = model.description
+        self.children: dict[str, list] = {}
+        for joint in description.joints:
+            self.children.setdefault(joint.parent, []).append(joint)
+        self.parent_joint = {joint.child: joint for joint in description.joints}
+        self._poses = {link: model.frame_pose(self.q, link) for link in model.frame_names}
+        self._palm_inverse = np.eye(4)
+
+    def use_palm(self, palm_link: str) -> None:
+        self._palm_inverse = np.linalg.inv(self._poses[palm_link])
+
+    def pose(self, link: str) -> np.ndarray:
+        return self._palm_inverse @ self._poses[link]
+
+    def position(self, frame: str, offsets: dict | None = None) -> np.ndarray:
+        link = frame.removesuffix(TIP_SUFFIX)
+        pose = self.pose(link)
+        offset = (offsets or {}).get(frame, np.zeros(3)) if frame.endswith(TIP_SUFFIX) else np.zeros(3)
+        return pose[:3, :3] @ offset + pose[:3, 3]
+
+    def joint_axis(self, joint) -> np.ndarray:
+        """A moving joint's axis in palm coordinates (URDF axes are in the child link's frame)."""
+        return self.pose(joint.child)[:3, :3] @ np.asarray(joint.axis)
+
+    def moving_path(self, link: str) -> list:
+        """Moving joints from the root down to `link`."""
+        path = []
+        while link in self.parent_joint:
+            joint = self.parent_joint[link]
+            if joint.is_moving:
+                path.append(joint)
+            link = joint.parent
+        return path[::-1]
+
+    def has_moving_descendant(self, link: str) -> bool:
+        return any(j.is_moving or self.has_moving_descendant(j.child) for j in self.children.get(link, []))
+
+
 # ---- sources of finger frames ----------------------------------------------------------------------------------
 
-def _fingers_from_config(model: KinematicModel, keypoint_frames: dict) -> list[FingerFrames]:
+def _fingers_from_config(model: KinematicModel, keypoint_frames: dict, offsets: dict) -> list[FingerFrames]:
     fingers = []
     for name, labelled in keypoint_frames.items():
         if name not in _LABELS:
@@ -118,14 +196,17 @@ def _fingers_from_config(model: KinematicModel, keypoint_frames: dict) -> list[F
         model.require_frames(list(labelled.values()))
         pairs = [(FINGER_CHAINS[name][_LABELS[name].index(label)], labelled[label])
                  for label in _LABELS[name] if label in labelled]
-        fingers.append(FingerFrames(name, tuple(i for i, _ in pairs), tuple(f for _, f in pairs)))
+        frames = [frame for _, frame in pairs]
+        if f"{frames[-1]}{TIP_SUFFIX}" in offsets:  # the configured tip sits at an offset from its link
+            frames[-1] = f"{frames[-1]}{TIP_SUFFIX}"
+        fingers.append(FingerFrames(name, tuple(i for i, _ in pairs), tuple(frames)))
     if not fingers:
         raise ValueError("keypoint_frames is empty; give at least one finger with a 'tip' frame")
     return fingers
 
 
 def _has_standard_frames(model: KinematicModel) -> bool:
-    return all(f"{name}_tip" in model.frame_names for name in ("thumb", "index"))
+    return all(name in model.frame_names for name in ("thumb_cmc", "thumb_tip", "index_mcp", "index_tip"))
 
 
 def _standard_fingers(model: KinematicModel) -> list[FingerFrames]:
@@ -138,113 +219,206 @@ def _standard_fingers(model: KinematicModel) -> list[FingerFrames]:
     return fingers
 
 
-def _discover_fingers(model: KinematicModel) -> list[FingerFrames]:
-    """Fingers from the kinematic tree alone (see the module docstring)."""
-    description = model.description
-    child_joints: dict[str, list] = {}
-    for joint in description.joints:
-        child_joints.setdefault(joint.parent, []).append(joint)
-    parent_joint = {joint.child: joint for joint in description.joints}
-
-    def moving_path(link: str) -> list:
-        """Moving joints from the root down to `link`."""
-        path = []
-        while link in parent_joint:
-            joint = parent_joint[link]
-            if joint.is_moving:
-                path.append(joint)
-            link = joint.parent
-        return path[::-1]
-
-    def has_moving_descendant(link: str) -> bool:
-        return any(j.is_moving or has_moving_descendant(j.child) for j in child_joints.get(link, []))
-
-    q_ref = reference_pose(model)
-    positions = dict(zip(model.frame_names, model.frame_positions(q_ref, model.frame_names)))
-    # Candidate tips: leaves past the last moving joint of their branch, grouped by that joint.
+def _fingers_from_geometry(geometry: _Geometry, offsets: dict, notes: list[str]) -> list[FingerFrames]:
+    """Fingers from the kinematic tree and the reference pose alone (see the module docstring)."""
+    model, description = geometry.model, geometry.model.description
+    # Candidate tips: leaves past the last moving joint of their branch, the farthest one per last joint.
     tips_by_joint: dict[str, str] = {}
     for link in description.links:
-        path = moving_path(link)
-        if child_joints.get(link) or not path:
+        path = geometry.moving_path(link)
+        if geometry.children.get(link) or not path:
             continue
         last = path[-1]
-        if has_moving_descendant(last.child):
+        if geometry.has_moving_descendant(last.child):
             continue  # hangs off a middle phalanx (a sensor or pad), not the end of a finger
         best = tips_by_joint.get(last.name)
-        centre = positions[last.child]
-        if best is None or np.linalg.norm(positions[link] - centre) > np.linalg.norm(positions[best] - centre):
+        centre = geometry.position(last.child)
+        if best is None or (np.linalg.norm(geometry.position(link) - centre)
+                            > np.linalg.norm(geometry.position(best) - centre)):
             tips_by_joint[last.name] = link
     tips = list(tips_by_joint.values())
     if not 1 <= len(tips) <= 5:
-        raise UrdfError(f"{model.name}: found {len(tips)} fingertip candidates ({tips}); cannot tell the fingers "
-                        "apart. Give keypoint_frames in the retargeting config (see configs/retargeting/README.md).")
-    paths = {tip: moving_path(tip) for tip in tips}
-    # A finger's own joints: those not shared with any other finger.
+        raise UrdfError(f"{model.name}: found {len(tips)} fingertip candidates ({tips}); a hand has 1-5 fingers "
+                        "(give one hand per URDF). Name them with keypoint_frames in the retargeting config "
+                        "(configs/retargeting/default.yaml).")
+    paths = {tip: geometry.moving_path(tip) for tip in tips}
     shared = {j.name for a in tips for b in tips if a != b for j in paths[a] if j in paths[b]}
     own = {tip: [j for j in paths[tip] if j.name not in shared] or paths[tip][-1:] for tip in tips}
-    roots = {tip: positions[own[tip][0].child] for tip in tips}
-    axis = _unit(sum(positions[tip] - roots[tip] for tip in tips))
-    if len(tips) == 1:
-        thumb, others = None, tips
-    else:
-        thumb = min(tips, key=lambda tip: float(roots[tip] @ axis))
-        others = sorted((t for t in tips if t != thumb), key=lambda t: np.linalg.norm(
-            _perpendicular_part(roots[t] - roots[thumb], axis)))
-    names = (["thumb"] if thumb else []) + list(FINGER_NAMES[1:1 + len(others)])
-    fingers = []
-    for name, tip in zip(names, ([thumb] if thumb else []) + others):
+
+    # Joint centres (merging coincident ones) and the tip point of every finger.
+    chains: dict[str, list[str]] = {}
+    for tip in tips:
         centres: list[str] = []
         for joint in own[tip]:
-            if centres and np.linalg.norm(positions[joint.child] - positions[centres[-1]]) < _MERGE_DISTANCE_M:
+            if centres and np.linalg.norm(geometry.position(joint.child)
+                                          - geometry.position(centres[-1])) < _MERGE_DISTANCE_M:
                 centres[-1] = joint.child  # same point: keep the deeper link
             else:
                 centres.append(joint.child)
-        if np.linalg.norm(positions[tip] - positions[centres[-1]]) < _MERGE_DISTANCE_M:
-            centres.pop()
-            logger.warning("%s: finger %s has no link beyond its last joint; using %s as its tip",
-                           model.name, name, tip)
-        chain = FINGER_CHAINS[name]
-        # Keep the root and the last joints nearest the tip when the robot has more joint centres than the human.
-        centres = (centres[:1] + centres[1:][-2:]) if len(centres) > 3 else centres
-        fingers.append(FingerFrames(name, chain[:len(centres)] + (chain[-1],), tuple(centres) + (tip,)))
+        tip_frame = tip
+        if np.linalg.norm(geometry.position(tip) - geometry.position(centres[-1])) < _MERGE_DISTANCE_M:
+            tip_frame = f"{tip}{TIP_SUFFIX}"  # no link beyond the last knuckle: a tip at an offset from it
+            if tip_frame not in offsets:
+                offsets[tip_frame] = _default_tip_offset(geometry, centres, tip)
+                where = (f"{1e3 * np.linalg.norm(offsets[tip_frame]):.0f} mm beyond it along the last segment"
+                         if offsets[tip_frame].any() else "at its origin (a one-joint finger)")
+                notes.append(f"{tip} ends at its last knuckle; its fingertip is placed {where} (set "
+                             "fingertip_offsets_m in the retargeting config to change it)")
+        chains[tip] = centres[-3:] + [tip_frame]
+
+    points = {tip: geometry.position(chains[tip][-1], offsets) for tip in tips}
+    knuckles = {tip: geometry.position(chains[tip][0]) for tip in tips}
+    # the mean knuckle-to-tip direction; for jaws that meet at one point, the direction from the palm to them
+    axis = _unit_or(sum(points[tip] - knuckles[tip] for tip in tips), sum(points.values()))
+    if len(tips) == 1:
+        thumb, others = None, tips
+    else:
+        reach = {tip: float(points[tip] @ axis) for tip in tips}
+        ranked = sorted(tips, key=reach.get)
+        thumb = ranked[0]
+        if reach[ranked[1]] - reach[thumb] < _THUMB_REACH_MARGIN_M:
+            notes.append(f"cannot tell the thumb apart by reach ({ranked[0]} and {ranked[1]} reach within "
+                         f"{1e3 * (reach[ranked[1]] - reach[thumb]):.0f} mm); took {thumb}. Pin it down with "
+                         "keypoint_frames in the retargeting config if that is wrong")
+        rest = [t for t in tips if t != thumb]
+        across = _across_direction(np.array([points[t] for t in rest]), points[thumb], axis,
+                                   geometry.joint_axis(own[rest[0]][-1]))
+        others = sorted(rest, key=lambda t: float(points[t] @ across))
+    names = (["thumb"] if thumb else []) + list(FINGER_NAMES[1:1 + len(others)])
+    fingers = []
+    for name, tip in zip(names, ([thumb] if thumb else []) + others):
+        frames = chains[tip]
+        human = FINGER_CHAINS[name]
+        fingers.append(FingerFrames(name, human[:len(frames) - 1] + (human[-1],), tuple(frames)))
     return fingers
 
 
-# ---- base alignment ---------------------------------------------------------------------------------------------
+def _default_tip_offset(geometry: _Geometry, centres: list[str], tip_link: str) -> np.ndarray:
+    """0.8 x the last segment, continuing it, in the tip link's frame; none for a one-joint finger (a gripper jaw:
+    its tip is then the link origin)."""
+    if len(centres) < 2:
+        return np.zeros(3)
+    segment = geometry.position(centres[-1]) - geometry.position(centres[-2])
+    rotation = geometry.pose(tip_link)[:3, :3]
+    return rotation.T @ (_TIP_OFFSET_FRACTION * segment)
 
-def _base_rotation(model: KinematicModel, fingers, side: str) -> np.ndarray:
-    q_ref = reference_pose(model)
+
+def _across_direction(finger_points: np.ndarray, thumb_point: np.ndarray, axis: np.ndarray,
+                      fallback: np.ndarray) -> np.ndarray:
+    """The unit direction across the palm (perpendicular to `axis`) from the thumb side to the far side; `fallback`
+    (a finger's last joint axis) where the tips coincide (gripper jaws)."""
+    if len(finger_points) >= 2:
+        centred = finger_points - finger_points.mean(axis=0)
+        centred -= np.outer(centred @ axis, axis)
+        direction = np.linalg.svd(centred)[2][0]
+        if direction @ (finger_points.mean(axis=0) - thumb_point) < 0:
+            direction = -direction
+        return direction
+    return _unit_or(_perpendicular_part(finger_points[0] - thumb_point, axis), _perpendicular_part(fallback, axis))
+
+
+# ---- palm, wrist and axes ---------------------------------------------------------------------------------------
+
+def _palm_link(model: KinematicModel, fingers) -> str:
+    """The child of the last moving joint every finger shares, else the root link."""
+    geometry_paths = []
+    parent_joint = {joint.child: joint for joint in model.description.joints}
+    for finger in fingers:
+        link, path = finger.frames[-1].removesuffix(TIP_SUFFIX), []
+        while link in parent_joint:
+            path.append(parent_joint[link])
+            link = parent_joint[link].parent
+        geometry_paths.append(path[::-1])
+    palm = model.description.root_link
+    for joints in zip(*geometry_paths):
+        if any(joint.name != joints[0].name for joint in joints):
+            break
+        if joints[0].is_moving:
+            palm = joints[0].child
+    return palm
+
+
+def _base_rotation(geometry: _Geometry, fingers, side: str, offsets: dict) -> np.ndarray:
+    model = geometry.model
     non_thumb = [f for f in fingers if f.name != "thumb"]
     thumb = next((f for f in fingers if f.name == "thumb"), None)
     if not non_thumb:
         raise UrdfError(f"{model.name}: a hand needs at least one non-thumb finger to define its axes")
-    roots = model.frame_positions(q_ref, [f.frames[0] for f in non_thumb])
-    tips = model.frame_positions(q_ref, [f.frames[-1] for f in non_thumb])
-    z = _unit((tips - roots).sum(axis=0))
+    tips = np.array([geometry.position(f.frames[-1], offsets) for f in non_thumb])
+    knuckles = np.array([geometry.position(f.frames[0]) for f in non_thumb])
+    roots = _finger_roots(geometry, fingers)
+    direction = _unit_or(sum(tip - roots[f.name] for f, tip in zip(non_thumb, tips)), tips.sum(axis=0))
+    last_axis = geometry.joint_axis(geometry.moving_path(non_thumb[0].frames[-1].removesuffix(TIP_SUFFIX))[-1])
     if len(non_thumb) >= 2:
-        across = roots[-1] - roots[0]  # index -> last finger: toward the pinky
+        across = _across_direction(tips, geometry.position(thumb.frames[-1], offsets) if thumb is not None
+                                   else tips[0] - (tips[-1] - tips[0]), direction, last_axis)
     elif thumb is not None:
-        across = roots[0] - model.frame_positions(q_ref, [thumb.frames[0]])[0]  # away from the thumb
+        across = _across_direction(knuckles, geometry.position(thumb.frames[0]), direction, last_axis)
     else:
         raise UrdfError(f"{model.name}: cannot tell the hand's sides apart from a single finger; give base_rotation")
-    x = _unit(_perpendicular_part(across, z))
-    if side == "left":
-        x = -x
+    # The flexion axis: each finger's last joint axis, signed along the across direction.
+    axes = []
+    for finger in non_thumb:
+        joint = geometry.moving_path(finger.frames[-1].removesuffix(TIP_SUFFIX))[-1]
+        axis = geometry.joint_axis(joint)
+        axes.append(axis if axis @ across >= 0 else -axis)
+    flexion_axis = _unit(np.sum(axes, axis=0))
+    if abs(flexion_axis @ across) < 0.7:  # the last joints do not bend across the palm: use the tip line instead
+        flexion_axis = across
+    x = flexion_axis if side == "right" else -flexion_axis
+    z = _unit(_perpendicular_part(direction, flexion_axis))
     y = np.cross(z, x)
     return np.stack([x, y, z])
 
 
-def _warn_if_flexion_points_away(model: KinematicModel, layout: HandLayout) -> None:
-    """Flexing every joint toward its upper limit should move the non-thumb fingertips toward +y (the palm side)."""
-    tips = [f.frames[-1] for f in layout.fingers if f.name != "thumb"]
+def _finger_roots(geometry: _Geometry, fingers) -> dict[str, np.ndarray]:
+    """Each finger's root: where its first joint not shared with another finger sits (its base, below any
+    offsets that vendors give link frames along the finger)."""
+    paths = {f.name: geometry.moving_path(f.frames[-1].removesuffix(TIP_SUFFIX)) for f in fingers}
+    roots = {}
+    for name, path in paths.items():
+        shared = {j.name for other, joints in paths.items() if other != name for j in joints}
+        own = [j for j in path if j.name not in shared] or path[-1:]
+        roots[name] = geometry.position(own[0].child)
+    return roots
+
+
+def _wrist_offset(geometry: _Geometry, palm_link: str, z_axis: np.ndarray) -> np.ndarray:
+    """The palm origin, or the farthest fixed leaf behind it along the hand axis (a wrist/mount marker)."""
+    best, best_depth = np.zeros(3), _WRIST_MARKER_BEHIND_M
+    stack = [palm_link]
+    while stack:
+        link = stack.pop()
+        for joint in geometry.children.get(link, []):
+            if joint.is_moving:
+                continue
+            stack.append(joint.child)
+            if not geometry.children.get(joint.child):
+                position = geometry.position(joint.child)
+                if -(position @ z_axis) > best_depth:
+                    best, best_depth = position, -(position @ z_axis)
+    return best
+
+
+def _check_flexion_direction(model: KinematicModel, fingers, palm_link: str, rotation: np.ndarray,
+                             notes: list[str]) -> None:
+    """Flexing every joint toward its far limit should move the non-thumb fingertips toward +y (the palm side)."""
+    tips = [f.frames[-1].removesuffix(TIP_SUFFIX) for f in fingers if f.name != "thumb"]
     if not tips:
         return
     q_ref = reference_pose(model)
-    q_flexed = q_ref + 0.5 * (model.upper - q_ref)
-    motion = (model.frame_positions(q_flexed, tips) - model.frame_positions(q_ref, tips)) @ layout.base_rotation.T
+    far = np.where(np.abs(model.upper - q_ref) >= np.abs(model.lower - q_ref), model.upper, model.lower)
+    q_flexed = q_ref + 0.5 * (far - q_ref)
+    palm = model.frame_pose(q_ref, palm_link)[:3, :3]
+    motion = (model.frame_positions(q_flexed, tips) - model.frame_positions(q_ref, tips)) @ palm @ rotation.T
     if motion[:, 1].mean() < 0:
-        logger.warning("%s: its fingers flex toward the back of the aligned hand; check that `side` matches the "
-                       "URDF, or give base_rotation in the retargeting config.", model.name)
+        notes.append("its fingers flex toward the back of the inferred hand frame: check that `side` matches the "
+                     "URDF, or give base_rotation in the retargeting config")
+
+
+def _unit_or(vector: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """`vector` normalised, or `fallback` normalised when `vector` is (nearly) zero."""
+    return _unit(vector) if np.linalg.norm(vector) > 1e-6 else _unit(fallback)
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:
@@ -256,4 +430,3 @@ def _unit(vector: np.ndarray) -> np.ndarray:
 
 def _perpendicular_part(vector: np.ndarray, unit_axis: np.ndarray) -> np.ndarray:
     return vector - (vector @ unit_axis) * unit_axis
-

@@ -2,13 +2,15 @@
 
 `KinematicModel` answers one frame per call; a retargeter needs ~20 frames several times per control tick, and
 pinocchio's Python bindings hand out placements one SE3 object at a time (2-3 µs each on our 2-core machine). So
-this module builds its own pinocchio model from the parsed URDF, with an extra zero-valued spherical *probe* joint
-at every keypoint, and reads everything from the one matrix `computeJointJacobians` fills:
+this module adds a zero-valued spherical *probe* joint at every keypoint of the model's pinocchio tree and reads
+everything from the one matrix `computeJointJacobians` fills:
 
 - at zero angles the probe's three world-frame Jacobian columns are [p × a_i; a_i], rotations about the axes a_i of
   the link it sits on (the columns of its rotation R); their top rows form [p]× R, so [p]× = Σ_i (p × a_i) a_iᵀ,
   whose entries (2,1), (0,2), (1,0) are p's coordinates;
 - the velocity of keypoint p from joint j is v_j + ω_j × p, for the joints that support it.
+
+The tree itself comes from the one model builder, `kinematics.pinocchio_model`.
 
 On this machine a numpy call costs 1-2 µs whatever its size, so the pass is a fixed handful of calls on
 precomputed gather indices (one `take` per quantity, one batched matmul for every keypoint's Jacobian) writing
@@ -16,15 +18,20 @@ into caller-owned buffers: ~15 calls per pass, whatever the number of keypoints.
 
 Mimic joints are independent joints for pinocchio, driven by q_full = A q + b (chains resolved by the URDF parser);
 Jacobians are folded back through A, so their columns are the model's actuated joints. Positions are expressed in
-the operator wrist frame: the layout's base rotation is the placement of the root.
+the operator wrist frame placed by the layout (`hand_layout`): the tree starts at the layout's palm link, placed so
+that the wrist point is the origin and the base rotation gives the axes; joints above the palm link (a robot wrist)
+are not in this model, so their Jacobian columns are zero. A keypoint frame is a link name, "<link>#tip" (a point at
+the layout's offset from that link) or `WRIST_FRAME` (the wrist point itself).
 """
 
 import numpy as np
 import pinocchio as pin
-from scipy.spatial.transform import Rotation
 
 from ..kinematics import KinematicModel
+from ..kinematics.pinocchio_model import build_pinocchio_model
+from .hand_layout import TIP_SUFFIX, HandKeypointLayout
 
+WRIST_FRAME = "#wrist"
 _ONES_3 = np.ones(3)
 _NEXT, _AFTER_NEXT = (1, 2, 0), (2, 0, 1)  # (ω × p)_c = ω_{c+1} p_{c+2} − ω_{c+2} p_{c+1}
 
@@ -36,12 +43,13 @@ class KeypointKinematics:
     buffers the caller owns; `positions` and `positions_and_jacobians` return keypoint-major copies.
     """
 
-    def __init__(self, model: KinematicModel, frames, base_rotation=None):
-        model.require_frames(list(frames))
+    def __init__(self, model: KinematicModel, frames, layout: HandKeypointLayout | None = None):
+        """`layout` None: positions in the URDF root frame (no palm link, wrist offset or tip offsets)."""
+        model.require_frames([f.removesuffix(TIP_SUFFIX) for f in frames if f != WRIST_FRAME])
         self.frames = tuple(frames)
         self.joint_names = list(model.joint_names)
         self.num_joints = len(self.joint_names)
-        self._model, joint_ids, keypoint_parents = _build_pinocchio_model(model, self.frames, base_rotation)
+        self._model, joint_ids, keypoint_parents = _build_pinocchio_model(model, self.frames, layout)
         self._data = self._model.createData()
         nv = self._model.nv
         count = len(self.frames)
@@ -51,7 +59,7 @@ class KeypointKinematics:
         column = {name: i for i, name in enumerate(self.joint_names)}
         self._mimic_matrix = np.zeros((nv, self.num_joints))
         self._mimic_offset = np.zeros(nv)
-        moving = [joint for joint in description.joints if joint.is_moving]
+        moving = [joint for joint in description.joints if joint.is_moving and joint.name in joint_ids]
         for joint in moving:
             row = self._model.joints[joint_ids[joint.name]].idx_v
             mimic = description.resolved_mimics.get(joint.name)
@@ -130,48 +138,25 @@ def _probe_name(keypoint: int) -> str:
     return f"__keypoint_probe_{keypoint}"
 
 
-def _build_pinocchio_model(model: KinematicModel, frames, base_rotation):
-    """A pinocchio model of the URDF's moving joints plus probe joints; returns (model, joint ids, keypoint parents).
-
-    Fixed joints are folded into placements. Continuous joints become plain revolute joints (one coordinate, the
-    model's [-pi, pi] limits apply), prismatic joints stay prismatic.
-    """
-    description = model.description
-    children: dict[str, list] = {}
-    for joint in description.joints:
-        children.setdefault(joint.parent, []).append(joint)
-    root_placement = pin.SE3.Identity()
-    if base_rotation is not None:
-        root_placement = pin.SE3(np.asarray(base_rotation, dtype=float), np.zeros(3))
-
-    pin_model = pin.Model()
-    joint_ids: dict[str, int] = {}
-    link_anchor = {description.root_link: (0, root_placement)}  # link -> (pinocchio parent joint, placement in it)
-    stack = [description.root_link]
-    while stack:
-        link = stack.pop()
-        parent_id, placement = link_anchor[link]
-        for joint in children.get(link, []):
-            origin = placement * _se3(joint.origin_xyz, joint.origin_rpy)
-            if joint.is_moving:
-                axis = np.asarray(joint.axis, dtype=float)
-                joint_model = (pin.JointModelPrismaticUnaligned(axis) if joint.type == "prismatic"
-                               else pin.JointModelRevoluteUnaligned(axis))
-                joint_ids[joint.name] = pin_model.addJoint(parent_id, joint_model, origin, joint.name)
-                link_anchor[joint.child] = (joint_ids[joint.name], pin.SE3.Identity())
-            else:
-                link_anchor[joint.child] = (parent_id, origin)
-            stack.append(joint.child)
-
+def _build_pinocchio_model(model: KinematicModel, frames, layout: HandKeypointLayout | None):
+    """The model's pinocchio tree below the palm link (`kinematics.build_pinocchio_model`) plus a probe joint at
+    every keypoint; returns (model, joint ids, keypoint parents)."""
+    palm, root_placement, offsets = model.description.root_link, pin.SE3.Identity(), {}
+    if layout is not None:
+        rotation = np.asarray(layout.base_rotation, dtype=float)
+        palm, offsets = layout.palm_link, layout.frame_offsets_m
+        root_placement = pin.SE3(rotation, -rotation @ np.asarray(layout.wrist_offset_m, dtype=float))
+    pin_model, joint_ids, link_anchor = build_pinocchio_model(model.description, palm, root_placement)
     keypoint_parents = []
     for k, frame in enumerate(frames):
-        parent_id, placement = link_anchor[frame]
+        link, offset = frame.removesuffix(TIP_SUFFIX), np.asarray(offsets.get(frame, np.zeros(3)), dtype=float)
+        if frame == WRIST_FRAME:
+            link, offset = palm, np.asarray(layout.wrist_offset_m if layout is not None else np.zeros(3))
+        if link not in link_anchor:
+            raise ValueError(f"{model.name}: keypoint frame {frame!r} is not below the palm link {palm!r}")
+        parent_id, placement = link_anchor[link]
         keypoint_parents.append(parent_id)
         # ZYX Euler angles: nq = nv = 3, and zero angles are the identity (unlike a quaternion joint)
-        pin_model.addJoint(parent_id, pin.JointModelSphericalZYX(), pin.SE3(np.eye(3), placement.translation),
+        pin_model.addJoint(parent_id, pin.JointModelSphericalZYX(), pin.SE3(np.eye(3), placement.act(offset)),
                            _probe_name(k))
     return pin_model, joint_ids, keypoint_parents
-
-
-def _se3(xyz, rpy) -> pin.SE3:
-    return pin.SE3(Rotation.from_euler("xyz", rpy).as_matrix(), np.asarray(xyz, dtype=float))

@@ -6,7 +6,8 @@
     tips = retargeter.fingertip_positions(q)      # (F, 3), order retargeter.finger_names
 
 Failure handling (the control loop never sees an exception from here): a frame that is missing (None), has the
-wrong shape, contains NaN/inf, or makes the solver fail or return non-finite joints is not retargeted. The last
+wrong shape, contains NaN/inf, is not a plausible human hand (`operator.plausibility`: all zeros, one point,
+millimetres, a mirrored hand, ...) or makes the solver fail or return non-finite joints is not retargeted. The last
 good output is held, `last_frame_ok` is False, and the event is counted in `failures` by reason. Outputs are always
 inside the joint limits. The warm start is the last unfiltered solution; the low-pass filter acts on the output only.
 """
@@ -17,22 +18,22 @@ from pathlib import Path
 
 import numpy as np
 
-from ..control.joint_mapping import joint_map_path, load_joint_map
-from ..kinematics import KinematicModel
-from ..models import resolve_urdf
+from ..kinematics import KinematicModel, resolve_urdf
+from ..operator.plausibility import implausibility
 from ..geometry.sides import check_side
-from .calibration import HandCalibration, default_calibration
+from .calibration import HandCalibration, default_calibration, uniform_calibration
 from .config import RetargetingConfig
 from .conventions import to_internal
 from .dexpilot import DexPilotRetargeter
 from .hand_layout import build_layout, reference_pose
-from .joint_mapping import JointMappingRetargeter, with_operator_ranges
+from .joint_mapping import JointMappingRetargeter, joint_map_path, load_joint_map, with_operator_ranges
 from .keypoint_kinematics import KeypointKinematics
 from .teledex import TeleDexRetargeter
 
 logger = logging.getLogger(__name__)
 
 METHODS = ("teledex", "dexpilot", "joint_mapping")
+_BASIN_SWITCH_RATIO = 0.8  # a fresh solve replaces the warm-started one when it tracks with 20 % less cost
 
 
 class HandRetargeter:
@@ -46,18 +47,24 @@ class HandRetargeter:
         self.config = config
         self.joint_names: list[str] = list(model.joint_names)
         self.lower, self.upper = model.lower.copy(), model.upper.copy()
-        self.layout = build_layout(model, side, config.keypoint_frames, config.base_rotation)
+        self.layout = build_layout(model, side, config.keypoint_frames, config.base_rotation,
+                                   config.fingertip_offsets_m)
         self.hand_name = hand_name(model)
-        self._tips = KeypointKinematics(model, self.layout.fingertip_frames, self.layout.base_rotation)
+        self._tips = KeypointKinematics(model, self.layout.fingertip_frames, self.layout)
         self.reference_pose = reference_pose(model)
         if calibration is None:
-            calibration = default_calibration(self.layout, KeypointKinematics(
-                model, self.layout.keypoint_frames, self.layout.base_rotation), self.reference_pose,
-                hand=self.hand_name, side=side)
+            kinematics = KeypointKinematics(model, self.layout.keypoint_frames, self.layout)
+            if config.hand_scale is None:
+                calibration = default_calibration(self.layout, kinematics, self.reference_pose, hand=self.hand_name,
+                                                  side=side)
+            else:
+                calibration = uniform_calibration(self.layout, kinematics, self.reference_pose, config.hand_scale,
+                                                  hand=self.hand_name, side=side)
         self.calibration = calibration
         self.engine = self._engine(method, config, calibration)
         self.failures: Counter = Counter()
         self.frames_retargeted = 0
+        self.basin_switches = 0
         self.last_frame_ok = True
         self.reset()
 
@@ -69,6 +76,7 @@ class HandRetargeter:
         """Forget the motion so far: the next frame starts from the open hand and is not filtered."""
         self._solution = self.reference_pose.copy()
         self._output: np.ndarray | None = None
+        self._frames_since_basin_check = 0
         if hasattr(self.engine, "reset"):
             self.engine.reset()
 
@@ -81,8 +89,15 @@ class HandRetargeter:
             points = to_internal(keypoints, self.config.input_convention, self.config.input_frame, self.side)
         except ValueError as error:
             return self._hold("bad_shape" if "shape" in str(error) else "non_finite_input")
+        problem = implausibility(points, self.side)
+        if problem is not None:
+            return self._hold(f"implausible_{problem[0]}", problem[1])
         try:
             solution = self.engine.solve(points, self._solution)
+            self._frames_since_basin_check += 1
+            if (self._frames_since_basin_check >= self.config.basin_check_period > 0
+                    and hasattr(self.engine, "tracking_cost")):
+                solution = self._best_basin(points, solution)
         except Exception:  # noqa: BLE001 - the control loop must survive any solver failure; it is counted
             logger.debug("retargeting solver failed", exc_info=True)
             return self._hold("solver_error")
@@ -94,6 +109,20 @@ class HandRetargeter:
             self._output + alpha * (self._solution - self._output))
         self.last_frame_ok = True
         return self._output.copy()
+
+    def _best_basin(self, points: np.ndarray, warm: np.ndarray) -> np.ndarray:
+        """The warm-started solution, or a solve from the open hand if that tracks the frame clearly better.
+
+        A warm start keeps the previous frame's basin; after a glitch (a plausible but wrong frame) a finger can stay
+        in another local minimum for good. Every `basin_check_period` frames a second solve from the open hand
+        competes on the tracking terms alone (not the smoothness term, which favours staying).
+        """
+        self._frames_since_basin_check = 0
+        fresh = self.engine.solve(points, self.reference_pose)
+        if self.engine.tracking_cost(fresh) < _BASIN_SWITCH_RATIO * self.engine.tracking_cost(warm):
+            self.basin_switches += 1
+            return fresh
+        return warm
 
     def retarget_angles(self, canonical_angles) -> np.ndarray:
         """joint_mapping only: joint vector for canonical human angles (20,) (a glove), with the same safety."""
@@ -119,11 +148,12 @@ class HandRetargeter:
         """(F, 3) fingertip positions for joint vector q, metres, in the operator-aligned hand base frame."""
         return self._tips.positions(np.asarray(q, dtype=float))
 
-    def _hold(self, reason: str) -> np.ndarray:
+    def _hold(self, reason: str, detail: str = "") -> np.ndarray:
         self.failures[reason] += 1
         self.last_frame_ok = False
         if self.failures[reason] == 1:
-            logger.warning("%s retargeting: %s; holding the last target (counted in .failures)", self.method, reason)
+            logger.warning("%s retargeting: %s%s; holding the last target (counted in .failures)", self.method,
+                           reason, f" ({detail})" if detail else "")
         held = self._output if self._output is not None else self._solution
         return held.copy()
 

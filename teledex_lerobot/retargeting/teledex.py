@@ -1,53 +1,67 @@
-"""The TeleDex retargeter (seed 000 §3.2, eqs. 1-9).
+"""The TeleDex retargeter: keypoint alignment with calibrated scaling, smooth pinch coupling, temporal smoothness.
 
-θ* = argmin α_align L_align + α_couple L_couple + α_smooth L_smooth, inside the joint limits, where
-- L_align (eq. 2) pulls every robot keypoint onto the operator's keypoint after per-phalanx scaling and root offset
-  (eq. 5, with s and δ from the operator's calibration);
-- L_couple (eq. 6) pulls each robot thumb-tip → fingertip vector onto the operator's, weighted by
-  β_i = sigmoid(σ (ρ_i − τ)) (eq. 8) of the normalised proximity ρ_i = 1 − (|R_H,i| − ρ_min,i)/(ρ_max,i − ρ_min,i)
-  (eq. 7): near zero for an open hand, near one in a pinch, so pinches close on the robot even when the hands'
-  proportions differ, and the weight changes smoothly (no switching jerk);
-- L_smooth (eq. 9) = ‖θ − θ(t−1)‖².
+θ* = argmin α_align L_align + α_couple L_couple + α_smooth L_smooth + α_posture L_posture, inside the joint limits:
+- L_align pulls every robot keypoint onto the operator's keypoint mapped onto the robot hand: each phalanx scaled
+  by its own robot/operator length ratio s and each finger's root shifted by δ (both from the operator's
+  calibration, `calibration.py`), or one scale for everything (`hand_scale`);
+- L_couple pulls each robot thumb-tip → fingertip vector onto a target weighted by β_i = sigmoid(σ (ρ_i − τ)) of the
+  normalised proximity ρ_i = 1 − (|R_H,i| − ρ_min,i)/(ρ_max,i − ρ_min,i) of the operator's thumb and finger (R_H,i
+  their vector, ρ_min/ρ_max the calibrated closest/farthest distances): near zero for an open hand, near one in a
+  pinch, so pinches close on the robot even when the hands' proportions differ, and the weight changes smoothly
+  (no switching jerk). The target slides with β from the aligned tips' vector to a shrunk copy of R_H;
+- L_smooth = ‖θ − θ(t−1)‖² and L_posture = ‖θ − θ_open‖² (see `TeleDexSettings`).
 Per-keypoint weights within L_align (e.g. fingertips above joints) are in the config.
 """
 
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg import lapack
 from scipy.special import expit
 
 from ..kinematics import KinematicModel
 from ..operator.keypoints import FINGER_CHAINS, KEYPOINT_NAMES, NUM_KEYPOINTS, THUMB_TIP, WRIST
 from .calibration import HandCalibration
-from .costs import JointDeviationCost, KeypointPositionCost, KeypointVectorCost
-from .hand_layout import HandLayout
+from .costs import JointDeviationCost, KeypointPositionCost, KeypointVectorCost, KinematicState
+from .hand_layout import HandKeypointLayout, reference_pose
 from .keypoint_kinematics import KeypointKinematics
 from .solver import BoxLeastSquaresSolver, SolverSettings
 
 _ONES_3 = np.ones(3)
+# A direction counts as barely determined when the tracking terms curve less than this fraction of α_smooth along
+# it: the smoothness term then keeps > 2/3 of the previous frame's value there, so memory would last many frames.
+_FREE_CURVATURE_RATIO = 0.5
 
 
 @dataclass(frozen=True)
 class TeleDexSettings:
     alignment_weight: float = 1.0  # α_align
-    coupling_weight: float = 4.0  # α_couple
-    smoothness_weight: float = 1e-3  # α_smooth (rad² against m²: 1 mrad of change costs as much as 32 µm of error)
+    coupling_weight: float = 20.0  # α_couple
+    smoothness_weight: float = 5e-3  # α_smooth (rad² against m²: 1 mrad of change costs as much as 71 µm of error)
+    # Pull toward the open hand: a weak prior that makes the optimum unique where the keypoints leave joints free.
+    posture_weight: float = 5e-4
+    # Directions of joint space the keypoints barely determine (tracking curvature below 0.5 α_smooth) keep
+    # whatever the previous frames left there: a glitch would stay for good (a redundant thumb's roll). After every
+    # solve such directions move this fraction of the way to the open hand, so the solution forgets the path there
+    # while the tracked keypoints do not move (to first order).
+    free_direction_reset: float = 0.3
     # w_k within L_align by keypoint kind (the part of the MediaPipe name after the finger: tip, dip, pip, ...).
     keypoint_weights: dict = field(default_factory=lambda: {"tip": 1.0, "dip": 0.2, "pip": 0.2, "mcp": 0.2,
                                                             "ip": 0.2, "cmc": 0.2})
     pinch_sigmoid_steepness: float = 30.0  # σ
     pinch_sigmoid_threshold: float = 0.75  # τ
+    pinch_closure: float = 0.5  # pinching target: this fraction of the operator's thumb-finger vector
 
 
 class TeleDexRetargeter:
-    def __init__(self, model: KinematicModel, layout: HandLayout, calibration: HandCalibration,
+    def __init__(self, model: KinematicModel, layout: HandKeypointLayout, calibration: HandCalibration,
                  settings: TeleDexSettings = TeleDexSettings(), solver_settings: SolverSettings = SolverSettings()):
         calibration.check_layout(layout)
         self.settings = settings
-        self.kinematics = KeypointKinematics(model, layout.keypoint_frames, layout.base_rotation)
+        self.kinematics = KeypointKinematics(model, layout.keypoint_frames, layout)
         count = len(layout.keypoint_frames)
 
-        # Eq. 5 as one linear map of the operator keypoints: p' = T @ p + Δ, with T = L diag(s) (E_h − E_h_prev), E
+        # The calibrated mapping as one linear map of the operator keypoints: p' = T @ p + Δ, with T = L diag(s) (E_h − E_h_prev), E
         # selecting each keypoint and its predecessor on the finger, L summing each finger's segments up to k.
         human = np.array(layout.human_indices)
         human_previous = np.empty(count, dtype=int)
@@ -69,18 +83,21 @@ class TeleDexRetargeter:
 
         self.alignment = KeypointPositionCost(np.arange(count), settings.alignment_weight * weights)
         self.smoothness = JointDeviationCost(settings.smoothness_weight, np.zeros(len(model.joint_names)))
-        terms = [self.alignment, self.smoothness]
+        self.posture = JointDeviationCost(settings.posture_weight, reference_pose(model))
+        terms = [self.alignment, self.smoothness, self.posture]
+        self._open_hand, self._lower, self._upper = reference_pose(model), model.lower, model.upper
 
         self.coupling = None
         pinch_fingers = [f for f in layout.fingers if f.name != "thumb"] if layout.has_thumb else []
         if pinch_fingers:
             frame_index = {frame: k for k, frame in enumerate(layout.keypoint_frames)}
             thumb_tip = frame_index[layout.fingers[0].frames[-1]]
-            self.coupling = KeypointVectorCost([thumb_tip] * len(pinch_fingers),
-                                               [frame_index[f.frames[-1]] for f in pinch_fingers])
+            self._finger_tips = [frame_index[f.frames[-1]] for f in pinch_fingers]
+            self._thumb_tip = thumb_tip
+            self.coupling = KeypointVectorCost([thumb_tip] * len(pinch_fingers), self._finger_tips)
             human_tips = [FINGER_CHAINS[f.name][-1] for f in pinch_fingers]
             self._pinch_map = np.eye(NUM_KEYPOINTS)[human_tips] - np.eye(NUM_KEYPOINTS)[THUMB_TIP]  # (F, 21)
-            # Eqs. 7-8 folded: β = sigmoid(σ (ρ − τ)) with ρ = 1 − (d − ρ_min) / span is sigmoid(a d + b).
+            # The pinch weight folded: β = sigmoid(σ (ρ − τ)) with ρ = 1 − (d − ρ_min) / span is sigmoid(a d + b).
             ranges = np.array([calibration.pinch_distance_range_m[f.name] for f in pinch_fingers])
             span = np.maximum(ranges[:, 1] - ranges[:, 0], 1e-3)
             steepness, threshold = settings.pinch_sigmoid_steepness, settings.pinch_sigmoid_threshold
@@ -91,20 +108,50 @@ class TeleDexRetargeter:
                                              solver_settings)
 
     def target_points(self, keypoints: np.ndarray) -> np.ndarray:
-        """Eq. 5: the operator keypoints (21, 3), wrist frame, scaled and offset onto the robot hand: (K, 3)."""
+        """The operator keypoints (21, 3), wrist frame, scaled and offset onto the robot hand: (K, 3)."""
         return self._target_map @ keypoints + self._offsets
 
     def pinch_weights(self, keypoints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Eqs. 6-8: the operator's thumb-tip → fingertip vectors R_H (F, 3) and their weights β (F,)."""
+        """The operator's thumb-tip → fingertip vectors R_H (F, 3) and their pinch weights β (F,)."""
         vectors = self._pinch_map @ keypoints
         distances = np.sqrt((vectors * vectors) @ _ONES_3)
         return vectors, expit(self._pinch_slope * distances + self._pinch_intercept)
 
+    def tracking_cost(self, q: np.ndarray) -> float:
+        """Alignment + coupling cost of q for the last frame solved (no smoothness)."""
+        positions = self.kinematics.positions(q)
+        state = KinematicState(q, positions, np.zeros((len(positions), 3, len(q))))
+        return self.alignment.value(state) + (self.coupling.value(state) if self.coupling is not None else 0.0)
+
     def solve(self, keypoints: np.ndarray, q_previous: np.ndarray) -> np.ndarray:
         """Joint vector for MediaPipe-21 keypoints (21, 3) in the wrist frame, warm-started at θ(t−1) = q_previous."""
-        self.alignment.set_targets(self.target_points(keypoints))
+        targets = self.target_points(keypoints)
+        self.alignment.set_targets(targets)
         if self.coupling is not None:
             vectors, weights = self.pinch_weights(keypoints)
-            self.coupling.set_targets(vectors, self.settings.coupling_weight * weights)
+            # Open: the vector between the aligned tip targets (no conflict with L_align, so no jitter where β
+            # starts to rise); pinching: the operator's own vector shrunk by pinch_closure, so the robot's pair
+            # closes at least as far as the operator's whatever the hands' proportions.
+            aligned = targets[self._finger_tips] - targets[self._thumb_tip]
+            blend = weights[:, None]
+            pinch = (1.0 - blend) * aligned + blend * (self.settings.pinch_closure * vectors)
+            self.coupling.set_targets(pinch, self.settings.coupling_weight * weights)
         self.smoothness.set_reference(q_previous)
-        return self.solver.solve(q_previous)[0]
+        q, report = self.solver.solve(q_previous)
+        return self._reset_free_directions(q, report.normal_matrix)
+
+    def _reset_free_directions(self, q: np.ndarray, normal_matrix: np.ndarray | None) -> np.ndarray:
+        """q moved toward the open hand along the directions the tracking terms barely determine."""
+        reset = self.settings.free_direction_reset
+        if normal_matrix is None or reset <= 0:
+            return q
+        regularisation = self.settings.smoothness_weight + self.settings.posture_weight
+        # eigenvectors of JᵀJ (tracking curvature + regularisation) with eigenvalues below the threshold only
+        # (LAPACK dsyevr with a value range: a few µs, a quarter of a full decomposition)
+        threshold = regularisation + _FREE_CURVATURE_RATIO * self.settings.smoothness_weight
+        _, free, count, _, info = lapack.dsyevr(normal_matrix, range="V", vl=-1.0, vu=threshold)
+        if info != 0 or count == 0:
+            return q
+        free = free[:, :count]
+        moved = q - reset * (free @ (free.T @ (q - self._open_hand)))
+        return np.minimum(np.maximum(moved, self._lower), self._upper)

@@ -1,2 +1,3 @@
-"""Episode storage: the native TeleDex layout (telemetry.npz, manifest.json, metadata.json, camera_info.json,
-videos), converters to and from LeRobotDataset, and the VITRA export."""
+"""Episode storage with no LeRobot import: the recording loop, the frame object every sink is fed, the sink
+interface and the paired commit, the native TeleDex layout (written and read), repair, merge helpers and the VITRA
+export. The LeRobot sink is LeRobot glue and lives in cli/lerobot_dataset.py."""

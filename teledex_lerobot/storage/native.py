@@ -1,19 +1,23 @@
-"""The native TeleDex episode layout (report §3.3.3 and appendix A2), written and read.
+"""The native TeleDex episode layout, written (as a sink) and read.
 
     <root>/session_<YYYY-MM-DD_HH-MM-SS>/
         session.json
         episode_<NNNNNN>/            NNNNNN = the episode's index in the paired LeRobotDataset
-            telemetry.npz            joint_names, qpos, qvel, action (T, n) float32 (what LeRobot stores, so the two
-                                     formats convert both ways losslessly); frame_timestamps_ns (T,) int64;
-                                     source_names (S,), source_timestamps_ns (T, S) int64 (-1 = none);
-                                     sync_valid, sync_fresh, sync_consistent (T,) bool; sync_max_diff_ns (T,)
-            manifest.json            format, frame count, every file with its size and SHA-256
-            metadata.json            the report's table 4: task, ids, duration, hardware, cameras, collection
+            telemetry.npz            state_names, action_names, tactile_names; qpos (T, n_state), qvel, action
+                                     (T, n_action), tactile (T, n_taxels), environment_state (T, n_env; with
+                                     environment_names, from recordings of a simulated world) float32 (what LeRobot
+                                     stores, so the formats
+                                     convert both ways losslessly); frame_timestamps_ns, frame_interval_ns (T,) int64,
+                                     frame_after_gap (T,) bool; source_names (S,), source_timestamps_ns (T, S) int64
+                                     (-1 = none); sync_valid, sync_fresh, sync_consistent (T,) bool; sync_max_diff_ns
+            manifest.json            format, episode uuid, frame count, every file with its size and SHA-256
+            metadata.json            task, ids (episode uuid shared with the LeRobot episode), duration, hardware,
+                                     cameras, collection settings, sync and frame-timing figures, faults
             camera_info.json         per camera: resolution, pinhole intrinsics, distortion, extrinsics if known
-            videos/<camera>.mp4      H.264
+            videos/<camera>.mp4      the very file LeRobot stores for the episode (one encode for both formats)
 
-An episode is written into episode_<NNNNNN>.partial/ and renamed into place only once every file is complete, so a
-crash leaves at most one .partial folder and never a half-written episode that looks whole.
+An episode is staged in episode_<NNNNNN>.partial/ and renamed into place only once every file is complete and
+flushed, so a reader never sees a half-written episode.
 """
 
 import hashlib
@@ -21,23 +25,36 @@ import json
 import os
 import shutil
 import zipfile
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..geometry.camera import CameraInfo
-from ..sync import SyncPacket
+from ..sync import frame_timing
+from .errors import DatasetError
+from .frame import FrameLayout, RecordedFrame
+from .sink import EpisodeHeader, EpisodeSink
 from .video import H264Writer
 
-NATIVE_FORMAT = "teledex-native/1"
+NATIVE_FORMAT = "teledex-native/2"
 PARTIAL_SUFFIX = ".partial"
-TELEMETRY_KEYS = ("joint_names", "qpos", "qvel", "action", "frame_timestamps_ns", "source_names",
+TELEMETRY_KEYS = ("state_names", "action_names", "tactile_names", "qpos", "qvel", "action", "tactile",
+                  "frame_timestamps_ns", "frame_interval_ns", "frame_after_gap", "source_names",
                   "source_timestamps_ns", "sync_valid", "sync_fresh", "sync_consistent", "sync_max_diff_ns")
+
+
+class NativeFormatError(DatasetError):
+    pass
 
 
 def episode_dir_name(index: int) -> str:
     return f"episode_{index:06d}"
+
+
+def episode_index_of(folder: Path) -> int:
+    return int(folder.name.removesuffix(PARTIAL_SUFFIX).split("_")[-1])
 
 
 def _sha256(path: Path) -> str:
@@ -48,8 +65,26 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _write_json(path: Path, data) -> None:
-    path.write_text(json.dumps(data, indent=2, sort_keys=False))
+def write_json_atomic(path: Path, data) -> None:
+    """Readers see the old file or the new one, never a torn one."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(temporary, "w") as file:
+            json.dump(data, file, indent=2)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def fsync_dir(folder: Path) -> None:
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def _fsync_tree(folder: Path) -> None:
@@ -57,106 +92,123 @@ def _fsync_tree(folder: Path) -> None:
         if path.is_file():
             with open(path, "rb") as file:
                 os.fsync(file.fileno())
+    fsync_dir(folder)
 
 
-@dataclass
-class _Buffers:
-    qpos: list = field(default_factory=list)
-    action: list = field(default_factory=list)
-    frame_ns: list = field(default_factory=list)
-    source_ns: list = field(default_factory=list)
-    valid: list = field(default_factory=list)
-    fresh: list = field(default_factory=list)
-    consistent: list = field(default_factory=list)
-    max_diff_ns: list = field(default_factory=list)
-
-
-class NativeEpisodeWriter:
-    def __init__(self, session_dir: Path, index: int, *, joint_names: list[str], source_names: list[str],
-                 cameras: dict[str, CameraInfo], fps: int, video_crf: int = 18):
-        self.final_dir = Path(session_dir) / episode_dir_name(index)
-        self.work_dir = self.final_dir.with_name(self.final_dir.name + PARTIAL_SUFFIX)
-        if self.final_dir.exists():
-            raise FileExistsError(f"{self.final_dir} already exists; refusing to overwrite a saved episode")
-        shutil.rmtree(self.work_dir, ignore_errors=True)  # a previous crash's leftovers for this very index
-        (self.work_dir / "videos").mkdir(parents=True)
-        self.joint_names = list(joint_names)
-        self.source_names = list(source_names)
-        self.cameras = dict(cameras)
-        self.fps = fps
-        self._videos = {name: H264Writer(self.work_dir / "videos" / f"{name}.mp4", info.width, info.height, fps,
-                                         video_crf) for name, info in self.cameras.items()}
-        self._buffers = _Buffers()
-
-    def __len__(self) -> int:
-        return len(self._buffers.frame_ns)
-
-    @property
-    def video_blocked_adds(self) -> int:
-        return sum(video.blocked_adds for video in self._videos.values())
-
-    def add_frame(self, *, frame_ns: int, qpos: np.ndarray, action: np.ndarray, packet: SyncPacket,
-                  images: dict[str, np.ndarray]) -> None:
-        b = self._buffers
-        b.qpos.append(np.asarray(qpos, dtype=np.float32))
-        b.action.append(np.asarray(action, dtype=np.float32))
-        b.frame_ns.append(frame_ns)
-        b.source_ns.append([-1 if packet.timestamps_ns.get(s) is None else packet.timestamps_ns[s]
-                            for s in self.source_names])
-        b.valid.append(packet.valid)
-        b.fresh.append(packet.fresh)
-        b.consistent.append(packet.consistent)
-        b.max_diff_ns.append(packet.max_diff_ns)
-        for name, video in self._videos.items():
-            video.add(images[name])
-
-    def save(self, metadata: dict) -> Path:
-        """Finish the videos, write every file, then move the episode into place."""
-        for video in self._videos.values():
-            video.close()
-        b = self._buffers
-        if not b.frame_ns:
-            raise ValueError(f"{self.final_dir.name}: no frames to save")
-        frame_ns = np.asarray(b.frame_ns, dtype=np.int64)
-        qpos = np.stack(b.qpos)
-        arrays = {
-            "joint_names": np.asarray(self.joint_names),
-            "qpos": qpos,
-            # from the positions: not every device reports velocities
-            "qvel": (np.gradient(qpos.astype(np.float64), frame_ns / 1e9, axis=0).astype(np.float32)
-                     if len(qpos) > 1 else np.zeros_like(qpos)),
-            "action": np.stack(b.action),
-            "frame_timestamps_ns": frame_ns,
-            "source_names": np.asarray(self.source_names),
-            "source_timestamps_ns": np.asarray(b.source_ns, dtype=np.int64).reshape(len(frame_ns), -1),
-            "sync_valid": np.asarray(b.valid, dtype=bool),
-            "sync_fresh": np.asarray(b.fresh, dtype=bool),
-            "sync_consistent": np.asarray(b.consistent, dtype=bool),
-            "sync_max_diff_ns": np.asarray(b.max_diff_ns, dtype=np.int64),
-        }
-        write_episode_files(self.work_dir, arrays, metadata, self.cameras)
-        os.replace(self.work_dir, self.final_dir)
-        return self.final_dir
-
-    def discard(self) -> None:
-        for video in self._videos.values():
-            video.close()
-        shutil.rmtree(self.work_dir, ignore_errors=True)
+def telemetry_arrays(layout: FrameLayout, frames: list[RecordedFrame]) -> dict[str, np.ndarray]:
+    """What telemetry.npz holds for these frames."""
+    frame_ns = np.array([f.frame_ns for f in frames], dtype=np.int64)
+    qpos = np.stack([f.state for f in frames]).astype(np.float32).reshape(len(frames), len(layout.state_names))
+    timing = frame_timing(frame_ns, layout.fps)
+    packets = [f.packet for f in frames]
+    return {
+        "state_names": np.asarray(layout.state_names, dtype=str),
+        "action_names": np.asarray(layout.action_names, dtype=str),
+        "tactile_names": np.asarray(layout.tactile_names, dtype=str),
+        "qpos": qpos,
+        # from the positions over the frames' own times: not every device reports velocities
+        "qvel": (np.gradient(qpos.astype(np.float64), frame_ns / 1e9, axis=0).astype(np.float32)
+                 if len(qpos) > 1 else np.zeros_like(qpos)),
+        "action": np.stack([f.action for f in frames]).astype(np.float32).reshape(len(frames), -1),
+        "tactile": np.stack([f.tactile for f in frames]).astype(np.float32).reshape(len(frames),
+                                                                                     len(layout.tactile_names)),
+        "environment_names": np.asarray(layout.environment_names, dtype=str),
+        "environment_state": np.stack([f.environment for f in frames]).astype(np.float32).reshape(
+            len(frames), len(layout.environment_names)),
+        "frame_timestamps_ns": frame_ns,
+        "frame_interval_ns": timing.interval_ns,
+        "frame_after_gap": timing.after_gap,
+        "source_names": np.asarray(layout.source_names, dtype=str),
+        "source_timestamps_ns": np.array([[-1 if p.timestamps_ns.get(s) is None else p.timestamps_ns[s]
+                                           for s in layout.source_names] for p in packets],
+                                         dtype=np.int64).reshape(len(frames), len(layout.source_names)),
+        "sync_valid": np.array([p.valid for p in packets], dtype=bool),
+        "sync_fresh": np.array([p.fresh for p in packets], dtype=bool),
+        "sync_consistent": np.array([p.consistent for p in packets], dtype=bool),
+        "sync_max_diff_ns": np.array([p.max_diff_ns for p in packets], dtype=np.int64),
+    }
 
 
 def write_episode_files(folder: Path, telemetry: dict, metadata: dict, cameras: dict[str, CameraInfo]) -> None:
-    """telemetry.npz, camera_info.json, metadata.json, then manifest.json over everything in the folder."""
+    """telemetry.npz, camera_info.json, metadata.json, then manifest.json over everything in the folder; flushed."""
     np.savez(folder / "telemetry.npz", **telemetry)
-    _write_json(folder / "camera_info.json", {name: asdict(info) for name, info in cameras.items()})
-    _write_json(folder / "metadata.json", metadata)
+    (folder / "camera_info.json").write_text(json.dumps({n: asdict(i) for n, i in cameras.items()}, indent=2))
+    (folder / "metadata.json").write_text(json.dumps(metadata, indent=2))
     files = sorted(p for p in folder.rglob("*") if p.is_file())
-    _write_json(folder / "manifest.json", {
+    (folder / "manifest.json").write_text(json.dumps({
         "format": NATIVE_FORMAT,
+        "episode_uuid": metadata["episode"]["episode_uuid"],
         "frames": int(len(telemetry["frame_timestamps_ns"])),
         "cameras": {name: f"videos/{name}.mp4" for name in cameras},
         "files": {str(p.relative_to(folder)): {"bytes": p.stat().st_size, "sha256": _sha256(p)} for p in files},
-    })
+    }, indent=2))
     _fsync_tree(folder)
+
+
+class NativeSink(EpisodeSink):
+    """Writes each episode into <session>/episode_<index>.partial and renames it into place on commit.
+
+    Videos: with `staged_video` (camera -> path of the episode's encoded file, available once the other format has
+    staged) the native episode takes that very file; without it (a recording with no LeRobot videos) it encodes its
+    own H.264 while recording."""
+
+    def __init__(self, session_dir: Path, layout: FrameLayout, cameras: dict[str, CameraInfo],
+                 staged_video: Callable[[str], Path] | None = None, video_crf: int = 18):
+        self.session_dir = Path(session_dir)
+        self.layout = layout
+        self.cameras = dict(cameras)
+        self.staged_video = staged_video
+        self.video_crf = video_crf
+        self._frames: list[RecordedFrame] = []
+        self._own_videos: dict[str, H264Writer] = {}
+        self.header: EpisodeHeader | None = None
+        self.staging_dir: Path | None = None
+        self.final_dir: Path | None = None
+
+    def begin(self, header: EpisodeHeader) -> None:
+        self.header = header
+        self.final_dir = self.session_dir / episode_dir_name(header.index)
+        self.staging_dir = self.final_dir.with_name(self.final_dir.name + PARTIAL_SUFFIX)
+        existing = [d for d in self.session_dir.parent.glob(f"session_*/{self.final_dir.name}")]
+        if existing:
+            raise FileExistsError(f"{existing[0]} already exists: the native root and the LeRobot dataset disagree "
+                                  f"on the next episode; run `teledex-repair` on the dataset first")
+        shutil.rmtree(self.staging_dir, ignore_errors=True)  # an earlier crash's staging of this very index
+        (self.staging_dir / "videos").mkdir(parents=True)
+        self._frames = []
+        if self.staged_video is None:
+            self._own_videos = {name: H264Writer(self.staging_dir / "videos" / f"{name}.mp4", info.width,
+                                                 info.height, self.layout.fps, self.video_crf)
+                                for name, info in self.cameras.items()}
+
+    def add(self, frame: RecordedFrame) -> None:
+        self._frames.append(frame)
+        for name, video in self._own_videos.items():
+            video.add(frame.images[name])
+
+    def stage(self, metadata: dict) -> None:
+        for video in self._own_videos.values():
+            video.close()
+        self._own_videos = {}
+        if not self._frames:
+            raise ValueError(f"{self.final_dir.name}: no frames to save")
+        if self.staged_video is not None:
+            for name in self.cameras:
+                shutil.copyfile(self.staged_video(name), self.staging_dir / "videos" / f"{name}.mp4")
+        write_episode_files(self.staging_dir, telemetry_arrays(self.layout, self._frames), metadata, self.cameras)
+
+    def commit(self) -> None:
+        os.replace(self.staging_dir, self.final_dir)
+        fsync_dir(self.session_dir)
+        self._frames = []
+
+    def abort(self) -> None:
+        for video in self._own_videos.values():
+            video.close()
+        self._own_videos = {}
+        self._frames = []
+        if self.staging_dir is not None:
+            shutil.rmtree(self.staging_dir, ignore_errors=True)
 
 
 @dataclass
@@ -169,20 +221,23 @@ class NativeEpisode:
 
     @property
     def index(self) -> int:
-        return int(self.path.name.split("_")[-1])
+        return episode_index_of(self.path)
+
+    @property
+    def episode_uuid(self) -> str:
+        return self.manifest["episode_uuid"]
+
+    def names(self, key: str) -> list[str]:
+        return [str(n) for n in self.telemetry[key]]
 
     def video_path(self, camera: str) -> Path:
         return self.path / self.manifest["cameras"][camera]
 
 
-class NativeFormatError(ValueError):
-    pass
-
-
 def load_native_episode(folder: Path, verify_checksums: bool = False) -> NativeEpisode:
     """Read one episode folder, checking it is complete; errors name the file and the fix."""
     folder = Path(folder)
-    fix = f"run `teledex-repair {folder.parent.parent}` to set aside damaged episodes"
+    fix = f"run `teledex-repair` on the dataset to set aside damaged episodes"
     manifest = _read_json(folder / "manifest.json", fix)
     if manifest.get("format") != NATIVE_FORMAT:
         raise NativeFormatError(f"{folder / 'manifest.json'}: format {manifest.get('format')!r} is not "
@@ -204,6 +259,10 @@ def load_native_episode(folder: Path, verify_checksums: bool = False) -> NativeE
     if len(telemetry["frame_timestamps_ns"]) != manifest["frames"]:
         raise NativeFormatError(f"{folder / 'telemetry.npz'}: {len(telemetry['frame_timestamps_ns'])} frames, "
                                 f"manifest says {manifest['frames']}; {fix}")
+    for array, names in (("qpos", "state_names"), ("action", "action_names"), ("tactile", "tactile_names")):
+        if telemetry[array].shape[1] != len(telemetry[names]):
+            raise NativeFormatError(f"{folder / 'telemetry.npz'}: {array} has {telemetry[array].shape[1]} columns "
+                                    f"but {len(telemetry[names])} {names}")
     cameras = {name: CameraInfo(**{**info, "distortion": tuple(info["distortion"])})
                for name, info in _read_json(folder / "camera_info.json", fix).items()}
     return NativeEpisode(folder, telemetry, _read_json(folder / "metadata.json", fix), manifest, cameras)
@@ -219,6 +278,30 @@ def _read_json(path: Path, fix: str) -> dict:
 
 
 def native_episode_dirs(root: Path) -> list[Path]:
-    """Every complete episode folder under a native root (all sessions), by episode index."""
+    """Every committed episode folder under a native root (all sessions), by episode index; two folders with one
+    index (which only a damaged or hand-edited root has) are refused rather than guessed between."""
     dirs = [p for p in Path(root).glob("session_*/episode_*") if p.is_dir() and not p.name.endswith(PARTIAL_SUFFIX)]
-    return sorted(dirs, key=lambda p: int(p.name.split("_")[-1]))
+    by_index: dict[int, Path] = {}
+    for folder in dirs:
+        index = episode_index_of(folder)
+        if index in by_index:
+            raise NativeFormatError(f"Two episodes with index {index}: {by_index[index]} and {folder}; run "
+                                    "`teledex-repair` on the dataset to reconcile it with the LeRobot dataset")
+        by_index[index] = folder
+    return [by_index[i] for i in sorted(by_index)]
+
+
+def copy_episode(source: Path, target: Path, metadata: dict) -> None:
+    """Copy a committed episode to a new place (staged, then renamed in) with new metadata, e.g. its index in a
+    merged dataset; the telemetry and videos are copied byte for byte and the manifest recomputed."""
+    staging = target.with_name(target.name + PARTIAL_SUFFIX)
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(source, staging)
+    (staging / "metadata.json").write_text(json.dumps(metadata, indent=2))
+    manifest = json.loads((staging / "manifest.json").read_text())
+    manifest["files"]["metadata.json"] = {"bytes": (staging / "metadata.json").stat().st_size,
+                                          "sha256": _sha256(staging / "metadata.json")}
+    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    _fsync_tree(staging)
+    os.replace(staging, target)
+    fsync_dir(target.parent)

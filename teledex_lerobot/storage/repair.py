@@ -1,35 +1,50 @@
-"""Repair what a killed recording left behind, losing nothing that was saved.
+"""Repair what a killed recording left behind, and reconcile the two formats by episode uuid, losing nothing saved.
 
-Nothing is deleted: damaged or unfinished files move to a sibling folder `<root>.damaged/<timestamp>/`, with their
-paths kept, so they can still be inspected.
+Nothing is deleted: whatever is set aside moves to `<root>.damaged/<timestamp>/`, its path kept, so it can still be
+inspected. Every step is a rename or an atomic file replacement, so a repair that is itself killed leaves a dataset
+that the next repair finishes.
 
-LeRobot dataset: parquet files without a footer (the file being written when the process died) are set aside, the
-episode metadata that remains is checked against the data files, info.json's counts are recomputed from it, and
-image folders of unsaved episodes are set aside.
-Native layout: `.partial` episode folders are set aside, and so is any episode folder that does not load.
+LeRobot dataset: a torn info.json is restored from the recorder's last good copy; parquet files without a footer
+(written when the process died) are set aside, and so are data, video and episode-metadata files no committed
+episode refers to (an episode whose save was cut short), LeRobot's leftover staging folders, and sidecars of
+episodes that were never committed; info.json's counts and stats.json are recomputed from the committed episodes.
+Native layout: a staged episode (`.partial`) whose uuid the LeRobot dataset committed is committed too (the
+recorder died between the two commits); every other staged episode, every episode that does not load, and every
+episode whose uuid is not the LeRobot episode's at the same index is set aside. LeRobot episodes with no native twin
+are reported.
 """
 
 import json
-import shutil
+import os
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .native import PARTIAL_SUFFIX, NativeFormatError, load_native_episode
+from .errors import DatasetError
+from .native import (
+    PARTIAL_SUFFIX,
+    NativeFormatError,
+    episode_index_of,
+    fsync_dir,
+    load_native_episode,
+    write_json_atomic,
+)
+from .teledex_columns import EPISODE_UUID, INFO_BACKUP, SIDECAR_DIR, uuid_from_int64_pair
 
 
 class Repair:
     def __init__(self, root: Path):
         self.root = Path(root)
-        self.quarantine = self.root.with_name(f"{self.root.name}.damaged") / datetime.now().strftime("%Y%m%d-%H%M%S")
+        self.quarantine = self.root.with_name(f"{self.root.name}.damaged") / datetime.now().strftime("%Y%m%d-%H%M%S-%f")
         self.actions: list[str] = []
 
     def set_aside(self, path: Path, why: str) -> None:
         target = self.quarantine / path.relative_to(self.root)
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(path), str(target))
+        os.rename(path, target)  # same file system (a sibling folder): atomic, nothing copied
         self.actions.append(f"set aside {path.relative_to(self.root)} ({why}) -> {target}")
 
 
@@ -41,50 +56,143 @@ def _readable(path: Path) -> bool:
         return False
 
 
-def repair_lerobot(root: Path) -> list[str]:
-    repair = Repair(root)
+def _load_info(repair: Repair) -> dict:
     info_path = repair.root / "meta" / "info.json"
-    if not info_path.is_file():
-        raise FileNotFoundError(f"{info_path} is missing: {root} is not a LeRobot dataset (or its meta/ is lost)")
+    backup = repair.root / INFO_BACKUP
+    try:
+        return json.loads(info_path.read_text())
+    except FileNotFoundError:
+        if not backup.is_file():
+            raise DatasetError(f"{info_path} is missing: {repair.root} is not a LeRobot dataset") from None
+    except json.JSONDecodeError:
+        if not backup.is_file():
+            raise DatasetError(f"{info_path} is torn and there is no {INFO_BACKUP} to restore it from") from None
+    info = json.loads(backup.read_text())
+    if info_path.exists():
+        repair.set_aside(info_path, "torn: the process died while LeRobot rewrote it")
+    write_json_atomic(info_path, info)
+    repair.actions.append(f"restored meta/info.json from {INFO_BACKUP}")
+    return info
+
+
+def committed_episodes(root: Path) -> list[dict]:
+    """The LeRobot dataset's committed episodes (meta/episodes rows), each with its episode uuid when it has one."""
+    root = Path(root)
+    files = sorted((root / "meta" / "episodes").glob("*/*.parquet"))
+    if not files:
+        return []
+    table = pa.concat_tables([pq.read_table(p) for p in files], promote_options="default")
+    episodes = table.to_pylist()
+    info = json.loads((root / "meta" / "info.json").read_text())
+    uuids: dict[int, str] = {}
+    for chunk, file in sorted({(e["data/chunk_index"], e["data/file_index"]) for e in episodes}):
+        path = root / info["data_path"].format(chunk_index=chunk, file_index=file)
+        if path.is_file() and EPISODE_UUID in pq.ParquetFile(path).schema_arrow.names:
+            data = pq.read_table(path, columns=["episode_index", EPISODE_UUID]).to_pydict()
+            for index, pair in zip(data["episode_index"], data[EPISODE_UUID], strict=True):
+                if int(index) not in uuids:
+                    uuids[int(index)] = uuid_from_int64_pair(pair)
+    for episode in episodes:
+        episode["episode_uuid"] = uuids.get(int(episode["episode_index"]))
+    return sorted(episodes, key=lambda e: e["episode_index"])
+
+
+def repair_lerobot(root: Path, recompute_stats: Callable[[Path, list[dict]], None] | None = None
+                   ) -> tuple[list[str], list[dict]]:
+    """Returns (what was done, the committed episodes)."""
+    repair = Repair(root)
+    if not repair.root.is_dir():
+        raise DatasetError(f"{root} does not exist")
+    info = _load_info(repair)
     for folder in ("data", "meta/episodes"):
         for path in sorted((repair.root / folder).glob("*/*.parquet")):
             if not _readable(path):
                 repair.set_aside(path, "unreadable parquet: no footer, the process died while writing it")
-    episode_files = sorted((repair.root / "meta" / "episodes").glob("*/*.parquet"))
-    if not episode_files:
-        raise ValueError(f"No readable episode metadata in {root}/meta/episodes: no episode can be recovered")
-    episodes = pa.concat_tables([pq.read_table(p) for p in episode_files]).select(
-        ["episode_index", "length", "data/chunk_index", "data/file_index"]).to_pylist()
-    info = json.loads(info_path.read_text())
-    for episode in episodes:
-        data = repair.root / info["data_path"].format(chunk_index=episode["data/chunk_index"],
-                                                       file_index=episode["data/file_index"])
-        if not data.is_file():
-            raise ValueError(f"Episode {episode['episode_index']} is listed in meta/episodes but its data file "
-                             f"{data} is gone; this needs manual repair (nothing was changed beyond: "
-                             f"{repair.actions})")
-    indices = sorted(e["episode_index"] for e in episodes)
+    episodes = committed_episodes(repair.root)
+    indices = [e["episode_index"] for e in episodes]
     if indices != list(range(len(indices))):
-        raise ValueError(f"Episode indices in meta/episodes are not contiguous ({indices}); needs manual repair")
+        raise DatasetError(f"Episode indices in {root}/meta/episodes are not contiguous ({indices}); this needs "
+                           f"manual repair (done so far: {repair.actions or 'nothing'})")
+    data_files = {repair.root / info["data_path"].format(chunk_index=e["data/chunk_index"],
+                                                         file_index=e["data/file_index"]) for e in episodes}
+    for path in data_files:
+        if not path.is_file():
+            raise DatasetError(f"{path} is listed in meta/episodes but gone; this needs manual repair")
+    for path in sorted((repair.root / "data").glob("*/*.parquet")):
+        if path not in data_files:
+            repair.set_aside(path, "rows of an episode whose save was cut short (no episode metadata refers to it)")
+    episode_files = {(e["meta/episodes/chunk_index"], e["meta/episodes/file_index"]) for e in episodes}
+    video_keys = [k for k, f in info["features"].items() if f["dtype"] == "video"]
+    videos = {repair.root / info["video_path"].format(video_key=key, chunk_index=e[f"videos/{key}/chunk_index"],
+                                                      file_index=e[f"videos/{key}/file_index"])
+              for e in episodes for key in video_keys}
+    for key in video_keys:
+        for path in sorted((repair.root / "videos" / key).glob("*/*.mp4")):
+            if path not in videos:
+                repair.set_aside(path, "video of an episode whose save was cut short")
+    for path in sorted((repair.root / "meta" / "episodes").glob("*/*.parquet")):
+        chunk, file = int(path.parent.name.split("-")[-1]), int(path.stem.split("-")[-1])
+        if (chunk, file) not in episode_files:
+            repair.set_aside(path, "episode metadata that refers to no episode")
+    for path in sorted(p for p in repair.root.iterdir() if p.is_dir() and p.name.startswith("tmp")):
+        repair.set_aside(path, "LeRobot's staging folder of an episode that was never saved")
+    if (repair.root / "images").is_dir():
+        repair.set_aside(repair.root / "images", "frames of an episode that was never saved")
+    committed_uuids = {e["episode_uuid"] for e in episodes}
+    for path in sorted((repair.root / SIDECAR_DIR).glob("*.json")):
+        if path.stem not in committed_uuids:
+            repair.set_aside(path, "sidecar of an episode that was never committed")
     total_frames = sum(e["length"] for e in episodes)
-    if (info["total_episodes"], info["total_frames"]) != (len(indices), total_frames):
-        repair.actions.append(f"info.json: total_episodes {info['total_episodes']} -> {len(indices)}, "
+    if (info["total_episodes"], info["total_frames"]) != (len(episodes), total_frames):
+        repair.actions.append(f"info.json: total_episodes {info['total_episodes']} -> {len(episodes)}, "
                               f"total_frames {info['total_frames']} -> {total_frames}")
-        info.update(total_episodes=len(indices), total_frames=total_frames, splits={"train": f"0:{len(indices)}"})
-        info_path.write_text(json.dumps(info, indent=4))
-    for folder in sorted((repair.root / "images").glob("*/episode-*")):
-        if int(folder.name.split("-")[-1]) >= len(indices):
-            repair.set_aside(folder, "frames of an episode that was never saved")
-    return repair.actions
+        info.update(total_episodes=len(episodes), total_frames=total_frames, splits={"train": f"0:{len(episodes)}"})
+        write_json_atomic(repair.root / "meta" / "info.json", info)
+    if repair.actions and recompute_stats is not None and episodes:
+        recompute_stats(repair.root, episodes)
+        repair.actions.append("stats.json recomputed from the committed episodes")
+    return repair.actions, episodes
 
 
-def repair_native(root: Path) -> list[str]:
+def repair_native(root: Path, lerobot_uuids: dict[int, str] | None = None) -> list[str]:
+    """Set aside what does not load; with the LeRobot dataset's uuid per index, reconcile the pairs by uuid."""
     repair = Repair(root)
-    for folder in sorted(repair.root.glob(f"session_*/episode_*{PARTIAL_SUFFIX}")):
-        repair.set_aside(folder, "episode interrupted before it was saved")
-    for folder in sorted(repair.root.glob("session_*/episode_*")):
+    for staging in sorted(repair.root.glob(f"session_*/episode_*{PARTIAL_SUFFIX}")):
+        final = staging.with_name(staging.name.removesuffix(PARTIAL_SUFFIX))
         try:
-            load_native_episode(folder, verify_checksums=True)
+            episode = load_native_episode(staging, verify_checksums=True)
+        except NativeFormatError:
+            repair.set_aside(staging, "staging of an episode that was never committed")
+            continue
+        index = episode_index_of(staging)
+        twin = (lerobot_uuids or {}).get(index)
+        if twin == episode.episode_uuid and not final.exists() and not list(
+                repair.root.glob(f"session_*/{final.name}")):
+            os.rename(staging, final)
+            fsync_dir(final.parent)
+            repair.actions.append(f"committed {final.relative_to(repair.root)}: complete, and LeRobot holds its "
+                                  f"uuid {twin} (the recorder died between the two commits)")
+        else:
+            repair.set_aside(staging, "staged episode that the LeRobot dataset never committed")
+    by_index: dict[int, Path] = {}
+    for folder in sorted(p for p in repair.root.glob("session_*/episode_*") if not p.name.endswith(PARTIAL_SUFFIX)):
+        try:
+            episode = load_native_episode(folder, verify_checksums=True)
         except NativeFormatError as err:
             repair.set_aside(folder, f"does not load: {err}")
+            continue
+        index = episode.index
+        if lerobot_uuids is not None and lerobot_uuids.get(index) != episode.episode_uuid:
+            repair.set_aside(folder, f"uuid {episode.episode_uuid} is not the LeRobot episode {index}'s "
+                                     f"({lerobot_uuids.get(index) or 'none'}): present in the native format only")
+            continue
+        if index in by_index:
+            repair.set_aside(folder, f"a second episode with index {index}")
+            continue
+        by_index[index] = folder
+    if lerobot_uuids is not None:
+        for index, episode_uuid in sorted(lerobot_uuids.items()):
+            if index not in by_index:
+                repair.actions.append(f"LeRobot episode {index} ({episode_uuid}) has no native twin: present in "
+                                      "the LeRobot dataset only (left in place)")
     return repair.actions

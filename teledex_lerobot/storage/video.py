@@ -1,7 +1,8 @@
-"""H.264 video files written frame by frame from a background thread, so encoding never stalls the control loop.
+"""Video helpers of the native layout: an H.264 writer (used only when the LeRobot dataset stores no videos, so the
+native layout must encode its own), reading frames back, and copying an episode's packets out of a longer file.
 
-Frames are never dropped: when the encoder falls behind, add() blocks (and counts the wait), which the recorder
-reports as late frames instead of losing video silently.
+The H.264 writer encodes in a background thread; frames are never dropped: when the encoder falls behind, add()
+blocks, and the wait shows in the frame timing as dropped ticks instead of video lost silently.
 """
 
 import os
@@ -75,3 +76,29 @@ def read_video_frames(path: Path) -> np.ndarray:
     """All frames of a video as (N, H, W, 3) RGB uint8."""
     with av.open(str(path)) as container:
         return np.stack([frame.to_ndarray(format="rgb24") for frame in container.decode(video=0)])
+
+
+def copy_video_segment(source: Path, target: Path, from_s: float, to_s: float) -> int:
+    """Copy the frames shown in [from_s, to_s) of a video into a new file without re-encoding (packets are copied;
+    a segment starts on a key frame when its episode was encoded on its own, as LeRobot does before concatenating).
+    Returns the number of frames copied."""
+    copied = 0
+    with av.open(str(source)) as src, av.open(str(target), mode="w", format="mp4") as dst:
+        in_stream = src.streams.video[0]
+        out_stream = dst.add_stream_from_template(in_stream, opaque=True)  # remux: no codec opened
+        base_pts = None
+        time_base = in_stream.time_base
+        for packet in src.demux(in_stream):
+            if packet.pts is None:
+                continue
+            shown_s = float(packet.pts * time_base)
+            if shown_s < from_s - 1e-6 or shown_s >= to_s - 1e-6:
+                continue
+            if base_pts is None:
+                base_pts = packet.pts
+            packet.pts -= base_pts
+            packet.dts = None if packet.dts is None else packet.dts - base_pts
+            packet.stream = out_stream
+            dst.mux(packet)
+            copied += 1
+    return copied

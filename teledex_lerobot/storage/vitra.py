@@ -1,9 +1,11 @@
-"""Export native episodes to the VITRA teleoperation format (seed 003): one <episode>.h5 + <episode>.mp4 each.
+"""Export native episodes to the VITRA teleoperation format: one <episode>.h5 + <episode>.mp4 each.
 
 Kinematic transforms come from the episode's own record of its rig (models, sides, driven joints, hand mount),
 never from constants: `ee_urdf` is the arm's mount frame in its URDF, `hand_mount` the hand's base frame. The head
 camera is the episode's first camera; its pose in the arm base comes from camera_info.json. Poses are
-[x, y, z, rx, ry, rz] with a rotation vector. Missing arms/hands are zero-filled with their masks False.
+[x, y, z, rx, ry, rz] with a rotation vector. A missing arm or hand has zero joint arrays, identity transforms (and
+so zero pose vectors, the identity pose) and its masks False: every transform in a file is a valid rigid transform.
+Files are named by the episode id and never overwritten.
 """
 
 import shutil
@@ -15,6 +17,7 @@ from scipy.spatial.transform import Rotation
 
 from ..presets import HandMount, PartSpec
 from ..rig import Rig
+from .errors import DatasetError
 from .native import NativeEpisode, load_native_episode, native_episode_dirs
 
 
@@ -26,7 +29,7 @@ def pose_vector(matrices: np.ndarray) -> np.ndarray:
 def rig_of(episode: NativeEpisode) -> Rig:
     record = episode.metadata.get("hardware", {}).get("rig")
     if not record:
-        raise ValueError(f"{episode.path}/metadata.json has no hardware.rig: it was not recorded from a TeleDex rig, "
+        raise DatasetError(f"{episode.path}/metadata.json has no hardware.rig: it was not recorded from a TeleDex rig, "
                          "so its kinematics are unknown")
     parts = {role: PartSpec(**{**spec, "joints": tuple(spec["joints"]) if spec.get("joints") else None})
              for role, spec in record["parts"].items()}
@@ -37,11 +40,11 @@ def rig_of(episode: NativeEpisode) -> Rig:
 def export_episode(episode: NativeEpisode, out_dir: Path) -> Path:
     rig = rig_of(episode)
     t = episode.telemetry
-    names = [str(n) for n in t["joint_names"]]
+    names = episode.names("state_names")
     frames = len(t["frame_timestamps_ns"])
     camera_name, camera = next(iter(episode.camera_info.items()), (None, None))
     if camera is None or camera.world_from_camera is None or camera.fx is None:
-        raise ValueError(f"{episode.path}: VITRA needs a camera with intrinsics and a known pose in the arm base")
+        raise DatasetError(f"{episode.path}: VITRA needs a camera with intrinsics and a known pose in the arm base")
     episode_id = episode.metadata["episode"].get("episode_id") or episode.path.name
     video_name = f"{episode_id}.mp4"
     side = next(iter(rig.parts.values())).spec.side
@@ -50,6 +53,10 @@ def export_episode(episode: NativeEpisode, out_dir: Path) -> Path:
         part = rig.parts[role]
         return array[:, [names.index(key) for key in part.keys]].astype(np.float64)
 
+    def action_columns(role: str) -> np.ndarray:
+        action_names = episode.names("action_names")
+        return t["action"][:, [action_names.index(key) for key in rig.parts[role].keys]].astype(np.float64)
+
     q = {role: columns(role, t["qpos"]) for role in rig.parts}
     hand_mount_world = None
     if "arm" in rig.parts and "hand" in rig.parts:
@@ -57,6 +64,9 @@ def export_episode(episode: NativeEpisode, out_dir: Path) -> Path:
                                      for i in range(frames)])
     camera_pose = np.asarray(camera.world_from_camera)
     path = Path(out_dir) / f"{episode_id}.h5"
+    if path.exists() or (Path(out_dir) / video_name).exists():
+        raise DatasetError(f"{path} already exists: two episodes share the id {episode_id!r}; export into an empty "
+                           "folder, one dataset at a time")
     with h5py.File(path, "w") as h5:
         meta = h5.create_group("meta")
         meta["instruction"] = episode.metadata["episode"].get("task_name", "")
@@ -73,19 +83,19 @@ def export_episode(episode: NativeEpisode, out_dir: Path) -> Path:
             arm_dof = len(rig.parts["arm"].keys) if "arm" in rig.parts else 0
             hand_dof = len(rig.parts["hand"].keys) if "hand" in rig.parts else 0
             arm_present, hand_present = present and "arm" in rig.parts, present and "hand" in rig.parts
-            ee_to_mount = np.zeros((4, 4))
+            ee_to_mount = np.eye(4)
             if arm_present and hand_present:
                 arm = rig.parts["arm"]
                 ee = arm.model.frame_pose(arm.full_configuration(q["arm"][0]), arm.mount_frame)
                 ee_to_mount = np.linalg.inv(ee) @ hand_mount_world[0]
             kinematics[f"{s}_ee_urdf_to_hand_mount"] = ee_to_mount
-            kinematics[f"head_camera_to_{s}_arm_base"] = camera_pose if present else np.zeros((4, 4))
-            mount_pose = hand_mount_world if (arm_present and hand_present) else np.zeros((frames, 4, 4))
+            kinematics[f"head_camera_to_{s}_arm_base"] = camera_pose if present else np.eye(4)
+            mount_pose = hand_mount_world
             h5[f"state/{s}_arm_joint"] = q["arm"] if arm_present else np.zeros((frames, arm_dof))
             h5[f"state/{s}_hand_joint"] = q["hand"] if hand_present else np.zeros((frames, hand_dof))
-            h5[f"action/{s}_arm_joint"] = (columns("arm", t["action"]) if arm_present
+            h5[f"action/{s}_arm_joint"] = (action_columns("arm") if arm_present
                                            else np.zeros((frames, arm_dof)))
-            h5[f"action/{s}_hand_joint"] = (columns("hand", t["action"]) if hand_present
+            h5[f"action/{s}_hand_joint"] = (action_columns("hand") if hand_present
                                             else np.zeros((frames, hand_dof)))
             has_pose = arm_present and hand_present
             h5[f"state/{s}_hand_mount_pose"] = pose_vector(mount_pose) if has_pose else np.zeros((frames, 6))
@@ -105,5 +115,5 @@ def export_vitra(native_root: Path, out_dir: Path, progress=print) -> list[Path]
         written.append(export_episode(load_native_episode(folder), out_dir))
         progress(f"{folder.name} -> {written[-1]}")
     if not written:
-        raise ValueError(f"No episodes under {native_root}")
+        raise DatasetError(f"No episodes under {native_root}")
     return written

@@ -1,13 +1,11 @@
-"""The report's table 2 sync metrics for recorded episodes, from either storage format.
+"""Sync and frame-timing figures for recorded episodes, per episode and over a dataset, from either storage format.
+Every figure comes from sync.metrics, the one definition the recorder and the benchmarks use too."""
 
-Per episode and overall: sync success rate (valid frames / frames), mean sync error (mean max_diff over the valid
-frames, the report's definition), p50/p99 max_diff over all frames, and each source's lag (how far its timestamp is
-behind the newest source of the same frame; mean and p99).
-"""
-
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+
+from .metrics import sync_metrics, timing_metrics
 
 
 @dataclass
@@ -17,54 +15,54 @@ class EpisodeSync:
     max_diff_ms: np.ndarray  # (T,)
     source_names: list[str]
     source_timestamps_ns: np.ndarray  # (T, S) int64, -1 where a source reported nothing
+    frame_ns: np.ndarray  # (T,) int64, when each frame was checked
+    fps: float
+    policy: dict = field(default_factory=dict)  # the SyncPolicy the episode was recorded with
+    episode_uuid: str | None = None
 
 
-def sync_metrics(valid: np.ndarray, max_diff_ms: np.ndarray, source_names: list[str],
-                 source_timestamps_ns: np.ndarray) -> dict:
-    frames = len(valid)
-    stamps = np.where(source_timestamps_ns >= 0, source_timestamps_ns, np.nan).astype(float)
-    lag_ms = (np.nanmax(stamps, axis=1, keepdims=True) - stamps) / 1e6 if frames else stamps
-    lags = {}
-    for i, source in enumerate(source_names):
-        column = lag_ms[:, i][~np.isnan(lag_ms[:, i])] if frames else np.array([])
-        lags[source] = {"mean_ms": float(column.mean()) if len(column) else None,
-                        "p99_ms": float(np.percentile(column, 99)) if len(column) else None,
-                        "missing_frames": int(frames - len(column))}
-    return {
-        "frames": int(frames),
-        "valid_frames": int(valid.sum()),
-        "sync_success_rate": float(valid.mean()) if frames else None,
-        "mean_sync_error_ms": float(max_diff_ms[valid].mean()) if valid.any() else None,
-        "max_diff_p50_ms": float(np.percentile(max_diff_ms, 50)) if frames else None,
-        "max_diff_p99_ms": float(np.percentile(max_diff_ms, 99)) if frames else None,
-        "source_lag": lags,
-    }
+def episode_metrics(episode: EpisodeSync) -> dict:
+    return {**sync_metrics(episode.valid, episode.max_diff_ms, episode.source_names, episode.source_timestamps_ns),
+            "timing": timing_metrics(episode.frame_ns, episode.fps), "policy": episode.policy,
+            "episode_uuid": episode.episode_uuid}
 
 
 def report(episodes: list[EpisodeSync]) -> dict:
     if not episodes:
         raise ValueError("No episodes to report on")
     names = episodes[0].source_names
-    per_episode = {str(e.episode_index): sync_metrics(e.valid, e.max_diff_ms, e.source_names, e.source_timestamps_ns)
-                   for e in episodes}
+    per_episode = {str(e.episode_index): episode_metrics(e) for e in episodes}
     overall = sync_metrics(np.concatenate([e.valid for e in episodes]),
                            np.concatenate([e.max_diff_ms for e in episodes]), names,
                            np.concatenate([e.source_timestamps_ns for e in episodes]))
+    timings = [m["timing"] for m in per_episode.values()]
+    overall["timing"] = {key: sum(t[key] for t in timings)
+                         for key in ("frames_stored", "frames_expected", "dropped_ticks", "gaps")}
+    overall["policies"] = sorted({tuple(sorted(e.policy.items())) for e in episodes})
+    overall["policies"] = [dict(p) for p in overall["policies"]]
     return {"overall": overall, "episodes": per_episode}
 
 
+def _fmt(value, scale: float = 1.0) -> str:
+    return "-" if value is None else f"{value * scale:.2f}"
+
+
 def format_table(result: dict) -> str:
-    header = f"{'episode':>8} {'frames':>7} {'sync ok %':>10} {'mean err ms':>12} {'p50 ms':>8} {'p99 ms':>8}"
+    header = (f"{'episode':>8} {'frames':>7} {'expected':>8} {'dropped':>7} {'sync ok %':>10} {'mean err ms':>12} "
+              f"{'p50 ms':>8} {'p99 ms':>8}")
     rows = [header]
     for name, m in [*result["episodes"].items(), ("all", result["overall"])]:
-        rate = "-" if m["sync_success_rate"] is None else f"{100 * m['sync_success_rate']:.2f}"
-        err = "-" if m["mean_sync_error_ms"] is None else f"{m['mean_sync_error_ms']:.2f}"
-        rows.append(f"{name:>8} {m['frames']:>7} {rate:>10} {err:>12} {m['max_diff_p50_ms']:>8.2f} "
-                    f"{m['max_diff_p99_ms']:>8.2f}")
+        t = m["timing"]
+        rows.append(f"{name:>8} {m['frames']:>7} {t['frames_expected']:>8} {t['dropped_ticks']:>7} "
+                    f"{_fmt(m['sync_success_rate'], 100):>10} {_fmt(m['mean_sync_error_ms']):>12} "
+                    f"{_fmt(m['max_diff_p50_ms']):>8} {_fmt(m['max_diff_p99_ms']):>8}")
     rows.append("")
-    rows.append(f"{'source':>12} {'mean lag ms':>12} {'p99 lag ms':>11} {'missing':>8}")
+    rows.append(f"{'source':>12} {'mean lag ms':>12} {'p99 lag ms':>11} {'max lag ms':>11} {'missing':>8}")
     for source, lag in result["overall"]["source_lag"].items():
-        mean = "-" if lag["mean_ms"] is None else f"{lag['mean_ms']:.2f}"
-        p99 = "-" if lag["p99_ms"] is None else f"{lag['p99_ms']:.2f}"
-        rows.append(f"{source:>12} {mean:>12} {p99:>11} {lag['missing_frames']:>8}")
+        rows.append(f"{source:>12} {_fmt(lag['mean_ms']):>12} {_fmt(lag['p99_ms']):>11} {_fmt(lag['max_ms']):>11} "
+                    f"{lag['missing_frames']:>8}")
+    policies = ", ".join(f"tolerance {p.get('tolerance_ms')} ms, max age {p.get('max_age_ms')} ms"
+                         for p in result["overall"]["policies"])
+    rows.append(f"\nsync policy as recorded: {policies or 'unknown'}; mean err = mean max_diff over valid frames; "
+                "p50/p99 over all frames")
     return "\n".join(rows)

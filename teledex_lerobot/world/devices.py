@@ -13,8 +13,8 @@ from collections import deque
 import numpy as np
 
 from ..clock import now_ns
-from ..devices.factory import DEFAULT_FEEDBACK_HZ
-from ..devices.joint_device import JointDevice, JointState, SimDynamicsConfig
+from ..devices.joint_device import JointDevice, JointState
+from ..devices.simulated import DEFAULT_FEEDBACK_HZ, SimDynamicsConfig
 from ..rig import Rig
 from .world import World, WorldConfig
 

@@ -57,6 +57,8 @@ TORSO_SHOULDER_ABOVE_TABLE_M = 0.3
 # top, the Piper's wrist pitch limit (+-1.22 rad) cannot hold the hand level 8 cm above the table anywhere in the
 # workspace (benchmarks/world_reach.py).
 TABLE_MOUNTED_SHOULDER_BELOW_TABLE_M = 0.057
+# At home the hand keeps this far above the table (a home pose in the table would push on it from the first step).
+HOME_HAND_CLEARANCE_M = 0.03
 
 
 @dataclass(frozen=True)
@@ -259,15 +261,24 @@ def kept_arm_links(rig: Rig) -> set[str] | None:
 def arm_base_height_m(rig: Rig) -> float:
     """Height of the arm's root link relative to the table top: a table-mounted arm stands at the table's edge
     with its shoulder TABLE_MOUNTED_SHOULDER_BELOW_TABLE_M below the top; a torso-mounted arm (shoulder far above
-    the root) is placed so that the shoulder sits TORSO_SHOULDER_ABOVE_TABLE_M above it."""
+    the root) is placed so that the shoulder sits TORSO_SHOULDER_ABOVE_TABLE_M above it. Either is raised as far as
+    needed for the hand at home to clear the table by HOME_HAND_CLEARANCE_M (the A7 at home reaches down in front
+    of its torso)."""
     arm = rig.parts.get("arm")
     if arm is None:
         return 0.0
     first = next(j for j in arm.model.description.joints if j.is_moving)
     shoulder = arm.model.frame_pose(arm.home_full, first.child)[2, 3]
     if shoulder <= TABLE_MOUNTED_MAX_SHOULDER_M:
-        return -TABLE_MOUNTED_SHOULDER_BELOW_TABLE_M - shoulder
-    return TORSO_SHOULDER_ABOVE_TABLE_M - shoulder
+        height = -TABLE_MOUNTED_SHOULDER_BELOW_TABLE_M - shoulder
+    else:
+        height = TORSO_SHOULDER_ABOVE_TABLE_M - shoulder
+    home = {role: part.home for role, part in rig.parts.items()}
+    hand_points = [segments.reshape(-1, 3) for role, segments in rig.drawing_segments(home) if role == "hand"]
+    if hand_points:
+        lowest_m = float(np.concatenate(hand_points)[:, 2].min()) - FINGER_BONE_RADIUS_M
+        height = max(height, HOME_HAND_CLEARANCE_M - lowest_m)
+    return height
 
 
 def actuator_gains(part: RigPart) -> list[tuple[float, float]]:

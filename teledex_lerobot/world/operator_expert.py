@@ -14,7 +14,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from ..control.config import ControlConfig
-from ..control.joint_mapping import joint_map_path, load_joint_map
+from ..retargeting.joint_mapping import joint_map_path, load_joint_map
 from ..control.rig_controller import RigController
 from ..geometry.rotations import matrix_to_quat
 from ..inputs.keypoint_stream import encode_keypoints, parse_keypoints

@@ -1,25 +1,45 @@
-"""The rig a TeleDex teleoperator drives, described the way the robot describes it, so their keys match."""
+"""The rig a TeleDex teleoperator drives: the robot's own, given once to the robot, unless the teleoperator is told
+otherwise."""
 
 from dataclasses import dataclass
 
 from lerobot.teleoperators import TeleoperatorConfig
 
+from teledex_lerobot.control import robot_link
 from teledex_lerobot.presets import PartSpec, load_preset
 from teledex_lerobot.rig import Rig
 
 
 @dataclass(kw_only=True)
 class TeledexRigTeleopConfig(TeleoperatorConfig):
-    # Must be the robot's rig: a preset name (as --robot.type=teledex), or leave the preset and give arm_model /
-    # hand_model (built-in names or URDF paths) to drive --robot.type=teledex_arm / teledex_hand.
-    preset: str = "piper_linkerhand_o6_single"
+    # The rig driven. Empty (default): the TeleDex robot's own rig (lerobot-record, lerobot-teleoperate and
+    # teledex-record build the robot first, and it announces its rig), so the rig is given once, to the robot.
+    # Otherwise a preset name (as --robot.preset), or arm_model / hand_model (built-in names or URDF paths) as
+    # --robot.type=teledex_arm / teledex_hand; a rig that differs from the robot's is refused with both named.
+    preset: str = ""
     arm_model: str = ""
     hand_model: str = ""
     side: str = "right"
 
-    def rig(self) -> Rig:
+    def rigs(self) -> dict[str, Rig]:
+        """The rig(s) driven, by the prefix of their keys ("" for one rig; "<follower>_" for a robot's followers)."""
         if self.arm_model or self.hand_model:
             arm = PartSpec(self.arm_model, self.side) if self.arm_model else None
             hand = PartSpec(self.hand_model, self.side) if self.hand_model else None
-            return Rig.from_parts(arm, hand)
-        return Rig.from_preset(load_preset(self.preset))
+            return {"": Rig.from_parts(arm, hand)}
+        if self.preset:
+            return {"": Rig.from_preset(load_preset(self.preset))}
+        announced = robot_link.announced_rigs()
+        if announced is None:
+            raise ValueError("No rig to drive: build the TeleDex robot first (lerobot-record, lerobot-teleoperate and "
+                             "teledex-record do; the teleoperator then drives the robot's rig), or give the "
+                             "teleoperator one: --teleop.preset=<preset> or --teleop.arm_model / hand_model.")
+        return {prefix: Rig.from_parts(parts.arm, parts.hand, parts.hand_mount) for prefix, parts in announced.items()}
+
+    def rig(self) -> Rig:
+        """The single rig driven; several followers need `rigs()`."""
+        rigs = self.rigs()
+        if list(rigs) != [""]:
+            raise ValueError(f"The robot has several followers ({', '.join(p.rstrip('_') for p in rigs)}); this "
+                             "teleoperator drives one rig: give it --teleop.preset or --teleop.arm_model/hand_model.")
+        return rigs[""]

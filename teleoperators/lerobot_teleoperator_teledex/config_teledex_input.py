@@ -1,24 +1,32 @@
 """Configs of the live input teleoperators: UdexReal glove, XR headset (Pico/Quest/WebXR), generic keypoint stream,
 leader arm. Every one drives one rig, or several followers at once, through the control chain configured by a
-control config (configs/control/*.yaml: strategy, relative arm, output chain, stale timeout, key bindings)."""
+control config (configs/control/*.yaml: strategy, relative arm, output chain, stale timeout, key bindings).
+
+Network listeners bind 127.0.0.1 unless --teleop.bind names another address (a LAN address, or 0.0.0.0 for every
+interface), and then accept only the senders in --teleop.allow if that is given."""
 
 from dataclasses import dataclass, field
 
 from lerobot.teleoperators import TeleoperatorConfig
 
-from .config_rig import TeledexRigTeleopConfig
+from teledex_lerobot.inputs.senders import LOCAL_BIND, SenderFilter
+from teledex_lerobot.inputs.webxr import DEFAULT_CERTIFICATE_DIR
 
-SOURCES = ("udp", "unix", "websocket", "replay", "robot")
+from .config_rig import TeledexRigTeleopConfig
 
 
 @dataclass(kw_only=True)
 class TeledexInputConfig(TeledexRigTeleopConfig):
     # A name in configs/control/ or a .yaml path; "" = the device's default.
     control: str = ""
-    # Where packets come from: udp (host:port), unix (a local datagram socket at socket_path), websocket
-    # (host:port), or replay (a recorded datagram file, played in real time through the same parser).
+    # Where packets come from: udp (bind:port), unix (a local datagram socket at socket_path), or replay (a
+    # recorded datagram file, played in real time through the same parser); XR headsets also xrobotoolkit and webxr.
     source: str = "udp"
-    host: str = "0.0.0.0"
+    # The address network sources listen on: 127.0.0.1 (this machine only), a LAN address, or 0.0.0.0 (every
+    # interface). A headset or glove on the network needs one of the latter two.
+    bind: str = LOCAL_BIND
+    # Sender addresses or networks that may send (e.g. [192.168.1.20, 10.0.0.0/24]); [] = any that can reach bind.
+    allow: list[str] = field(default_factory=list)
     port: int = 0  # 0 = the device's default port
     socket_path: str = "/tmp/teledex_input.sock"
     replay_file: str = ""  # a path, or a name in configs/streams/ (<name>.datagrams.jsonl)
@@ -27,7 +35,7 @@ class TeledexInputConfig(TeledexRigTeleopConfig):
     # Write every received packet to this datagram file (replayable with source=replay).
     record_to: str = ""
     # One master, several followers: follower name -> preset. Keys become "<name>_<key>", to match
-    # --robot.type=teledex_followers with the same followers. Empty: one rig, unprefixed keys.
+    # --robot.type=teledex_followers with the same followers. Empty: the robot's own rig(s) (see `preset`).
     followers: dict[str, str] = field(default_factory=dict)
     # Per-follower control config (name -> control config); followers not listed use `control`.
     follower_controls: dict[str, str] = field(default_factory=dict)
@@ -48,12 +56,10 @@ class TeledexInputConfig(TeledexRigTeleopConfig):
             raise ValueError("source=replay needs replay_file (a .datagrams.jsonl file)")
         if self.replay_speed <= 0:
             raise ValueError("replay_speed must be > 0")
-        unknown = sorted(set(self.follower_controls) - set(self.followers))
-        if unknown:
-            raise ValueError(f"follower_controls names unknown followers {unknown}; followers: {list(self.followers)}")
+        SenderFilter(self.allow)  # a malformed address fails here, naming the option
 
     def allowed_sources(self) -> tuple[str, ...]:
-        return ("udp", "unix", "websocket", "replay")
+        return ("udp", "unix", "replay")
 
 
 @TeleoperatorConfig.register_subclass("teledex_glove")
@@ -65,8 +71,19 @@ class TeledexGloveConfig(TeledexInputConfig):
 @TeleoperatorConfig.register_subclass("teledex_xr")
 @dataclass(kw_only=True)
 class TeledexXRConfig(TeledexInputConfig):
-    """XR state JSON (XRoboToolkit schema): Pico via a local bridge (source=unix), or any headset over UDP or
-    WebSocket (default port 8012 for websocket, 29000 for udp)."""
+    """XR headsets, all in the XRoboToolkit state schema: source=xrobotoolkit (the XRoboToolkit app on a Pico or
+    Quest connects to TCP 63901), webxr (our page for headset browsers, https://<bind>:8012/), or udp (29000) / unix
+    (a local bridge) / replay."""
+
+    source: str = "xrobotoolkit"
+    # xrobotoolkit: also send our address to the app's discovery listener at this headset address ("host" or
+    # "host:port"), every 5 s, so the app lists this computer; "" = type the address into the app instead.
+    announce_to: str = ""
+    # webxr: where the self-signed certificate is kept (made on first run, reused after).
+    certificate_dir: str = str(DEFAULT_CERTIFICATE_DIR)
+
+    def allowed_sources(self) -> tuple[str, ...]:
+        return ("xrobotoolkit", "webxr", "udp", "unix", "replay")
 
 
 @TeleoperatorConfig.register_subclass("teledex_keypoints")

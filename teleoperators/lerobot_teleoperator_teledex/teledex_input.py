@@ -3,8 +3,13 @@ RigController per follower -> actions. Every input takes this one route to the r
 
 Each get_action() is one control tick: the newest frame (stale after the control config's timeout), the state
 machine keys its buttons, gestures or the keyboard pressed, and every follower's strategy and output chain. The
-controllers start from the robot's measured pose (control.measured_pose). `sample_capture_ns` is the local arrival
-time of the frame behind the action (the recorder's input timestamp for sync).
+controllers start from the robot's measured pose (control.robot_link). `sample_capture_ns` is when the sample behind
+the action was captured, on this machine's clock: the sender's timestamp corrected by the estimated clock offset
+(inputs.clock_sync), or the arrival time for senders without one. The recorder uses it for its sync check. `frame`
+is that sample itself (per-device validity, arrival time).
+
+Headset pages get a status message a few times per second (state, stale input, robot faults); whoever runs the
+robot feeds its faults with `report_robot_faults`.
 """
 
 import logging
@@ -16,9 +21,10 @@ from lerobot.teleoperators import Teleoperator
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 from lerobot.utils.keyboard_input import create_key_listener
 
+from teledex_lerobot import viewer
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.config_files import resolve_file
-from teledex_lerobot.control import measured_pose
+from teledex_lerobot.control import robot_link
 from teledex_lerobot.control.config import ControlConfig
 from teledex_lerobot.control.diagnostics import Diagnostics
 from teledex_lerobot.control.gestures import PinchButtons
@@ -26,7 +32,12 @@ from teledex_lerobot.control.rig_controller import RigController
 from teledex_lerobot.control.state_machine import ButtonKeys, TeleopState, TeleopStateMachine
 from teledex_lerobot.inputs import PARSERS, InputReceiver
 from teledex_lerobot.inputs.datagram_file import DatagramWriter
-from teledex_lerobot.inputs.sources import FileReplaySource, UdpSource, UnixDatagramSource, WebSocketSource
+from teledex_lerobot.inputs.frame import OperatorFrame
+from teledex_lerobot.inputs.senders import describe_listener
+from teledex_lerobot.inputs.sources import FileReplaySource, UdpSource, UnixDatagramSource
+from teledex_lerobot.inputs.webxr import WebXRSource, certificate_fingerprint
+from teledex_lerobot.inputs.xrobotoolkit import TCP_PORT as XROBOTOOLKIT_PORT
+from teledex_lerobot.inputs.xrobotoolkit import XRoboToolkitSource
 from teledex_lerobot.paths import STREAMS_DIR
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
@@ -34,6 +45,7 @@ from teledex_lerobot.rig import Rig
 from .config_teledex_input import TeledexGloveConfig, TeledexInputConfig, TeledexKeypointsConfig, TeledexXRConfig
 
 logger = logging.getLogger(__name__)
+STATUS_PERIOD_NS = 200_000_000  # how often headset pages get the teleop's status
 
 
 def datagram_file_path(name_or_path: str) -> Path:
@@ -48,26 +60,15 @@ class TeledexInputTeleop(Teleoperator):
     name = "teledex_input"
     parser = ""  # a name in inputs.PARSERS
     default_control = ""
-    default_ports = {"udp": 0, "websocket": 0}
+    default_ports = {"udp": 0}
 
     def __init__(self, config: TeledexInputConfig):
         super().__init__(config)
         self.config = config
         self.state_machine = TeleopStateMachine()
-        self.followers: dict[str, RigController] = {}  # key prefix ("" for a single rig) -> controller
-        if config.followers:
-            rigs = {f"{name}_": (Rig.from_preset(load_preset(preset)), config.follower_controls.get(name), name)
-                    for name, preset in config.followers.items()}
-        else:
-            rigs = {"": (config.rig(), None, "")}
-        for prefix, (rig, own_control, name) in rigs.items():
-            self.followers[prefix] = RigController(rig, self._control_config(own_control), self.state_machine, name)
-        first = next(iter(self.followers.values())).config
-        self.auto_start = first.auto_start if config.auto_start is None else config.auto_start
-        self.button_keys = ButtonKeys(first.key_bindings)
-        self.keyboard_keys = dict(first.keyboard_bindings)
-        self.pinches = PinchButtons(first.pinch_close_m, first.pinch_open_m)
-        self.diagnostics = Diagnostics(first.diagnostics_period_s)
+        self._followers: dict[str, RigController] | None = None
+        if config.followers or config.preset or config.arm_model or config.hand_model:
+            self._set_up()  # a rig of its own: bad settings fail now, not at connect
         self.clock = now_ns  # tests drive the controllers on their own clock
         self.receiver: InputReceiver | None = None
         self._source = None
@@ -75,6 +76,42 @@ class TeledexInputTeleop(Teleoperator):
         self._key_listener = None
         self._connected_ns = 0
         self.sample_capture_ns: int | None = None
+        self.frame: OperatorFrame | None = None  # the input sample behind the last action
+        self.robot_faults: dict[str, str] = {}
+        self._status_sent_ns: int | None = None
+        self._status_state: str | None = None
+
+    @property
+    def followers(self) -> dict[str, RigController]:
+        """The controller of each rig driven, by key prefix ("" for a single rig). Built on first use when the rig is
+        the robot's: lerobot-teleoperate builds the teleoperator before the robot."""
+        if self._followers is None:
+            self._set_up()
+        return self._followers
+
+    @property
+    def control(self) -> ControlConfig:
+        """The (first) follower's control config: it also sets the buttons, keyboard keys, gestures and start."""
+        return next(iter(self.followers.values())).config
+
+    def _set_up(self) -> None:
+        config = self.config
+        if config.followers:
+            rigs = {f"{name}_": Rig.from_preset(load_preset(preset)) for name, preset in config.followers.items()}
+        else:
+            rigs = config.rigs()
+        names = {prefix: prefix.removesuffix("_") for prefix in rigs}
+        unknown = sorted(set(config.follower_controls) - set(names.values()))
+        if unknown:
+            raise ValueError(f"follower_controls names unknown followers {unknown}; followers: {list(names.values())}")
+        followers = {prefix: RigController(rig, self._control_config(config.follower_controls.get(names[prefix])),
+                                           self.state_machine, names[prefix]) for prefix, rig in rigs.items()}
+        first = next(iter(followers.values())).config
+        self.auto_start = first.auto_start if config.auto_start is None else config.auto_start
+        self.button_keys = ButtonKeys(first.key_bindings)
+        self.pinches = PinchButtons(first.pinch_close_m, first.pinch_open_m)
+        self.diagnostics = Diagnostics(first.diagnostics_period_s)
+        self._followers = followers
 
     def _control_config(self, own: str | None) -> ControlConfig:
         """The follower's control config (or the teleop's, or the device's default), with the command line's
@@ -117,6 +154,7 @@ class TeledexInputTeleop(Teleoperator):
 
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
+        followers = self.followers  # the rig is known by now (the robot was built), and its settings with it
         if self.config.record_to:
             self._recorder = DatagramWriter(self.config.record_to, self.parser, f"recorded by {self.name}",
                                             control=self.config.control or self.default_control)
@@ -124,13 +162,31 @@ class TeledexInputTeleop(Teleoperator):
         self._source = self._make_source()
         self._source.start(receiver)
         self.receiver = receiver
-        self._connected_ns = now_ns()  # on the clock measured_pose stamps with
+        self._connected_ns = now_ns()  # on the clock robot_link stamps with
+        self._rig_checked = False
         if self.config.keyboard:
             self._key_listener = create_key_listener(self.press_keyboard_key, controls_help=self.keyboard_help())
+        self._announce_listener()
         if self.auto_start:
             self.state_machine.press("L1")
         logger.info("%s connected (source=%s, followers=%s)", self, self.config.source,
-                    [c.name for c in self.followers.values()])
+                    [c.name for c in followers.values()])
+
+    def _announce_listener(self) -> None:
+        """Print where the input listens and who can reach it (a network listener is never a silent default)."""
+        source = self._source
+        if not hasattr(source, "address"):
+            return
+        port = source.address[1]
+        print(describe_listener(f"{self.name} ({self.config.source})", self.config.bind, port, source.senders),
+              flush=True)
+        if isinstance(source, WebXRSource):
+            print(f"  open https://<this computer's address>:{port}/ in the headset's browser (here: {source.url}); "
+                  f"accept the self-signed certificate, SHA-256 {certificate_fingerprint(source.cert_path)}",
+                  flush=True)
+        if isinstance(source, XRoboToolkitSource) and source.announce_to:
+            print(f"  announcing {source.announced_address} to the XRoboToolkit app at {source.announce_to[0]}:"
+                  f"{source.announce_to[1]} every 5 s", flush=True)
 
     def _port(self) -> int:
         return self.config.port or self.default_ports.get(self.config.source, 0)
@@ -138,11 +194,13 @@ class TeledexInputTeleop(Teleoperator):
     def _make_source(self):
         c = self.config
         if c.source == "udp":
-            return UdpSource(c.host, self._port())
+            return UdpSource(c.bind, self._port(), c.allow)
         if c.source == "unix":
             return UnixDatagramSource(c.socket_path)
-        if c.source == "websocket":
-            return WebSocketSource(c.host, self._port())
+        if c.source == "xrobotoolkit":
+            return XRoboToolkitSource(c.bind, self._port(), c.allow, c.announce_to)
+        if c.source == "webxr":
+            return WebXRSource(c.bind, self._port(), c.allow, c.certificate_dir)
         return FileReplaySource(datagram_file_path(c.replay_file), c.replay_speed, c.replay_loop)
 
     def _press_buttons(self, frame) -> None:
@@ -156,22 +214,39 @@ class TeledexInputTeleop(Teleoperator):
         """The state machine's keys L1 / L2 / R1 / R2 / ENGAGE, from any other input (keyboard, GUI)."""
         return self.state_machine.press(key)
 
+    def report_robot_faults(self, faults: dict[str, str]) -> None:
+        """The robot's current faults (part -> message; {} when clear), shown to the operator in the headset."""
+        self.robot_faults = dict(faults)
+
     def press_keyboard_key(self, name: str) -> bool:
         """A keyboard key, by LeRobot's key-listener name; keys without a binding are ignored (False)."""
-        key = self.keyboard_keys.get(name.lower())
+        key = self.control.keyboard_bindings.get(name.lower())
         return key is not None and self.state_machine.press(key)
 
     def keyboard_help(self) -> str:
-        return ", ".join(f"{name} = {key}" for name, key in self.keyboard_keys.items())
+        return ", ".join(f"{name} = {key}" for name, key in self.control.keyboard_bindings.items())
 
     def _measured(self, prefix: str, controller: RigController):
-        parts = {role: measured_pose.read([prefix + key for key in part.keys], self._connected_ns)
+        parts = {role: robot_link.read_measured([prefix + key for key in part.keys], self._connected_ns)
                  for role, part in controller.rig.parts.items()}
         return None if any(q is None for q in parts.values()) else parts
+
+    def _check_rig(self) -> None:
+        """Once the robot has published its measured pose: its keys must be ours, or nothing is commanded."""
+        published = robot_link.keys_published_since(self._connected_ns)
+        if not published:
+            return
+        if published != set(self.action_features):
+            raise ValueError(f"{self} drives {list(self.action_features)}, but the robot measures {sorted(published)}: "
+                             "they are different rigs. Leave --teleop.preset (and arm_model/hand_model) empty to drive "
+                             "the robot's own rig.")
+        self._rig_checked = True
 
     @check_if_not_connected
     def get_action(self) -> dict[str, float]:
         started = time.perf_counter()
+        if not self._rig_checked:
+            self._check_rig()
         now = self.clock()
         frame = self.receiver.latest()
         if self.auto_start and self.state_machine.state == TeleopState.ZERO_POS and all(
@@ -182,23 +257,52 @@ class TeledexInputTeleop(Teleoperator):
             commands = controller.step(frame, now, lambda p=prefix, c=controller: self._measured(p, c))
             ik_s += controller.last_ik_s
             action.update({prefix + key: value for key, value in controller.rig.join(commands).items()})
-        self.sample_capture_ns = frame.received_ns if frame is not None else None
+        self.frame = frame
+        self.sample_capture_ns = frame.capture_ns if frame is not None else None
         self.diagnostics.add_tick(time.perf_counter() - started, ik_s)
         self._report(frame, now)
+        view = viewer.active()
+        if view is not None:
+            view.operator(frame, self.state_machine.state.value, any(c.stale for c in self.followers.values()))
         return action
 
     def _report(self, frame, now: int) -> None:
         analog = frame.analog if frame is not None else {}
-        self.diagnostics.maybe_report(
+        stale = any(c.stale for c in self.followers.values())
+        state = self.state_machine.state.value
+        line = self.diagnostics.maybe_report(
             now, input_age_ms=None if frame is None else (now - frame.received_ns) / 1e6,
             packets=self.receiver.packets, parse_failures=self.receiver.parse_failures,
-            triggers=(analog.get("left_trigger", 0.0), analog.get("right_trigger", 0.0)),
-            stale=any(c.stale for c in self.followers.values()), state=self.state_machine.state.value)
+            triggers=(analog.get("left_trigger", 0.0), analog.get("right_trigger", 0.0)), stale=stale, state=state)
+        if line is not None:
+            logger.info(self.input_diagnostics())
+        publish = getattr(self._source, "publish_status", None)
+        if publish is not None and (state != self._status_state or self._status_sent_ns is None
+                                    or now - self._status_sent_ns >= STATUS_PERIOD_NS):
+            self._status_sent_ns, self._status_state = now, state
+            publish({"state": state, "stale": stale, "faults": self.robot_faults, "buttons": self.button_keys.bindings,
+                     "input_age_ms": None if frame is None else round((now - frame.received_ns) / 1e6, 1)})
+
+    def input_diagnostics(self) -> str:
+        """The input side of the diagnostics: senders dropped by the allow-list, bad fields, devices left out of
+        the newest sample and why, and how much later than captured it arrived (beyond the link's minimum)."""
+        frame, source = self.frame, self._source
+        senders = getattr(source, "senders", None)  # a leader arm read in this process has no senders
+        parts = [f"dropped_senders={senders.dropped if senders else 0}", f"bad_fields={self.receiver.bad_fields}"]
+        if frame is not None:
+            parts.append(f"input_delay_ms={(frame.received_ns - frame.capture_ns) / 1e6:.1f}")
+            if frame.invalid_devices:
+                parts.append("invalid=" + ",".join(f"{k}({v})" for k, v in frame.invalid_devices.items()))
+        if isinstance(source, XRoboToolkitSource):
+            parts.append(f"connections={source.connections} skipped_bytes={source.skipped_bytes}")
+        if isinstance(source, WebXRSource):
+            parts.append(f"pages={source.clients} superseded_tracking={source.dropped_tracking}")
+        return "[teleop] input " + " ".join(parts)
 
     def send_feedback(self, feedback: dict) -> None:
         """A loop that passes the robot's observation here gives the controllers its measured pose (TeleDex robots
         publish it themselves); other keys are ignored. No haptics yet."""
-        measured_pose.publish({key: feedback[key] for key in self.action_features if key in feedback})
+        robot_link.publish_measured({key: feedback[key] for key in self.action_features if key in feedback})
 
     @check_if_not_connected
     def disconnect(self) -> None:
@@ -223,7 +327,7 @@ class TeledexXR(TeledexInputTeleop):
     name = "teledex_xr"
     parser = "xr_state"
     default_control = "xr_hybrid"
-    default_ports = {"udp": 29000, "websocket": 8012}
+    default_ports = {"udp": 29000, "xrobotoolkit": XROBOTOOLKIT_PORT, "webxr": 8012}
 
 
 class TeledexKeypoints(TeledexInputTeleop):

@@ -3,9 +3,8 @@ copied joint by joint onto the follower (strategy "direct"), through the same co
 
 import threading
 
-from teledex_lerobot.devices.factory import make_joint_device
-from teledex_lerobot.devices.joint_device import SimDynamicsConfig
-from teledex_lerobot.devices.real_config import RealHardwareConfig
+from teledex_lerobot.devices.registry import RealHardwareConfig, build_part_device
+from teledex_lerobot.devices.simulated import SimDynamicsConfig
 from teledex_lerobot.inputs import OperatorFrame, encode_joints
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import Rig
@@ -20,7 +19,7 @@ class LeaderArmSource:
 
     def __init__(self, config: TeledexLeaderArmConfig):
         self.part = Rig.from_parts(PartSpec(config.leader_model, config.leader_side), None).parts["arm"]
-        self.device = make_joint_device(config.leader_backend, self.part, SimDynamicsConfig(), RealHardwareConfig())
+        self.device = build_part_device(config.leader_backend, self.part, SimDynamicsConfig(), RealHardwareConfig())
         self.period_s = 1.0 / config.leader_rate_hz
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

@@ -4,10 +4,10 @@
 Every term is `value(state) = ‖r(state)‖²` with `gradient = 2 Jᵀ r`, where r is the term's residual and J = ∂r/∂q
 (see `base.ResidualTerm`). The solver stacks the residuals of all terms and takes Gauss-Newton steps.
 
-- `KeypointPositionCost`: robot keypoints onto target points (TeleDex alignment, eq. 2).
-- `KeypointVectorCost`: vectors between robot keypoints onto target vectors (TeleDex thumb-finger coupling, eq. 6;
+- `KeypointPositionCost`: robot keypoints onto target points (TeleDex alignment).
+- `KeypointVectorCost`: vectors between robot keypoints onto target vectors (TeleDex thumb-finger coupling;
   DexPilot task-space vectors).
-- `JointDeviationCost`: joints toward a reference (TeleDex temporal smoothness, eq. 9, with the previous solution;
+- `JointDeviationCost`: joints toward a reference (TeleDex temporal smoothness with the previous solution, and its posture prior;
   DexPilot's γ‖q‖² with the open hand).
 """
 

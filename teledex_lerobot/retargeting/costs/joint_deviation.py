@@ -1,6 +1,7 @@
 """w ‖q − q_reference‖²: joints toward a reference.
 
-TeleDex temporal smoothness (eq. 9: reference = the previous solution θ(t−1), w = α_smooth) and DexPilot's
+TeleDex temporal smoothness (reference = the previous solution θ(t−1), w = α_smooth), its posture prior (the open
+hand, w = α_posture) and DexPilot's
 regularisation γ‖q‖² (reference = the open hand, w = γ).
 """
 

@@ -1,4 +1,4 @@
-"""Σ_k w_k ‖p_k(q) − target_k‖²: robot keypoints onto target points (TeleDex alignment, eq. 2)."""
+"""Σ_k w_k ‖p_k(q) − target_k‖²: robot keypoints onto target points (TeleDex alignment)."""
 
 import numpy as np
 

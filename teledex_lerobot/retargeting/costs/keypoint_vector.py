@@ -1,6 +1,6 @@
 """Σ_i w_i ‖(p_task_i(q) − p_origin_i(q)) − target_i‖²: vectors between robot keypoints onto target vectors.
 
-TeleDex thumb-finger coupling (eq. 6: origin = thumb tip, task = fingertip, w = α_couple β_i) and DexPilot's
+TeleDex thumb-finger coupling (origin = thumb tip, task = fingertip, w = α_couple β_i) and DexPilot's
 task-space vectors (w = s(d_i), target = f(d_i) r̂_i).
 """
 

@@ -1,0 +1,136 @@
+"""The conversions between the two formats, through the same sinks the recorder uses (teledex-convert runs them):
+what a conversion writes is what a recording would have written."""
+
+import json
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+from lerobot.utils.constants import OBS_ENV_STATE
+
+from ..geometry.camera import CameraInfo
+from ..storage.errors import DatasetError
+from ..storage.frame import FrameLayout, RecordedFrame
+from ..storage.native import NativeEpisode, NativeSink, load_native_episode, native_episode_dirs
+from ..storage.repair import committed_episodes
+from ..storage.sink import EpisodeHeader, commit_pair
+from ..storage.teledex_columns import FRAME_TIME, SYNC_VALID, TACTILE, source_column
+from ..storage.video import copy_video_segment, read_video_frames
+from ..sync import SyncPolicy, validate_timestamps
+from .lerobot_dataset import LeRobotSink, read_sidecar
+
+
+def layout_of(episode: NativeEpisode) -> FrameLayout:
+    return FrameLayout(state_names=tuple(episode.names("state_names")),
+                       action_names=tuple(episode.names("action_names")),
+                       tactile_names=tuple(episode.names("tactile_names")),
+                       cameras={n: (c.height, c.width, 3) for n, c in episode.camera_info.items()},
+                       source_names=tuple(episode.names("source_names")),
+                       fps=int(episode.metadata["collection"]["control_frequency_hz"]),
+                       environment_names=tuple(episode.names("environment_names"))
+                       if "environment_names" in episode.telemetry else ())
+
+
+def _packet(stamps_row, frame_ns: int, sources, policy: SyncPolicy, recorded_valid: bool, where: str):
+    packet = validate_timestamps({s: (None if v < 0 else int(v)) for s, v in zip(sources, stamps_row, strict=True)},
+                                 int(frame_ns), policy)
+    if packet.valid != bool(recorded_valid):
+        raise DatasetError(f"{where}: the recorded sync_valid disagrees with its timestamps under the recorded "
+                           f"policy {policy}")
+    return packet
+
+
+def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progress=print) -> int:
+    folders = native_episode_dirs(native_root)
+    if not folders:
+        raise DatasetError(f"No episodes under {native_root} (expected session_*/episode_* folders)")
+    first = load_native_episode(folders[0])
+    layout = layout_of(first)
+    sink = LeRobotSink.open(repo_id, Path(lerobot_root), layout.fps, first.metadata["hardware"]["robot_type"],
+                            layout, resume=False, use_video=True, writer_options={"streaming_encoding": True},
+                            extra_sidecar={})
+    try:
+        for index, folder in enumerate(folders):
+            episode = load_native_episode(folder)
+            if layout_of(episode) != layout:
+                raise DatasetError(f"{folder}: names, cameras, sources or rate differ from {folders[0]}; one LeRobot "
+                                   "dataset holds one layout. Convert these sessions separately.")
+            t = episode.telemetry
+            policy = SyncPolicy(**episode.metadata["sync"]["policy"])
+            sink.extra_sidecar = {"camera_info": {n: asdict(c) for n, c in episode.camera_info.items()},
+                                  "sync_policy": asdict(policy), "source_names": list(layout.source_names)}
+            videos = {name: read_video_frames(episode.video_path(name)) for name in layout.cameras}
+            sink.begin(EpisodeHeader(episode.episode_uuid, index, episode.metadata["episode"]["task_name"]))
+            for i in range(len(t["frame_timestamps_ns"])):
+                packet = _packet(t["source_timestamps_ns"][i], t["frame_timestamps_ns"][i], layout.source_names,
+                                 policy, t["sync_valid"][i], f"{folder} frame {i}")
+                sink.add(RecordedFrame(t["qpos"][i], t["action"][i], t["tactile"][i],
+                                       {name: frames[i] for name, frames in videos.items()}, packet,
+                                       environment=t["environment_state"][i] if layout.environment_names
+                                       else np.zeros(0)))
+            metadata = {**episode.metadata, "lerobot": {**episode.metadata.get("lerobot", {}),
+                                                        "episode_index": index}}
+            commit_pair(sink, None, metadata)
+            progress(f"{folder.name} -> LeRobot episode {index}")
+    finally:
+        sink.close()
+    return len(folders)
+
+
+def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> list[Path]:
+    lerobot_root = Path(lerobot_root)
+    info = json.loads((lerobot_root / "meta" / "info.json").read_text())
+    features = info["features"]
+    episodes = committed_episodes(lerobot_root)
+    written = []
+    with tempfile.TemporaryDirectory(dir=native_root.parent) as scratch:
+        for episode in episodes:
+            index, episode_uuid = int(episode["episode_index"]), episode["episode_uuid"]
+            sidecar = read_sidecar(lerobot_root, episode_uuid) if episode_uuid else None
+            if sidecar is None:
+                raise DatasetError(f"{lerobot_root} has no TeleDex sidecar for episode {index}: it was not recorded by "
+                                   "teledex-record, so its metadata and camera intrinsics are unknown")
+            metadata = sidecar["metadata"]
+            cameras = {n: CameraInfo(**{**c, "distortion": tuple(c["distortion"])})
+                       for n, c in sidecar["camera_info"].items()}
+            layout = FrameLayout(
+                state_names=tuple(features["observation.state"]["names"]),
+                action_names=tuple(features["action"]["names"]),
+                tactile_names=tuple(features[TACTILE]["names"]) if TACTILE in features else (),
+                cameras={n: (c.height, c.width, 3) for n, c in cameras.items()},
+                source_names=tuple(sidecar["source_names"]), fps=info["fps"],
+                environment_names=tuple(features[OBS_ENV_STATE]["names"]) if OBS_ENV_STATE in features else ())
+            policy = SyncPolicy(**sidecar["sync_policy"])
+            data = lerobot_root / info["data_path"].format(chunk_index=episode["data/chunk_index"],
+                                                          file_index=episode["data/file_index"])
+            rows = pq.read_table(data).to_pandas()
+            rows = rows[rows["episode_index"] == index]
+            segments = {}
+            for name in cameras:
+                key = f"observation.images.{name}"
+                source = lerobot_root / info["video_path"].format(
+                    video_key=key, chunk_index=episode[f"videos/{key}/chunk_index"],
+                    file_index=episode[f"videos/{key}/file_index"])
+                segments[name] = Path(scratch) / f"{episode_uuid}_{name}.mp4"
+                copied = copy_video_segment(source, segments[name], episode[f"videos/{key}/from_timestamp"],
+                                            episode[f"videos/{key}/to_timestamp"])
+                if copied != len(rows):
+                    raise DatasetError(f"{source}: episode {index} has {copied} video frames for {len(rows)} rows")
+            session = Path(native_root) / (metadata["episode"].get("session_id") or "session_converted")
+            session.mkdir(parents=True, exist_ok=True)
+            sink = NativeSink(session, layout, cameras, staged_video=segments.__getitem__)
+            sink.begin(EpisodeHeader(episode_uuid, index, metadata["episode"]["task_name"]))
+            stamps = np.stack([rows[source_column(s)].to_numpy() for s in layout.source_names], axis=1)
+            for i, (_, row) in enumerate(rows.iterrows()):
+                packet = _packet(stamps[i], row[FRAME_TIME], layout.source_names, policy, row[SYNC_VALID],
+                                 f"{lerobot_root} episode {index} frame {i}")
+                sink.add(RecordedFrame(np.asarray(row["observation.state"]), np.asarray(row["action"]),
+                                       np.asarray(row[TACTILE]) if layout.tactile_names else np.zeros(0), {}, packet,
+                                       environment=np.asarray(row[OBS_ENV_STATE]) if layout.environment_names
+                                       else np.zeros(0)))
+            commit_pair(sink, None, {**metadata, "lerobot": {**metadata.get("lerobot", {}), "episode_index": index}})
+            written.append(sink.final_dir)
+            progress(f"LeRobot episode {index} -> {sink.final_dir}")
+    return written

@@ -1,0 +1,259 @@
+"""The LeRobotDataset side of a TeleDex recording (LeRobot glue, hence here beside the commands): the features and
+columns, the LeRobot sink, and the one video encoder both formats share.
+
+Columns beside LeRobot's own (unprefixed, so no policy takes them as inputs; every one is marked in its feature
+metadata `info.teledex` as recording metadata, not a sensor):
+- episode_uuid (int64 x 2, the uuid's 128 bits): pairs this episode with its native twin, kept through LeRobot's
+  merge, split and delete tools;
+- sync_valid (bool), sync_max_diff_ms (float32), t_frame_ns and t_<source>_ns (int64, -1 = none): the sync packet;
+- frame_interval_ms (float32, 0 on an episode's first frame) and frame_after_gap (bool): the frame timing, because
+  LeRobot's own `timestamp` column is frame_index / fps and cannot show a dropped tick.
+Tactile taxels are the feature observation.tactile, never part of observation.state.
+
+Timestamps are int64 ns because float64 columns come back as float32 through the dataset's __getitem__.
+
+Crash safety: LeRobot keeps its parquet file open and buffers episode metadata, so a killed process would corrupt
+every episode of the session. After each saved episode the dataset is finalized and reopened (resume): each episode
+then lives in files that are closed and complete before the next one starts.
+"""
+
+import json
+import queue
+import shutil
+from pathlib import Path
+
+import numpy as np
+from lerobot.datasets import LeRobotDataset
+from lerobot.datasets.video_utils import StreamingVideoEncoder
+from lerobot.utils.constants import OBS_ENV_STATE
+from lerobot.utils.feature_utils import hw_to_dataset_features
+
+from ..storage.errors import DatasetError
+from ..storage.frame import FrameLayout, RecordedFrame
+from ..storage.native import write_json_atomic
+from ..storage.sink import EpisodeHeader, EpisodeSink
+from ..storage.teledex_columns import (
+    EPISODE_UUID,
+    FRAME_AFTER_GAP,
+    FRAME_INTERVAL_MS,
+    FRAME_TIME,
+    INFO_BACKUP,
+    SIDECAR_DIR,
+    SYNC_MAX_DIFF_MS,
+    SYNC_VALID,
+    TACTILE,
+    source_column,
+    uuid_to_int64_pair,
+)
+from ..sync import frame_timing
+
+_MARK = {"teledex": "recording metadata, not a sensor and not a policy input"}
+
+
+def _column(dtype: str, description: str) -> dict:
+    return {"dtype": dtype, "shape": (1,), "names": None, "info": {**_MARK, "description": description}}
+
+
+def dataset_features(layout: FrameLayout, use_video: bool) -> dict:
+    features = {
+        **hw_to_dataset_features(dict.fromkeys(layout.action_names, float), "action", use_video),
+        **hw_to_dataset_features({**dict.fromkeys(layout.state_names, float), **layout.cameras}, "observation",
+                                 use_video),
+    }
+    if layout.tactile_names:
+        features[TACTILE] = {"dtype": "float32", "shape": (len(layout.tactile_names),),
+                             "names": list(layout.tactile_names)}
+    if layout.environment_names:
+        features[OBS_ENV_STATE] = {"dtype": "float32", "shape": (len(layout.environment_names),),
+                                   "names": list(layout.environment_names)}
+    features.update({
+        EPISODE_UUID: {"dtype": "int64", "shape": (2,), "names": ["uuid_high64", "uuid_low64"],
+                       "info": {**_MARK, "description": "the episode uuid's 128 bits: pairs this episode with the "
+                                                        "native episode of the same uuid"}},
+        SYNC_VALID: _column("bool", "the frame passed the freshness and consistency checks"),
+        SYNC_MAX_DIFF_MS: _column("float32", "newest minus oldest source capture time in the frame, ms"),
+        FRAME_TIME: _column("int64", "when the frame was checked, monotonic ns"),
+        FRAME_INTERVAL_MS: _column("float32", "time since the episode's previous frame, ms (0 on the first)"),
+        FRAME_AFTER_GAP: _column("bool", "the frame follows a gap of more than 1.5 control periods"),
+    })
+    for source in layout.source_names:
+        features[source_column(source)] = _column("int64", f"capture time of {source}, monotonic ns, -1 = none")
+    return features
+
+
+def lerobot_frame(layout: FrameLayout, frame: RecordedFrame, header: EpisodeHeader, previous_ns: int | None) -> dict:
+    timing = frame_timing(np.array([frame.frame_ns if previous_ns is None else previous_ns, frame.frame_ns]),
+                          layout.fps)
+    values = {
+        "action": frame.action.astype(np.float32),
+        "observation.state": frame.state.astype(np.float32),
+        EPISODE_UUID: uuid_to_int64_pair(header.episode_uuid),
+        SYNC_VALID: np.array([frame.packet.valid]),
+        SYNC_MAX_DIFF_MS: np.array([frame.packet.max_diff_ms], dtype=np.float32),
+        FRAME_TIME: np.array([frame.frame_ns], dtype=np.int64),
+        FRAME_INTERVAL_MS: np.array([timing.interval_ns[1] / 1e6], dtype=np.float32),
+        FRAME_AFTER_GAP: np.array([bool(timing.after_gap[1])]),
+        "task": header.task,
+    }
+    if layout.tactile_names:
+        values[TACTILE] = frame.tactile.astype(np.float32)
+    if layout.environment_names:
+        values[OBS_ENV_STATE] = frame.environment.astype(np.float32)
+    for name, image in frame.images.items():
+        values[f"observation.images.{name}"] = image
+    for source in layout.source_names:
+        stamp = frame.packet.timestamps_ns.get(source)
+        values[source_column(source)] = np.array([-1 if stamp is None else stamp], dtype=np.int64)
+    return values
+
+
+class SharedVideoEncoder(StreamingVideoEncoder):
+    """LeRobot's own streaming encoder (its codec settings, its video statistics), with two changes: a frame is never
+    dropped (a full queue makes the control loop wait, which then shows as dropped ticks in the frame timing), and
+    an episode's videos can be finished before LeRobot's save, so the native episode stages the very same files."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.finished: dict[str, tuple[Path, dict | None]] | None = None
+
+    def feed_frame(self, video_key: str, image: np.ndarray) -> None:
+        thread = self._threads[video_key]
+        while True:
+            if not thread.is_alive():
+                super().feed_frame(video_key, image)  # raises with the encoder's own error
+            try:
+                self._frame_queues[video_key].put(image.copy(), timeout=0.5)
+                return
+            except queue.Full:  # the encoder is behind: wait rather than lose the frame
+                continue
+
+    def finish_now(self) -> dict[str, Path]:
+        if self.finished is None:
+            self.finished = super().finish_episode()
+        return {key: path for key, (path, _) in self.finished.items()}
+
+    def finish_episode(self):
+        finished, self.finished = self.finished, None
+        return finished if finished is not None else super().finish_episode()
+
+    def discard_finished(self) -> None:
+        for path, _ in (self.finished or {}).values():
+            shutil.rmtree(path.parent, ignore_errors=True)
+        self.finished = None
+
+
+class _Dataset(LeRobotDataset):
+    @staticmethod
+    def _build_streaming_encoder(fps, rgb_encoder, depth_encoder, encoder_queue_maxsize, encoder_threads):
+        return SharedVideoEncoder(fps=fps, rgb_encoder=rgb_encoder, depth_encoder=depth_encoder,
+                                  queue_maxsize=encoder_queue_maxsize, encoder_threads=encoder_threads)
+
+
+def sidecar_path(root: Path, episode_uuid: str) -> Path:
+    return Path(root) / SIDECAR_DIR / f"{episode_uuid}.json"
+
+
+def read_sidecar(root: Path, episode_uuid: str) -> dict | None:
+    path = sidecar_path(root, episode_uuid)
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+class LeRobotSink(EpisodeSink):
+    """Appends episodes to a LeRobotDataset. Staging = LeRobot's episode buffer plus the finished videos and the
+    episode's sidecar (metadata, camera intrinsics, sync policy), which names its uuid; commit = save_episode and
+    the finalize/reopen that closes the episode's files."""
+
+    def __init__(self, dataset: LeRobotDataset, layout: FrameLayout, writer_options: dict, extra_sidecar: dict):
+        self.dataset = dataset
+        self.layout = layout
+        self.writer_options = writer_options
+        self.extra_sidecar = extra_sidecar  # camera_info, sync_policy, source names: the same for every episode
+        self.header: EpisodeHeader | None = None
+        self._previous_ns: int | None = None
+        self._videos: dict[str, Path] = {}
+        self._sidecar: Path | None = None
+
+    @classmethod
+    def open(cls, repo_id: str, root: Path, fps: int, robot_type: str, layout: FrameLayout, resume: bool,
+             use_video: bool, writer_options: dict, extra_sidecar: dict) -> "LeRobotSink":
+        features = dataset_features(layout, use_video)
+        if resume:
+            dataset = _Dataset.resume(repo_id, root=root, **writer_options)
+            check_compatible(dataset, features, fps, robot_type)
+        else:
+            dataset = _Dataset.create(repo_id, fps, root=root, robot_type=robot_type, features=features,
+                                      use_videos=use_video, **writer_options)
+        return cls(dataset, layout, writer_options, extra_sidecar)
+
+    @property
+    def root(self) -> Path:
+        return Path(self.dataset.root)
+
+    @property
+    def next_index(self) -> int:
+        return self.dataset.meta.total_episodes
+
+    def _encoder(self) -> SharedVideoEncoder | None:
+        return self.dataset.writer._streaming_encoder  # set by _Dataset; None without video features
+
+    def begin(self, header: EpisodeHeader) -> None:
+        if header.index != self.next_index:
+            raise ValueError(f"LeRobot's next episode is {self.next_index}, not {header.index}")
+        self.header = header
+        self._previous_ns = None
+
+    def add(self, frame: RecordedFrame) -> None:
+        self.dataset.add_frame(lerobot_frame(self.layout, frame, self.header, self._previous_ns))
+        self._previous_ns = frame.frame_ns
+
+    def staged_video(self, camera: str) -> Path:
+        return self._videos[f"observation.images.{camera}"]
+
+    def stage(self, metadata: dict) -> None:
+        encoder = self._encoder()
+        self._videos = encoder.finish_now() if encoder is not None and self.layout.cameras else {}
+        self._sidecar = sidecar_path(self.root, self.header.episode_uuid)
+        self._sidecar.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self._sidecar, {"episode_uuid": self.header.episode_uuid, "metadata": metadata,
+                                          **self.extra_sidecar})
+        write_json_atomic(self.root / INFO_BACKUP, json.loads((self.root / "meta" / "info.json").read_text()))
+
+    def commit(self) -> None:
+        self.dataset.save_episode()
+        self.dataset.finalize()
+        self.dataset = _Dataset.resume(self.dataset.repo_id, root=self.root, **self.writer_options)
+        self._sidecar = None
+        self._videos = {}
+
+    def abort(self) -> None:
+        encoder = self._encoder()
+        if encoder is not None:
+            encoder.discard_finished()
+        if self.dataset.has_pending_frames():
+            self.dataset.clear_episode_buffer()
+        if self._sidecar is not None:
+            self._sidecar.unlink(missing_ok=True)
+            self._sidecar = None
+        self._videos = {}
+
+    def close(self) -> None:
+        self.abort()
+        self.dataset.finalize()
+
+
+def check_compatible(dataset: LeRobotDataset, features: dict, fps: int, robot_type: str) -> None:
+    """Resuming must not mix recordings of another rate, robot or feature set into one dataset."""
+    problems = []
+    if dataset.fps != fps:
+        problems.append(f"fps: dataset has {dataset.fps}, this recording uses {fps} (set --dataset.fps={dataset.fps})")
+    if dataset.meta.robot_type != robot_type:
+        problems.append(f"robot type: dataset has {dataset.meta.robot_type!r}, the robot is {robot_type!r}")
+    existing = {k: (v["dtype"], tuple(v["shape"]), v.get("names")) for k, v in dataset.features.items()
+                if k in features}
+    wanted = {k: (v["dtype"], tuple(v["shape"]), v.get("names")) for k, v in features.items()}
+    missing = sorted(set(features) - set(dataset.features))
+    differing = sorted(k for k in existing if existing[k] != wanted[k])
+    if missing or differing:
+        problems.append(f"features: new {missing}, different {differing}; record into a new dataset root instead")
+    if problems:
+        raise DatasetError(f"Cannot resume {dataset.root}: " + "; ".join(problems) + ". Nothing was changed.")

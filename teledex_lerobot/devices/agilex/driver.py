@@ -1,0 +1,189 @@
+"""Agilex Piper through the unmodified vendor SDK (piper_sdk C_PiperInterface_V2), over any python-can interface.
+
+Connection: the SDK's documented seam for non-socketcan interfaces, CreateCanBus with the configured interface,
+then ConnectPort (read threads; queries limits and firmware). Startup: CAN control + joint
+mode, then EnableArm until every motor reports driver-enabled (foc_status bit 6), then the gripper if it is driven.
+Each command resends MotionCtrl_2 (the arm acts on joint targets only in CAN + joint mode; the vendor demos do the
+same) and JointCtrl/GripperCtrl in integer device units (0.001 deg, 0.001 mm; the SDK rejects floats).
+Feedback: joints and gripper from the SDK's caches, stamped with the CAN frame's receive time converted to our
+monotonic clock; joint velocities from the motor high-speed frames (0.001 rad/s).
+"""
+
+import logging
+import time
+
+import numpy as np
+
+from ...clock import now_ns
+from ..can.port import CanPortConfig
+from ..device_fault import WallToMonotonic
+from ..joint_device import JointState
+from ..real_config import SharedRealConfig
+from ..real_device import RealJointDevice
+from . import protocol as pp
+from .config import PiperConfig
+
+logger = logging.getLogger(__name__)
+
+PIPER_JOINTS = ("joint1", "joint2", "joint3", "joint4", "joint5", "joint6", "gripper")
+ENABLE_RETRY_S = 0.01
+
+
+def _enum_value(value) -> int:
+    return int(getattr(value, "value", value))
+
+
+class PiperJointDevice(RealJointDevice):
+    """Device vector: joint1..joint6 (rad) + gripper (opening, m), the order of configs/urdf/piper.urdf."""
+
+    bus_kind = pp.BUS_SIGNATURE.kind
+
+    def __init__(self, part, port: CanPortConfig, config: SharedRealConfig, settings: PiperConfig):
+        super().__init__("piper", part, port, config)
+        if len(self.device_target) != len(PIPER_JOINTS):
+            raise ValueError(f"Piper device vector is {list(PIPER_JOINTS)}; got {len(self.device_target)} values")
+        self.settings = settings
+        self._drives_arm = bool(np.any(self.driven < 6))
+        self._drives_gripper = bool(np.any(self.driven == 6))
+        self._sdk = None
+        self._clock: WallToMonotonic | None = None
+        self.firmware: str | None = None
+
+    # --- RealJointDevice hooks ---
+    def _open(self) -> None:
+        from piper_sdk import C_PiperInterface_V2  # imported here: only the real backend needs the SDK
+
+        self.port.check_opens(self.name)
+        self._clock = WallToMonotonic()
+        channel = self.port.channel
+        # judge_flag=False: the SDK's socketcan checks (operstate, bitrate from `ip`) fail on vcan and other
+        # interfaces; teledex-doctor runs them instead.
+        sdk = None
+        try:
+            sdk = C_PiperInterface_V2(channel, judge_flag=False, can_auto_init=False)
+            sdk.CreateCanBus(channel, bustype=self.port.interface, expected_bitrate=self.port.bitrate,
+                             judge_flag=False)
+            sdk.ConnectPort()
+        except Exception:
+            if sdk is not None:
+                self._release(sdk)
+            C_PiperInterface_V2._instances.pop(channel, None)  # a failed constructor stays cached otherwise
+            raise
+        self._sdk = sdk
+
+    def _startup(self) -> None:
+        sdk = self._sdk
+        self.firmware = self._wait_firmware()
+        sdk.MotionCtrl_2(pp.CTRL_MODE_CAN, pp.MOVE_MODE_J, self.settings.speed_percent, 0x00)
+        deadline = time.monotonic() + self.config.connect_timeout_s
+        while not sdk.EnablePiper():  # sends EnableArm(7); True once all six motors report driver-enabled
+            if time.monotonic() > deadline:
+                raise ConnectionError(f"{self.name}: the motors did not report enabled within "
+                                      f"{self.config.connect_timeout_s} s (foc_status bit 6). Check the emergency "
+                                      "stop button and the 24 V supply; run teledex-doctor.")
+            time.sleep(ENABLE_RETRY_S)
+        # start from where the arm is, not from home: the first command must not jump
+        measured = self._measured_full()
+        self.device_target[:6] = measured[:6]
+        if self._drives_gripper:
+            self._send_gripper(measured[6])
+
+    def _close(self) -> None:
+        sdk, self._sdk = self._sdk, None
+        if sdk is None:
+            return
+        if self.settings.disable_on_disconnect:
+            sdk.DisableArm(pp.ALL_MOTORS)
+        self._release(sdk)
+
+    def _send(self, device_target: np.ndarray) -> None:
+        sdk = self._sdk
+        if self._drives_arm:
+            sdk.MotionCtrl_2(pp.CTRL_MODE_CAN, pp.MOVE_MODE_J, self.settings.speed_percent, 0x00)
+            sdk.JointCtrl(*(int(v) for v in pp.rad_to_millideg(device_target[:6])))
+        if self._drives_gripper:
+            self._send_gripper(device_target[6])
+
+    def _latest_state(self) -> JointState | None:
+        sdk = self._sdk
+        if sdk is None:
+            return None
+        joints = sdk.GetArmJointMsgs()
+        if joints.time_stamp == 0:
+            return None  # nothing received yet
+        stamp_s = joints.time_stamp
+        positions = self._measured_full(joints)
+        velocities = np.zeros(7)
+        high_speed = sdk.GetArmHighSpdInfoMsgs()
+        for joint in range(6):
+            velocities[joint] = getattr(high_speed, f"motor_{joint + 1}").motor_speed / 1000  # 0.001 rad/s
+        if self._drives_gripper:
+            gripper = sdk.GetArmGripperMsgs()
+            stamp_s = min(stamp_s, gripper.time_stamp) if gripper.time_stamp else stamp_s
+        return JointState(positions, velocities, self._clock.to_monotonic_ns(stamp_s))
+
+    def _device_error(self) -> str | None:
+        status = self._sdk.GetArmStatus().arm_status
+        problems = []
+        arm_status = _enum_value(status.arm_status)
+        if arm_status != pp.ARM_STATUS_NORMAL:
+            problems.append(f"arm status {arm_status} ({pp.ARM_STATUS_NAMES.get(arm_status, 'unknown')})")
+        err_code = _enum_value(status.err_code)
+        comm = [j + 1 for j in range(6) if err_code & (1 << j)]
+        limit = [j + 1 for j in range(6) if err_code & (1 << (8 + j))]
+        if comm:
+            problems.append(f"communication error on joints {comm}")
+        if limit:
+            problems.append(f"angle limit reached on joints {limit}")
+        if self._drives_arm and not all(self._sdk.GetArmEnableStatus()):
+            problems.append("motors no longer enabled")
+        if not problems:
+            return None
+        return "; ".join(problems) + ". Clear the cause, re-enable (teledex-doctor shows the state), then clear_fault()."
+
+    # --- helpers ---
+    def _measured_full(self, joints=None) -> np.ndarray:
+        sdk = self._sdk
+        joints = joints or sdk.GetArmJointMsgs()
+        state = joints.joint_state
+        millideg = [state.joint_1, state.joint_2, state.joint_3, state.joint_4, state.joint_5, state.joint_6]
+        gripper_um = sdk.GetArmGripperMsgs().gripper_state.grippers_angle
+        return np.concatenate([pp.millideg_to_rad(millideg), [pp.um_to_m(gripper_um)]])
+
+    def _send_gripper(self, width_m: float) -> None:
+        effort = int(round(self.settings.gripper_effort_nm * 1000))  # 0.001 N*m
+        self._sdk.GripperCtrl(int(pp.m_to_um(width_m)), effort, 0x01, 0x00)
+
+    def _wait_firmware(self) -> str | None:
+        """The reply to the query ConnectPort sent; None (logged) if the arm never answers, which is not fatal."""
+        deadline = now_ns() + int(0.5e9)
+        while now_ns() < deadline:
+            version = self._sdk.GetPiperFirmwareVersion()
+            if isinstance(version, str):
+                return version
+            time.sleep(0.01)
+        logger.warning("%s: no firmware version reply", self.name)
+        return None
+
+    @staticmethod
+    def _release(sdk) -> None:
+        """DisconnectPort, plus the thread handling it lacks (its hasattr check never matches a name-mangled
+        attribute, so it never joins the read thread, and it never stops the monitor and FPS threads). The read
+        thread is stopped first, while the bus is still open: it blocks in recv(1 s), and frames still arriving wake
+        it at once. Finally the per-channel singleton is dropped so a reconnect builds a fresh interface."""
+        read_stop = getattr(sdk, "_C_PiperInterface_V2__read_can_stop_event", None)
+        read_thread = getattr(sdk, "_C_PiperInterface_V2__can_deal_th", None)
+        if read_stop is not None and read_thread is not None:
+            read_stop.set()
+            read_thread.join(timeout=0.1)
+        try:
+            sdk.DisconnectPort()
+        except Exception as error:
+            logger.warning("piper_sdk DisconnectPort failed: %s", error)
+        monitor_stop = getattr(sdk, "_C_PiperInterface_V2__can_monitor_stop_event", None)
+        if monitor_stop is not None:
+            monitor_stop.set()
+        fps_counter = getattr(sdk, "_C_PiperInterface_V2__fps_counter", None)
+        if fps_counter is not None:
+            fps_counter.stop()
+        type(sdk)._instances.pop(sdk.GetCanName(), None)

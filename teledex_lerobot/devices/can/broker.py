@@ -1,0 +1,332 @@
+"""The broker of the teledex loopback CAN bus: the wires between the nodes of each channel.
+
+Like a CAN bus, every frame a node sends reaches every OTHER node on its channel and never comes back to the sender
+(unless it opened its bus with receive_own_messages=True); channels are isolated from each other; the broker
+stamps each frame with the moment it crossed (the wall clock, as python-can stamps received frames).
+local_loopback=False (what piper_sdk asks for, as on socketcan) keeps a node's frames from the other nodes of the
+same process: one process is one host with one CAN adapter.
+
+A node only joins a channel somebody serves: teledex-sim serves the channels of its simulated devices (and any it is
+told to), so a mistyped or swapped channel fails at open, as a missing can0 would.
+
+A reader that stops reading must not stall the bus: each node's receive queue is bounded (its socket buffer, about
+RECEIVE_QUEUE_FRAMES frames, the way a CAN controller's receive FIFO is), the broker never blocks on it, and frames
+that do not fit are dropped and counted for that node. A node whose process dies is dropped from its channel.
+
+teledex-sim runs the broker in a process of its own (`python -m teledex_lerobot.devices.can.broker`), so relaying
+never waits for the simulators' threads (one interpreter lock); the broker stops when its parent closes its stdin,
+which the system does when the parent dies however it dies.
+"""
+
+import argparse
+import json
+import logging
+import os
+import selectors
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from . import wire
+
+logger = logging.getLogger(__name__)
+
+RECEIVE_QUEUE_FRAMES = 1000  # a little over 0.3 s of a Piper's 3040 frames/s
+_SOCKET_BUFFER_BYTES_PER_FRAME = 384  # measured: Linux charges ~770 bytes per queued packet and doubles SO_SNDBUF
+READ_BURST = 64  # frames taken from one node before serving the others
+
+
+class BrokerAlreadyRunning(RuntimeError):
+    """A live broker already listens at this path: join it instead."""
+
+
+@dataclass(eq=False)
+class _Node:
+    sock: socket.socket
+    channel: str | None = None  # None until its hello has arrived
+    pid: int = 0
+    local_loopback: bool = True
+    receive_own_messages: bool = False
+    frames_sent: int = 0  # by this node
+    frames_delivered: int = 0  # to this node
+    frames_dropped: int = 0  # meant for this node, but its queue was full
+
+    def describe(self) -> str:
+        return f"node of pid {self.pid} on channel {self.channel!r}"
+
+
+def broker_alive(path: str) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        probe.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
+class CanBroker:
+    def __init__(self, path: str | None = None, channels: Iterable[str] = ()):
+        self.path = path or wire.broker_path()
+        self._served = set(channels)
+        self._channels: dict[str, list[_Node]] = {}
+        self._nodes: dict[socket.socket, _Node] = {}
+        self._lock = threading.Lock()  # the node tables, read by stats() from other threads
+        self._listener: socket.socket | None = None
+        self._selector: selectors.BaseSelector | None = None
+        self._wake_read: socket.socket | None = None
+        self._wake_write: socket.socket | None = None  # stop() wakes the loop through this pair
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.frames_relayed = 0
+        self.frames_dropped = 0
+
+    # --- lifecycle ---
+    def start(self) -> "CanBroker":
+        """Listen at self.path. Raises BrokerAlreadyRunning if a live broker answers there; a socket file left by a
+        broker that died is replaced."""
+        if os.path.exists(self.path):
+            if broker_alive(self.path):
+                raise BrokerAlreadyRunning(f"a teledex CAN broker already listens at {self.path}")
+            os.unlink(self.path)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        listener.bind(self.path)
+        listener.listen(64)
+        listener.setblocking(False)
+        self._listener = listener
+        self._wake_read, self._wake_write = socket.socketpair()
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(listener, selectors.EVENT_READ)
+        self._selector.register(self._wake_read, selectors.EVENT_READ)
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._serve, name="teledex-can-broker", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Every node sees its bus go silent (a pulled cable); the socket file is removed."""
+        self._stop.set()
+        if self._thread is not None:
+            self._wake_write.send(b"\0")
+            self._thread.join(timeout=2.0)
+            self._thread = None
+        with self._lock:
+            for node in list(self._nodes.values()):
+                node.sock.close()
+            self._nodes.clear()
+            self._channels.clear()
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+            try:
+                os.unlink(self.path)
+            except FileNotFoundError:
+                pass
+        if self._selector is not None:
+            self._selector.close()
+            self._selector = None
+            self._wake_read.close()
+            self._wake_write.close()
+
+    def __enter__(self) -> "CanBroker":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # --- what it serves ---
+    def serve(self, channel: str) -> None:
+        with self._lock:
+            self._served.add(channel)
+
+    @property
+    def served_channels(self) -> list[str]:
+        with self._lock:
+            return sorted(self._served)
+
+    def stats(self) -> dict:
+        with self._lock:
+            nodes = [{"channel": n.channel, "pid": n.pid, "sent": n.frames_sent, "delivered": n.frames_delivered,
+                      "dropped": n.frames_dropped} for n in self._nodes.values() if n.channel is not None]
+            return {"served": sorted(self._served), "frames_relayed": self.frames_relayed,
+                    "frames_dropped": self.frames_dropped, "nodes": nodes}
+
+    # --- the loop ---
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            for key, _ in self._selector.select():
+                if key.fileobj is self._listener:
+                    self._accept()
+                elif key.fileobj is self._wake_read:
+                    self._wake_read.recv(64)
+                else:
+                    self._read(self._nodes.get(key.fileobj))
+
+    def _accept(self) -> None:
+        try:
+            sock, _ = self._listener.accept()
+        except BlockingIOError:
+            return
+        sock.setblocking(False)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, RECEIVE_QUEUE_FRAMES * _SOCKET_BUFFER_BYTES_PER_FRAME)
+        node = _Node(sock)
+        with self._lock:
+            self._nodes[sock] = node
+        self._selector.register(sock, selectors.EVENT_READ)
+
+    def _read(self, node: _Node | None) -> None:
+        if node is None:
+            return
+        for _ in range(READ_BURST):
+            try:
+                packet = node.sock.recv(wire.MAX_PACKET)
+            except BlockingIOError:
+                return
+            except OSError:
+                packet = b""
+            if not packet:
+                self._drop_node(node)
+                return
+            if node.channel is None:
+                self._hello(node, packet)
+            else:
+                self._relay(node, packet)
+
+    def _hello(self, node: _Node, packet: bytes) -> None:
+        try:
+            hello = wire.decode_control(packet)
+        except ValueError:
+            self._refuse(node, "the first packet must be a hello")
+            return
+        if hello.get("stats"):
+            self._answer(node, self.stats())
+            self._drop_node(node)
+            return
+        if "serve_channels" in hello:
+            for channel in hello["serve_channels"]:
+                self.serve(str(channel))
+            self._answer(node, {"ok": True})
+            self._drop_node(node)
+            return
+        if hello.get("version") != wire.PROTOCOL_VERSION:
+            self._refuse(node, f"protocol version {hello.get('version')} (this broker speaks "
+                               f"{wire.PROTOCOL_VERSION}): use one teledex-lerobot installation for both sides")
+            return
+        channel = str(hello.get("channel", ""))
+        with self._lock:
+            if hello.get("serve"):
+                self._served.add(channel)
+            served = sorted(self._served)
+            if channel in self._served:
+                node.channel, node.pid = channel, int(hello.get("pid", 0))
+                node.local_loopback = bool(hello.get("local_loopback", True))
+                node.receive_own_messages = bool(hello.get("receive_own_messages", False))
+                self._channels.setdefault(channel, []).append(node)
+        if node.channel is None:
+            self._refuse(node, f"no teledex CAN channel {channel!r} (teledex-sim serves "
+                               f"{', '.join(served) if served else 'none'}): start `teledex-sim` with a device on "
+                               f"{channel!r}, or correct the channel")
+            return
+        self._answer(node, {"ok": True})
+
+    def _answer(self, node: _Node, message: dict) -> None:
+        try:
+            node.sock.send(wire.encode_control(message))
+        except OSError:
+            self._drop_node(node)
+
+    def _refuse(self, node: _Node, reason: str) -> None:
+        self._answer(node, {"error": reason})
+        self._drop_node(node)
+
+    def _relay(self, sender: _Node, packet: bytes) -> None:
+        if len(packet) < wire.HEADER.size:
+            return
+        sender.frames_sent += 1
+        stamp = time.time()
+        frame = wire.stamp_frame(packet, stamp)
+        dead = []
+        for node in self._channels.get(sender.channel, ()):
+            if node is sender:
+                if not sender.receive_own_messages:
+                    continue
+                outgoing = wire.stamp_frame(packet, stamp, own=True)
+            elif node.pid == sender.pid and not sender.local_loopback:
+                continue
+            else:
+                outgoing = frame
+            try:
+                node.sock.send(outgoing)
+                node.frames_delivered += 1
+                self.frames_relayed += 1
+            except BlockingIOError:
+                if node.frames_dropped == 0:
+                    logger.info("teledex CAN broker: the %s does not keep up; dropping frames meant for it",
+                                node.describe())
+                node.frames_dropped += 1
+                self.frames_dropped += 1
+            except OSError:
+                dead.append(node)
+        for node in dead:
+            self._drop_node(node)
+
+    def _drop_node(self, node: _Node) -> None:
+        with self._lock:
+            if self._nodes.pop(node.sock, None) is None:
+                return
+            if node.channel is not None:
+                self._channels[node.channel].remove(node)
+        if self._selector is not None:
+            try:
+                self._selector.unregister(node.sock)
+            except (KeyError, ValueError):
+                pass
+        node.sock.close()
+
+
+def _ask(path: str | None, request: dict) -> dict:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        sock.settimeout(2.0)
+        sock.connect(path or wire.broker_path())
+        sock.send(wire.encode_control(request))
+        return wire.decode_control(sock.recv(1 << 20))
+    finally:
+        sock.close()
+
+
+def query_stats(path: str | None = None) -> dict:
+    """The counters of the broker listening at path (another process's, typically)."""
+    return _ask(path, {"stats": True})
+
+
+def serve_channels(channels: Iterable[str], path: str | None = None) -> None:
+    """Have the running broker at path serve these channels too."""
+    _ask(path, {"serve_channels": list(channels)})
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="The teledex loopback CAN bus's broker; stops at EOF on stdin.")
+    parser.add_argument("--path", default=None, help=f"socket path (default ${wire.BROKER_ENV}, else per user)")
+    parser.add_argument("--channel", action="append", default=[], help="serve this channel (repeatable)")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the parent decides
+    try:
+        broker = CanBroker(args.path, args.channel).start()
+    except BrokerAlreadyRunning as error:
+        print(json.dumps({"already_running": str(error)}), flush=True)
+        return
+    print(json.dumps({"listening": broker.path}), flush=True)
+    try:
+        sys.stdin.buffer.read()  # until the parent closes it or dies
+    finally:
+        broker.stop()
+
+
+if __name__ == "__main__":
+    main()

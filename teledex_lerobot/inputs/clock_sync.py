@@ -1,0 +1,50 @@
+"""A sender's clock -> this machine's clock, from one-way timestamps alone.
+
+A headset stamps each sample on its own clock (XRoboToolkit `timeStampNs`: Unix time on the headset; our WebXR page:
+the browser's time origin plus the frame time). For every packet, arrival_ns - sender_ns = offset + delay, where
+delay >= the smallest delay the link ever has. The smallest value of arrival - sender over a recent window is
+therefore offset + minimum delay, and sender_ns + that value is the capture time on our clock, late by only the
+link's minimum delay (well under a millisecond on a LAN; it cannot be measured from one-way stamps). Queueing,
+Wi-Fi retries and bursts (several states in one TCP read) add to the delay only, so they no longer hide in the
+timestamps. The window slides (clock drift of tens of ppm is followed); a backward step of the sender's clock
+(NTP, a new session) restarts the estimate once it has lasted `step_confirm_s`.
+"""
+
+from collections import deque
+
+
+class SenderClock:
+    def __init__(self, window_s: float = 5.0, step_ns: int = 1_000_000_000, step_confirm_s: float = 0.2):
+        self.window_ns = int(window_s * 1e9)
+        self.step_ns = step_ns
+        self.step_confirm_ns = int(step_confirm_s * 1e9)
+        # (arrival_ns, lag_ns) with strictly increasing lag: its front is the window's minimum (a monotonic queue).
+        self._lags: deque[tuple[int, int]] = deque()
+        self._step_since_ns: int | None = None
+
+    def reset(self) -> None:
+        """Forget the estimate (a new sender, e.g. a new connection)."""
+        self._lags.clear()
+        self._step_since_ns = None
+
+    @property
+    def offset_ns(self) -> int | None:
+        """This machine's clock minus the sender's, plus the link's minimum delay; None before the first packet."""
+        return self._lags[0][1] if self._lags else None
+
+    def capture_ns(self, sender_ns: int, arrival_ns: int) -> int:
+        """The capture time on this machine's clock of a sample stamped `sender_ns` that arrived at `arrival_ns`."""
+        lag = arrival_ns - sender_ns
+        if self._lags and lag > self._lags[0][1] + self.step_ns:
+            if self._step_since_ns is None:
+                self._step_since_ns = arrival_ns
+            elif arrival_ns - self._step_since_ns >= self.step_confirm_ns:
+                self.reset()
+        else:
+            self._step_since_ns = None
+        while self._lags and self._lags[-1][1] >= lag:
+            self._lags.pop()
+        self._lags.append((arrival_ns, lag))
+        while self._lags[0][0] < arrival_ns - self.window_ns:
+            self._lags.popleft()
+        return sender_ns + self._lags[0][1]

@@ -1,0 +1,224 @@
+"""Our WebXR page for headset browsers (Quest, Pico, Vision Pro), served over HTTPS with its WebSocket (WSS) on the
+same port.
+
+Headset browsers allow WebXR only on secure pages, so the server speaks TLS with a self-signed certificate made on
+first run (the browser warns once; the operator accepts it). `websockets` serves both the page's few static files
+(inputs/webxr_page, answered from its opening-handshake hook) and the socket at /ws.
+
+- Headset -> us: one XR state JSON object per XR frame, in the XRoboToolkit schema (xr_state.py), stamped with the
+  page's clock (timeStampNs: the browser's time origin plus the XR frame time).
+- Us -> headset: {"type": "status", ...} pushed by `publish_status` (state machine state, stale, robot faults), shown
+  on the page and on a panel in the headset.
+- Several pages may be open (a laptop watching the status, a headset reconnecting after a Wi-Fi drop): tracking is
+  taken from the newest connection that sends any; an older one's tracking is dropped and it is told so.
+"""
+
+import asyncio
+import datetime
+import hashlib
+import ipaddress
+import json
+import logging
+import mimetypes
+import socket
+import ssl
+from pathlib import Path
+
+from websockets.asyncio.server import ServerConnection, broadcast, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from ..clock import now_ns
+from .receiver import InputReceiver
+from .senders import LOCAL_BIND, SenderFilter
+from .sources import ThreadedSource
+
+logger = logging.getLogger(__name__)
+
+PAGE_DIR = Path(__file__).parent / "webxr_page"
+SOCKET_PATH = "/ws"
+DEFAULT_CERTIFICATE_DIR = Path("~/.cache/teledex/webxr").expanduser()
+CERTIFICATE_DAYS = 365  # Safari refuses server certificates valid for longer than 398 days
+MAX_MESSAGE_BYTES = 256 * 1024  # one state with both hands is ~10 KiB
+
+
+def local_addresses(bind: str) -> list[str]:
+    """The addresses a browser may use to reach a server bound to `bind` (for the certificate's names)."""
+    addresses = {"127.0.0.1"}
+    if bind in ("0.0.0.0", ""):
+        try:
+            addresses.update(info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET))
+        except OSError:
+            pass
+    else:
+        addresses.add(bind)
+    return sorted(addresses)
+
+
+def ensure_certificate(directory: Path, addresses: list[str]) -> tuple[Path, Path]:
+    """(cert.pem, key.pem) in `directory`: reused while valid for another day and naming every address, else made
+    anew (self-signed, ECDSA P-256)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    directory = Path(directory).expanduser()
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    now = datetime.datetime.now(datetime.timezone.utc)
+    wanted = {ipaddress.ip_address(a) for a in addresses}
+    if cert_path.is_file() and key_path.is_file():
+        try:
+            existing = x509.load_pem_x509_certificate(cert_path.read_bytes())
+            names = existing.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+            if wanted <= set(names.get_values_for_type(x509.IPAddress)) and \
+                    existing.not_valid_after_utc - now > datetime.timedelta(days=1):
+                return cert_path, key_path
+        except (ValueError, x509.ExtensionNotFound):
+            pass  # unreadable or foreign: make a new one
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "TeleDex WebXR (self-signed)")])
+    alternative_names = [x509.DNSName("localhost"), *(x509.IPAddress(a) for a in sorted(wanted, key=str))]
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number())
+                   .not_valid_before(now - datetime.timedelta(minutes=5))
+                   .not_valid_after(now + datetime.timedelta(days=CERTIFICATE_DAYS))
+                   .add_extension(x509.SubjectAlternativeName(alternative_names), critical=False)
+                   .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+                   .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+                   .sign(key, hashes.SHA256()))
+    directory.mkdir(parents=True, exist_ok=True)
+    key_path.touch(mode=0o600)
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    logger.info("Made a self-signed certificate for %s in %s", ", ".join(map(str, sorted(wanted, key=str))),
+                directory)
+    return cert_path, key_path
+
+
+def certificate_fingerprint(cert_path: Path) -> str:
+    """SHA-256 of the certificate, as browsers show it on their warning page."""
+    der = ssl.PEM_cert_to_DER_cert(Path(cert_path).read_text())
+    digest = hashlib.sha256(der).hexdigest().upper()
+    return ":".join(digest[i:i + 2] for i in range(0, len(digest), 2))
+
+
+class WebXRSource(ThreadedSource):
+    def __init__(self, bind: str = LOCAL_BIND, port: int = 8012, allow: list[str] | tuple[str, ...] = (),
+                 certificate_dir: Path | str = DEFAULT_CERTIFICATE_DIR):
+        super().__init__()
+        self.senders = SenderFilter(allow)
+        self.cert_path, key_path = ensure_certificate(Path(certificate_dir), local_addresses(bind))
+        self.ssl_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.ssl_context.load_cert_chain(self.cert_path, key_path)
+        self.socket = socket.create_server((bind, port))
+        self.address = self.socket.getsockname()
+        self.pages = {p.name: p.read_bytes() for p in PAGE_DIR.iterdir() if p.is_file()}
+        self.connections = 0
+        self.dropped_tracking = 0  # tracking from a page that another, newer page superseded
+        self._clients: dict[ServerConnection, int] = {}  # connection -> its number (newer = larger)
+        self._active: ServerConnection | None = None
+        self._status: dict = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopped: asyncio.Event | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self.address[:2]
+        return f"https://{host}:{port}/"
+
+    @property
+    def clients(self) -> int:
+        return len(self._clients)
+
+    def _run(self, receiver: InputReceiver) -> None:
+        asyncio.run(self._serve(receiver))
+
+    async def _serve(self, receiver: InputReceiver) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stopped = asyncio.Event()
+        if self._stop.is_set():
+            return
+        async with serve(lambda connection: self._client(connection, receiver), sock=self.socket,
+                         ssl=self.ssl_context, process_request=self._http, max_size=MAX_MESSAGE_BYTES,
+                         ping_interval=5, ping_timeout=10, compression=None, logger=logger):
+            await self._stopped.wait()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._loop is not None and self._stopped is not None:
+            self._loop.call_soon_threadsafe(self._stopped.set)
+        super().stop()
+
+    def _close(self) -> None:
+        self.socket.close()
+
+    def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        """Every HTTP request: the allow-list, then the socket path (the WebSocket handshake goes on) or a file."""
+        if not self.senders.allows(connection.remote_address[0]):
+            return connection.respond(403, "This address may not send input (see --teleop.allow).\n")
+        path = request.path.split("?", 1)[0]
+        if path == SOCKET_PATH:
+            return None
+        name = "index.html" if path == "/" else path.lstrip("/")
+        body = self.pages.get(name)
+        if body is None:
+            return connection.respond(404, "Not found\n")
+        content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+        if content_type.startswith("text/") or content_type.endswith("javascript"):
+            content_type += "; charset=utf-8"
+        headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body))),
+                           ("Cache-Control", "no-store")])
+        return Response(200, "OK", headers, body)
+
+    async def _client(self, connection: ServerConnection, receiver: InputReceiver) -> None:
+        self.connections += 1
+        self._clients[connection] = self.connections
+        host = connection.remote_address[0]
+        logger.info("WebXR page connected from %s (%s)", host, connection.request.headers.get("User-Agent", "?"))
+        self._send_status(connection)
+        try:
+            async for message in connection:
+                received_ns = now_ns()
+                if self._active is not connection:
+                    if self._active is not None and self._clients.get(self._active, 0) > self._clients[connection]:
+                        self.dropped_tracking += 1
+                        continue
+                    superseded, self._active = self._active, connection
+                    receiver.new_sender()
+                    if superseded is not None:
+                        self._send_status(superseded)
+                    self._send_status(connection)
+                    logger.info("WebXR: tracking from %s", host)
+                receiver.handle(message.encode() if isinstance(message, str) else message, received_ns)
+        except ConnectionClosed:
+            pass
+        finally:
+            del self._clients[connection]
+            if self._active is connection:
+                self._active = None
+            logger.info("WebXR page at %s disconnected", host)
+
+    def publish_status(self, status: dict) -> None:
+        """Push the teleop's status to every open page (thread-safe; never waits for a slow headset)."""
+        if self._loop is None:
+            return
+        self._status = dict(status)
+        try:
+            self._loop.call_soon_threadsafe(self._broadcast)
+        except RuntimeError:
+            pass  # the loop has closed: stopping
+
+    def _broadcast(self) -> None:
+        for connection in list(self._clients):
+            self._send_status(connection)
+
+    def _send_status(self, connection: ServerConnection) -> None:
+        if self._active is None:
+            tracking = "none"
+        else:
+            tracking = "this page" if connection is self._active else "another page"
+        message = {"type": "status", **self._status, "tracking": tracking, "pages": len(self._clients)}
+        broadcast([connection], json.dumps(message))

@@ -1,0 +1,287 @@
+"""The recording loop: one control tick reads the robot, asks the input for an action, sends it, and hands one
+RecordedFrame to every sink; episodes end on the timer or a key, and are committed as a pair (sink.commit_pair).
+
+The robot is any object with get_observation(), send_action(action) -> sent action and validate(extra stamps) ->
+SyncPacket (lerobot_robot_teledex.SyncValidatedRobot around any LeRobot robot), optionally device_faults(); the
+input is any object with get_action() and optionally sample_capture_ns.
+"""
+
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+
+import numpy as np
+
+from .. import viewer
+from ..clock import now_ns
+from ..sync import SyncPolicy, TimingPolicy, sync_metrics, timing_metrics
+from ..sync.metrics import lagging_source
+from .frame import FrameLayout, RecordedFrame
+from .sink import EpisodeHeader, EpisodeSink, commit_pair
+
+INPUT_SOURCE = "input"
+
+
+# The operator's verdict on an episode under review (--confirm_episodes), by key.
+REVIEW_KEYS = {"k": "kept", "enter": "kept", "right": "kept", "n": "kept", "d": "discarded", "r": "re-record",
+               "left": "re-record", "q": "kept", "esc": "kept"}
+
+
+class RecordingEvents:
+    """Key presses, turned into the flags the loop reads."""
+
+    def __init__(self):
+        self.end_episode = self.rerecord = self.discard = self.stop = self.start = False
+        self.success: bool | None = None
+        self.reviewing = False  # an episode's summary is shown and waits for the operator's verdict
+        self.verdict: str | None = None
+
+    def on_key(self, name: str) -> bool:
+        """Set the flag of a recording key; False for keys that are not recording keys."""
+        key = name.lower()
+        if self.reviewing and key in REVIEW_KEYS:
+            self.verdict = REVIEW_KEYS[key]
+            self.stop = self.stop or key in ("q", "esc")  # keep this one, then stop
+            return True
+        if key in ("right", "n"):
+            self.end_episode = True
+        elif key in ("left", "r"):
+            self.rerecord = self.end_episode = True
+        elif key == "d":
+            self.discard = self.end_episode = True
+        elif key in ("s", "f"):
+            self.success = key == "s"
+            print(f"Episode marked a {'success' if self.success else 'failure'}")
+        elif key == "space":
+            self.start = True
+        elif key in ("esc", "q"):
+            self.stop = self.end_episode = True
+        else:
+            return False
+        return True
+
+    def next_episode(self) -> None:
+        self.end_episode = self.rerecord = self.discard = self.start = False
+        self.success = None
+        self.reviewing, self.verdict = False, None
+
+
+@dataclass
+class EpisodeLog:
+    """What the loop keeps about the episode in progress: enough for the progress line and metadata.json, computed
+    with the same functions the report uses."""
+
+    source_names: tuple[str, ...]
+    frame_ns: list = field(default_factory=list)
+    valid: list = field(default_factory=list)
+    max_diff_ms: list = field(default_factory=list)
+    stamps: list = field(default_factory=list)
+    faults: dict = field(default_factory=dict)  # part -> {"message", "first_frame", "frames"}
+
+    def add(self, frame: RecordedFrame) -> None:
+        index = len(self.frame_ns)
+        self.frame_ns.append(frame.frame_ns)
+        self.valid.append(frame.packet.valid)
+        self.max_diff_ms.append(frame.packet.max_diff_ms)
+        self.stamps.append([-1 if frame.packet.timestamps_ns.get(s) is None else frame.packet.timestamps_ns[s]
+                            for s in self.source_names])
+        for part, message in frame.faults.items():
+            entry = self.faults.setdefault(part, {"message": message, "first_frame": index, "frames": 0})
+            entry["frames"] += 1
+
+    def __len__(self) -> int:
+        return len(self.frame_ns)
+
+    def sync(self, last: int | None = None) -> dict:
+        window = slice(-last, None) if last else slice(None)
+        return sync_metrics(np.array(self.valid[window], dtype=bool), np.array(self.max_diff_ms[window]),
+                            list(self.source_names),
+                            np.array(self.stamps[window], dtype=np.int64).reshape(-1, len(self.source_names)))
+
+    def timing(self, fps: int) -> dict:
+        return timing_metrics(np.array(self.frame_ns, dtype=np.int64), fps)
+
+
+@dataclass
+class EpisodePlan:
+    num_episodes: int
+    episode_time_s: float
+    reset_time_s: float
+    task: str
+    wait_for_start: bool = False
+    # Show each episode's summary and wait for the operator's verdict: keep (k/enter), discard (d), re-record (r).
+    confirm: bool = False
+
+
+class RecordingSession:
+    def __init__(self, robot, teleop, layout: FrameLayout, lerobot: EpisodeSink, native: EpisodeSink | None,
+                 first_index: int, metadata: dict, sync_policy: SyncPolicy, timing_policy: TimingPolicy,
+                 events: RecordingEvents | None = None, session_id: str | None = None):
+        self.robot = robot
+        self.teleop = teleop
+        self.layout = layout
+        self.lerobot = lerobot
+        self.native = native
+        self.next_index = first_index
+        self.metadata = metadata  # hardware, cameras, collection settings: the same for every episode
+        self.sync_policy = sync_policy
+        self.timing_policy = timing_policy
+        self.events = events or RecordingEvents()
+        self.session_id = session_id
+        self.saved_uuids: list[str] = []
+
+    def run(self, plan: EpisodePlan) -> int:
+        while len(self.saved_uuids) < plan.num_episodes and not self.events.stop:
+            self.events.next_episode()
+            if plan.wait_for_start:
+                print("Press space to start the episode")
+                self._drive(None, stop=lambda: self.events.start or self.events.stop)
+                if self.events.stop:
+                    break
+            reset_episode = getattr(self.robot, "reset_episode", None)
+            if reset_episode is not None:  # a simulated world lays out this episode's scene, the robot at home
+                reset_episode(self.next_index)
+            header = EpisodeHeader.new(self.next_index, plan.task)
+            print(f"Recording episode {header.index} ({len(self.saved_uuids) + 1}/{plan.num_episodes})", flush=True)
+            viewer.start_episode(header.index, plan.episode_time_s)
+            sinks = [s for s in (self.lerobot, self.native) if s is not None]
+            for sink in sinks:
+                sink.begin(header)
+            try:
+                log = self._drive(header, duration_s=plan.episode_time_s)
+            except BaseException:
+                for sink in sinks:
+                    sink.abort()
+                viewer.end_episode("interrupted")
+                raise
+            verdict = self._keep(log)
+            review = None
+            if verdict is None and plan.confirm:
+                review = self._review(header, log)
+                verdict = None if review["decision"] == "kept" else review["decision"]
+            if verdict is not None:
+                for sink in sinks:
+                    sink.abort()
+                print(f"Episode {header.index} {verdict}", flush=True)
+                viewer.end_episode(verdict)
+                continue
+            commit_pair(self.lerobot, self.native, self._episode_metadata(header, log, review))
+            viewer.end_episode("saved")
+            self.saved_uuids.append(header.episode_uuid)
+            self.next_index += 1
+            self._print_saved(header, log)
+            if len(self.saved_uuids) < plan.num_episodes and not self.events.stop and plan.reset_time_s > 0:
+                print(f"Reset the environment ({plan.reset_time_s:g} s)", flush=True)
+                self._drive(None, duration_s=plan.reset_time_s)
+        return len(self.saved_uuids)
+
+    def summary(self, log: EpisodeLog) -> dict:
+        """What the operator judges an episode by: duration, sync success, dropped ticks, faults."""
+        sync, timing = log.sync(), log.timing(self.layout.fps)
+        return {"duration_s": self._duration_s(log),
+                "sync_success_rate": sync["sync_success_rate"], "dropped_ticks": timing["dropped_ticks"],
+                "frames_stored": timing["frames_stored"], "faults": sorted(log.faults)}
+
+    def _duration_s(self, log: EpisodeLog) -> float:
+        return round((log.frame_ns[-1] - log.frame_ns[0]) / 1e9 + 1 / self.layout.fps, 3)
+
+    def _review(self, header: EpisodeHeader, log: EpisodeLog) -> dict:
+        """Show the episode's summary and hold the robot under control until the operator keeps, discards or
+        re-records it."""
+        summary = self.summary(log)
+        print(f"Episode {header.index}: {summary['duration_s']:.1f} s, sync ok "
+              f"{100 * summary['sync_success_rate']:.1f}%, {summary['dropped_ticks']} dropped ticks, faults: "
+              f"{', '.join(summary['faults']) or 'none'}.\n"
+              "  Keep it? k / enter = keep, d = discard, r = re-record", flush=True)
+        self.events.reviewing, self.events.end_episode = True, False  # the key that ended the episode is spent
+        self._drive(None, stop=lambda: self.events.verdict is not None)
+        self.events.reviewing = False
+        if self.events.verdict == "re-record":
+            self.events.rerecord = True
+        return {"decision": self.events.verdict, "summary": summary}
+
+    def _keep(self, log: EpisodeLog) -> str | None:
+        """Why the episode is not saved, or None to save it."""
+        if self.events.discard:
+            return "discarded"
+        if self.events.rerecord:
+            return "dropped for re-recording"
+        if not len(log):
+            return "had no frames; not saved"
+        timing = log.timing(self.layout.fps)
+        if self.timing_policy.on_exceed == "rerecord" and not self.timing_policy.within(timing):
+            return (f"dropped {timing['dropped_ticks']} of {timing['frames_expected']} control ticks (more than "
+                    f"{100 * self.timing_policy.max_dropped_fraction:g}%): re-recording it")
+        return None
+
+    def _drive(self, header: EpisodeHeader | None, duration_s: float = float("inf"), stop=None) -> EpisodeLog:
+        """The control loop. With no header nothing is recorded (reset or waiting); with one, every frame goes to
+        every sink. The schedule never catches up in a burst: a tick that overran pushes the next one back, and the
+        frame after it shows the gap in its interval."""
+        period_s = 1.0 / self.layout.fps
+        log = EpisodeLog(self.layout.source_names)
+        sinks = [s for s in (self.lerobot, self.native) if s is not None] if header is not None else []
+        started = time.perf_counter()
+        next_tick = started
+        next_report = started + 1.0
+        while (time.perf_counter() - started) < duration_s and not self.events.end_episode:
+            if stop is not None and stop():
+                break
+            observation = self.robot.get_observation()
+            action = self.teleop.get_action()
+            input_ns = getattr(self.teleop, "sample_capture_ns", None) or now_ns()
+            packet = self.robot.validate({INPUT_SOURCE: input_ns})
+            viewer.log_sync(packet)
+            sent = self.robot.send_action(action)
+            faults = self.robot.device_faults() if hasattr(self.robot, "device_faults") else {}
+            if hasattr(self.teleop, "report_robot_faults"):  # shown to the operator (the headset's status panel)
+                self.teleop.report_robot_faults(faults)
+            if sinks:
+                frame = RecordedFrame.from_observation(self.layout, observation, sent, packet, faults)
+                for sink in sinks:
+                    sink.add(frame)
+                log.add(frame)
+                if time.perf_counter() >= next_report:
+                    next_report += 1.0
+                    self._print_progress(header, log, time.perf_counter() - started)
+            next_tick = max(next_tick + period_s, time.perf_counter() - period_s / 2)
+            delay_s = next_tick - time.perf_counter()
+            if delay_s > 0:
+                time.sleep(delay_s)
+        return log
+
+    def _print_progress(self, header: EpisodeHeader, log: EpisodeLog, elapsed_s: float) -> None:
+        timing = log.timing(self.layout.fps)
+        sync = log.sync()
+        recent = log.sync(last=self.layout.fps)  # the last second: who is behind right now
+        lagging = lagging_source(recent)
+        faults = "".join(f"\n  FAULT {part}: {f['message']}" for part, f in log.faults.items())
+        print(f"  episode {header.index}  {elapsed_s:5.1f} s  stored {timing['frames_stored']}/"
+              f"{timing['frames_expected']} frames ({timing['dropped_ticks']} dropped ticks)  "
+              f"sync ok {100 * sync['sync_success_rate']:5.1f}%"
+              + (f"  lagging: {lagging[0]} {lagging[1]:.1f} ms" if lagging and lagging[1] > 0 else "") + faults,
+              flush=True)
+
+    def _print_saved(self, header: EpisodeHeader, log: EpisodeLog) -> None:
+        sync, timing = log.sync(), log.timing(self.layout.fps)
+        within = "" if self.timing_policy.within(timing) else "  TIMING BELOW POLICY (marked in metadata)"
+        print(f"Saved episode {header.index} ({header.episode_uuid}): {timing['frames_stored']}/"
+              f"{timing['frames_expected']} frames ({timing['dropped_ticks']} dropped ticks), sync ok "
+              f"{100 * sync['sync_success_rate']:.2f}%, mean sync error {sync['mean_sync_error_ms'] or 0:.1f} ms"
+              f"{within}", flush=True)
+
+    def _episode_metadata(self, header: EpisodeHeader, log: EpisodeLog, review: dict | None = None) -> dict:
+        timing = log.timing(self.layout.fps)
+        return {
+            **self.metadata,
+            "episode": {"task_name": header.task, "episode_id": f"episode_{header.index:06d}",
+                        "episode_uuid": header.episode_uuid, "session_id": self.session_id,
+                        "duration_s": self._duration_s(log), "timesteps": len(log), "success": self.events.success,
+                        "recorded_utc": datetime.now(timezone.utc).isoformat()},
+            "sync": {"policy": asdict(self.sync_policy), **log.sync()},
+            "timing": {**timing, "policy": asdict(self.timing_policy),
+                       "within_policy": self.timing_policy.within(timing)},
+            "faults": log.faults,
+            "review": review,  # the operator's verdict on the episode's summary, with --confirm_episodes
+            "lerobot": {**self.metadata.get("lerobot", {}), "episode_index": header.index},
+        }

@@ -1,0 +1,27 @@
+"""A dummy vendor, laid out as every vendor folder under teledex_lerobot/devices/ is: its kinematic model
+(acme_gripper.urdf), CAN protocol, settings, driver and wire-protocol simulator, declared in VENDOR. Adding it to
+teledex_lerobot/devices/registry.py's VENDORS line (the test calls register_vendor instead) is all it takes."""
+
+from pathlib import Path
+
+from teledex_lerobot.devices.joint_device import TactileLayout
+from teledex_lerobot.devices.vendor import DeviceModel, Vendor
+
+from .config import AcmeConfig
+from .driver import PADS, AcmeGripperDevice
+from .protocol import BUS_SIGNATURE
+from .simulator import AcmeGripperSimulator
+
+MODEL = str(Path(__file__).with_name("acme_gripper.urdf"))  # a model given by its URDF path
+
+
+def _simulator(side: str, interface: str, channel: str) -> AcmeGripperSimulator:
+    return AcmeGripperSimulator(interface, channel)
+
+
+def _tactile(settings: AcmeConfig) -> TactileLayout | None:
+    return TactileLayout(PADS, (2, 2)) if settings.tactile else None
+
+
+VENDOR = Vendor("acme", AcmeConfig, (DeviceModel(MODEL, AcmeGripperDevice, _simulator, tactile=_tactile),),
+                BUS_SIGNATURE)

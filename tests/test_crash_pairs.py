@@ -1,0 +1,111 @@
+"""A recording killed (SIGKILL) at 20 instants spread over an episode and its save window: after teledex-repair both
+formats hold the same episodes with the same uuids, nothing saved is lost, and recording resumes."""
+
+import contextlib
+import io
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from commands import command, command_env, run
+
+from teledex_lerobot.cli.repair import repair
+from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
+from teledex_lerobot.storage.repair import committed_episodes
+
+pytestmark = pytest.mark.slow
+
+# Instants: seconds into the second episode of a run, or the moment a file of its save appears (+ a delay in s).
+# The save goes: LeRobot stages (sidecar) -> native stages (.partial/manifest.json) -> LeRobot commits (data parquet,
+# then episode metadata) -> native commits (episode folder renamed into place).
+KILLS = [("time", 0.05), ("time", 0.3), ("time", 0.6), ("time", 0.9), ("time", 1.2), ("time", 1.5),
+         ("sidecar", 0.0), ("sidecar", 0.01), ("staged", 0.0), ("staged", 0.003), ("staged", 0.01),
+         ("data", 0.0), ("data", 0.002), ("data", 0.01), ("meta", 0.0), ("meta", 0.002), ("meta", 0.02),
+         ("native", 0.0), ("native", 0.002), ("native", 0.05)]
+
+
+def record_args(root: Path, resume: bool) -> list[str]:
+    return command("teledex-record", "--robot.type=teledex", "--robot.backend=fake", "--robot.id=k",
+                   "--teleop.type=teledex_replay", "--teleop.id=k", "--dataset.repo_id=local/kill",
+                   f"--dataset.root={root}", "--dataset.single_task=grasp", "--dataset.fps=25",
+                   "--dataset.num_episodes=1", "--dataset.episode_time_s=1.6", "--dataset.reset_time_s=0",
+                   "--dataset.push_to_hub=false", f"--resume={str(resume).lower()}")
+
+
+def pairs(root: Path) -> list[tuple[int, str]]:
+    """(index, uuid) of every episode, checked to be the same in both formats."""
+    lerobot = [(int(e["episode_index"]), e["episode_uuid"]) for e in committed_episodes(root)]
+    native = [(e.index, e.episode_uuid) for e in map(load_native_episode, native_episode_dirs(Path(f"{root}_native")))]
+    assert lerobot == native, (lerobot, native)
+    for index, episode_uuid in native:
+        assert (root / "meta" / "teledex_episodes" / f"{episode_uuid}.json").is_file()
+    return native
+
+
+def save_marker(root: Path, kind: str, index: int):
+    native = Path(f"{root}_native")
+    if kind == "sidecar":
+        known = set((root / "meta" / "teledex_episodes").glob("*.json"))
+        return lambda: set((root / "meta" / "teledex_episodes").glob("*.json")) - known
+    if kind == "staged":
+        return lambda: list(native.glob(f"session_*/episode_{index:06d}.partial/manifest.json"))
+    if kind == "data":
+        known = set(root.glob("data/*/*.parquet"))
+        return lambda: set(root.glob("data/*/*.parquet")) - known
+    if kind == "meta":
+        known = set(root.glob("meta/episodes/*/*.parquet"))
+        return lambda: set(root.glob("meta/episodes/*/*.parquet")) - known
+    return lambda: list(native.glob(f"session_*/episode_{index:06d}"))
+
+
+def kill_at(root: Path, kind: str, delay_s: float, resume: bool, tmp: Path) -> None:
+    """Run a recording of one episode and kill it at the instant."""
+    process = subprocess.Popen(record_args(root, resume), env=command_env(tmp), stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    for line in process.stdout:
+        if line.startswith("Recording episode"):
+            index = int(line.split()[2])
+            break
+        assert time.monotonic() < deadline and process.poll() is None, "the recording ended before its episode"
+    if kind == "time":
+        time.sleep(delay_s)
+    else:
+        appeared = save_marker(root, kind, index)
+        while not appeared():
+            assert process.poll() is None and time.monotonic() < deadline, f"{kind} never appeared"
+            time.sleep(0.0005)
+        time.sleep(delay_s)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    process.stdout.close()
+
+
+def test_sigkill_at_20_instants_leaves_pairs_only(tmp_path):
+    root = tmp_path / "ds"
+    kept: set[str] = set()
+    outcomes = []
+    for number, (kind, delay) in enumerate(KILLS):
+        existed = root.exists()
+        kill_at(root, kind, delay, resume=existed, tmp=tmp_path)
+        if not (root / "meta" / "info.json").exists():
+            continue  # killed before the dataset existed: nothing to repair (the next run starts it anew)
+        repaired = io.StringIO()
+        with contextlib.redirect_stdout(repaired):
+            repair(root, None)
+        after = pairs(root)
+        uuids = {u for _, u in after}
+        assert kept <= uuids, f"kill {number} ({kind}+{delay}s) lost saved episodes {kept - uuids}"
+        outcomes.append((kind, delay, len(uuids - kept), "committed" in repaired.getvalue()))
+        kept = uuids
+    assert "Nothing to repair" in run(command("teledex-repair", str(root)), tmp_path)  # and it is idempotent
+    from lerobot.datasets import LeRobotDataset
+
+    dataset = LeRobotDataset("local/kill", root=root)
+    assert dataset.meta.total_episodes == len(kept)
+    # kills after LeRobot's commit keep the episode (repair commits the native staging); kills before it do not
+    assert any(rolled for *_, rolled in outcomes) and any(not new for _, _, new, _ in outcomes), outcomes
+    assert all(new for kind, _, new, _ in outcomes if kind == "native"), outcomes

@@ -1,0 +1,156 @@
+"""Hand URDFs as vendors publish them: loaded with no code change, fingers told apart by geometry, frame per convention.
+
+Always: a fixture written in the published style (numbered links whose numbers do not follow the fingers' order
+across the palm, velocity="0" effort="0", fixed-joint tip links, mesh files that do not exist, a wrist marker).
+With the dex-urdf checkout (tests/reference_assets.py): every hand URDF in it, and for every hand with an official
+dex-retargeting config, our inferred fingertips must be the config's, and our base frame within 5 degrees of our
+stated convention (those URDFs are rooted in dex-retargeting's operator frame, a fixed rotation of ours).
+"""
+
+import logging
+
+import numpy as np
+import pytest
+import yaml
+
+from teledex_lerobot.kinematics import KinematicModel
+from teledex_lerobot.operator.stream import OperatorStream
+from teledex_lerobot.paths import STREAMS_DIR
+from teledex_lerobot.retargeting import build_retargeter
+from teledex_lerobot.retargeting.hand_layout import build_layout, reference_pose
+
+import reference_assets
+
+MAX_FRAME_ERROR_DEG = 5.0
+
+
+def _angle_deg(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.degrees(np.arccos(np.clip((np.trace(a @ b.T) - 1.0) / 2.0, -1.0, 1.0))))
+
+
+def _operator_from_root(model: KinematicModel, layout) -> np.ndarray:
+    """operator coords = R @ root coords, at the reference pose."""
+    palm = model.frame_pose(reference_pose(model), layout.palm_link)[:3, :3]
+    return layout.base_rotation @ palm.T
+
+
+# ---- a published-style fixture ---------------------------------------------------------------------------------
+
+def _joint(name, kind, parent, child, xyz, axis=(0, 1, 0), limit=(0.0, 1.6)):
+    extra = (f'<axis xyz="{" ".join(map(str, axis))}"/><limit lower="{limit[0]}" upper="{limit[1]}" velocity="0" '
+             'effort="0"/>' if kind != "fixed" else "")
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{" ".join(map(str, xyz))}" rpy="0 0 0"/>{extra}</joint>')
+
+
+def _link(name):
+    return (f'<link name="{name}"><visual><geometry><mesh filename="package://fixture_hand/meshes/{name}.obj"/>'
+            '</geometry></visual></link>')
+
+
+def published_style_hand(ring_tip_link: bool = True) -> str:
+    """A right hand rooted in dex-retargeting's frame (x out of the palm, y toward the thumb, z along the fingers).
+
+    Link numbers: middle 0-3, index 4-7, ring 8-11, thumb 12-15, i.e. not the order across the palm.
+    """
+    links, joints = ["base_link", "wrist"], [_joint("wrist_joint", "fixed", "base_link", "wrist", (0, 0, -0.09))]
+    fingers = {0: (0.0, 0.0), 4: (0.028, 0.0), 8: (-0.028, -0.004)}  # first link number: (y, z) of the knuckle
+    for first, (y, z) in fingers.items():
+        names = [f"link_{first + i}.0" for i in range(4)]
+        links += names
+        joints.append(_joint(f"joint_{first}.0", "revolute", "base_link", names[0], (0, y, z), axis=(1, 0, 0),
+                             limit=(-0.4, 0.4)))
+        for i, length in enumerate((0.0, 0.05, 0.035)):
+            joints.append(_joint(f"joint_{first + i + 1}.0", "revolute", names[i], names[i + 1], (0, 0, length)))
+        if first != 8 or ring_tip_link:
+            links.append(f"link_{first + 3}.0_tip")
+            joints.append(_joint(f"joint_{first + 3}.0_tip", "fixed", names[3], f"link_{first + 3}.0_tip",
+                                 (0, 0, 0.03)))
+    thumb = [f"link_{12 + i}.0" for i in range(4)]
+    links += thumb + ["link_15.0_tip"]
+    joints += [_joint("joint_12.0", "revolute", "base_link", thumb[0], (-0.01, 0.03, -0.05), axis=(0, 0, 1),
+                      limit=(0.0, 1.4)),
+               _joint("joint_13.0", "revolute", thumb[0], thumb[1], (0, 0.02, 0.01), axis=(1, 0, 0)),
+               _joint("joint_14.0", "revolute", thumb[1], thumb[2], (0, 0.04, 0.02), axis=(1, 0, 0)),
+               _joint("joint_15.0", "revolute", thumb[2], thumb[3], (0, 0.03, 0.01), axis=(1, 0, 0)),
+               _joint("joint_15.0_tip", "fixed", thumb[3], "link_15.0_tip", (0, 0.03, 0.005))]
+    return f'<robot name="fixture_hand">{"".join(map(_link, links))}{"".join(joints)}</robot>'
+
+
+def test_published_style_hand_loads_and_is_laid_out_by_geometry(tmp_path, caplog):
+    path = tmp_path / "fixture_hand_right.urdf"
+    path.write_text(published_style_hand())
+    with caplog.at_level(logging.WARNING):
+        model = KinematicModel.from_urdf(path)
+    assert "joint_0.0.velocity" in model.description.defaulted_limits and "velocity" in caplog.text
+    layout = build_layout(model, "right")
+    assert layout.source == "geometry" and not layout.notes
+    # thumb, then across the palm from the thumb side: index (4-7), middle (0-3), ring (8-11)
+    assert layout.finger_names == ("thumb", "index", "middle", "ring")
+    assert layout.fingertip_frames == ("link_15.0_tip", "link_7.0_tip", "link_3.0_tip", "link_11.0_tip")
+    assert _angle_deg(_operator_from_root(model, layout), reference_assets.DEX_TO_OURS) < MAX_FRAME_ERROR_DEG
+    np.testing.assert_allclose(layout.wrist_offset_m, [0.0, 0.0, -0.09])  # the wrist marker, not the knuckles
+
+    retargeter = build_retargeter(str(path), "teledex", "right", {"hand_scale": 1.0})
+    keypoints = OperatorStream.load(STREAMS_DIR / "open_close.npz").hand_keypoints_m[::8].astype(float)
+    joints, ok = retargeter.retarget_sequence(keypoints)
+    assert ok.all() and np.ptp(joints, axis=0).max() > 0.5  # the fingers really open and close
+
+
+def test_a_finger_ending_at_its_last_knuckle_gets_a_tip_offset(tmp_path):
+    path = tmp_path / "fixture_hand_right.urdf"
+    path.write_text(published_style_hand(ring_tip_link=False))
+    layout = build_layout(KinematicModel.from_urdf(path), "right")
+    ring = layout.fingers[layout.finger_names.index("ring")]
+    assert ring.frames[-1] == "link_11.0#tip"
+    np.testing.assert_allclose(layout.frame_offsets_m["link_11.0#tip"], [0.0, 0.0, 0.8 * 0.035], atol=1e-9)
+    assert any("link_11.0" in note for note in layout.notes)
+    custom = build_layout(KinematicModel.from_urdf(path), "right", fingertip_offsets_m={"link_11.0": [0, 0, 0.02]})
+    np.testing.assert_allclose(custom.frame_offsets_m["link_11.0#tip"], [0.0, 0.0, 0.02])
+
+
+# ---- the published dex-urdf hands --------------------------------------------------------------------------------
+
+needs_assets = pytest.mark.skipif(not reference_assets.available(), reason=reference_assets.MISSING)
+
+
+def _hand_files():
+    if not reference_assets.available():
+        return []
+    return sorted(p for p in reference_assets.DEX_URDF_HANDS.rglob("*.urdf") if "bimanual" not in p.name)
+
+
+@needs_assets
+def test_every_dex_urdf_hand_builds_a_retargeter():
+    files = _hand_files()
+    assert len(files) >= 30
+    for path in files:
+        side = "left" if "left" in path.name else "right"
+        retargeter = build_retargeter(str(path), "teledex", side)
+        assert np.isfinite(retargeter.retarget(OperatorStream.load(STREAMS_DIR / "open_close.npz")
+                                               .hand_keypoints_m[60].astype(float))).all(), path.name
+
+
+@needs_assets
+def test_a_two_hand_urdf_is_refused_with_a_clear_message():
+    with pytest.raises(ValueError, match="one hand per URDF"):
+        build_retargeter(str(reference_assets.DEX_URDF_HANDS / "shadow_hand" / "bimanual.urdf"), "teledex")
+
+
+def _configured_hands():
+    if not reference_assets.available():
+        return []
+    return sorted(p for p in reference_assets.DEX_TELEOP_CONFIGS.glob("*_hand_*.yml") if "dexpilot" not in p.name)
+
+
+@needs_assets
+@pytest.mark.parametrize("config_path", _configured_hands(), ids=lambda p: p.stem)
+def test_fingers_and_frame_match_the_official_config(config_path):
+    config = yaml.safe_load(config_path.read_text())["retargeting"]
+    side = "left" if "left" in config_path.stem else "right"
+    model = KinematicModel.from_urdf(reference_assets.DEX_URDF_HANDS / config["urdf_path"])
+    layout = build_layout(model, side)
+    official = dict(zip(config["target_link_human_indices"][1], config["target_task_link_names"]))
+    ours = dict(zip([f.human_indices[-1] for f in layout.fingers], layout.fingertip_frames))
+    assert ours == {tip: link for tip, link in official.items() if tip in (4, 8, 12, 16, 20)}
+    assert _angle_deg(_operator_from_root(model, layout), reference_assets.DEX_TO_OURS) < MAX_FRAME_ERROR_DEG
