@@ -2,12 +2,12 @@
 recorded by teledex-record (a LeRobot dataset and the native TeleDex layout in one pass, every frame sync-validated);
 then the sync report, and where to look.
 
-    teledex-world-demo [--task cube_assembly] [--episodes 2] [--root outputs/demo/world_demo]
+    teledex-world-demo [--task cube_assembly] [--episodes 3] [--root outputs/demo/world_demo]
 
 The same as:
     teledex-record --robot.type=teledex --robot.backend=mujoco --robot.world.task=cube_assembly \\
       --teleop.type=teledex_world_expert --dataset.repo_id=local/world_demo --dataset.root=outputs/demo/world_demo \\
-      --dataset.single_task="cube assembly" --dataset.fps=25 --dataset.num_episodes=2 --dataset.episode_time_s=12 \\
+      --dataset.single_task="cube assembly" --dataset.fps=25 --dataset.num_episodes=3 --dataset.episode_time_s=12 \\
       --dataset.reset_time_s=0 --dataset.push_to_hub=false
 """
 
@@ -39,7 +39,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default="cube_assembly", choices=sorted(TASKS))
     parser.add_argument("--preset", default="piper_linkerhand_o6_single")
-    parser.add_argument("--episodes", type=int, default=2)
+    parser.add_argument("--episodes", type=int, default=3)
     parser.add_argument("--root", type=Path, default=Path("outputs/demo/world_demo"))
     parser.add_argument("--repo-id", default="local/world_demo")
     return parser.parse_args(argv)
