@@ -260,6 +260,7 @@ def test_world_demo_records_both_formats_and_its_recorded_episode_replays_to_suc
     import pandas as pd
     from commands import command, run
 
+    from teledex_lerobot.cli.conversions import lerobot_to_native, native_to_lerobot
     from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
     from teledex_lerobot.world.episode import SuccessTracker
 
@@ -271,6 +272,14 @@ def test_world_demo_records_both_formats_and_its_recorded_episode_replays_to_suc
     np.testing.assert_allclose(np.stack(frames["observation.environment_state"]),
                                native.telemetry["environment_state"], atol=1e-6)  # both formats, the same poses
     assert native.camera_info["top"].width == 320
+    lerobot_to_native(root, tmp_path / "back_native", progress=lambda _: None)  # both conversions keep them
+    native_to_lerobot(tmp_path / "back_native", tmp_path / "back_lerobot", "local/back", progress=lambda _: None)
+    [back] = [load_native_episode(d) for d in native_episode_dirs(tmp_path / "back_native")]
+    for key in ("environment_names", "environment_state"):
+        assert np.array_equal(back.telemetry[key], native.telemetry[key]), key
+    again = pd.read_parquet(next((tmp_path / "back_lerobot" / "data").glob("**/*.parquet")))
+    assert np.array_equal(np.stack(again["observation.environment_state"]),
+                          np.stack(frames["observation.environment_state"]))
 
     rig = Rig.from_preset(load_preset("piper_linkerhand_o6_single"))
     world = World(rig, WorldConfig(task="cube_assembly"))
