@@ -16,6 +16,10 @@ env: system-deps $(VENV)/.installed
 # - libusb-1.0 (required): pyrealsense2, imported by LeRobot's record/replay commands, needs it even with no camera.
 # - FFmpeg's shared libraries (optional): torchcodec decodes videos with them; without them LeRobot logs a long
 #   traceback and falls back to PyAV.
+# - EGL with Mesa's software rasteriser (required): the MuJoCo world's cameras render headless through EGL
+#   (MUJOCO_GL=egl; PyOpenGL loads libEGL.so.1 and libOpenGL.so.0, glvnd picks Mesa's EGL, which draws with the
+#   swrast/llvmpipe DRI driver on a machine without a GPU).
+EGL_LIBS := libegl1 libegl-mesa0 libgbm1 libgl1-mesa-dri libopengl0 libgl1 libgles2
 FFMPEG_LIBS := libavutil57 libavcodec59 libavformat59 libavdevice59 libavfilter8 libswscale6 libswresample4
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y -qq
 
@@ -24,6 +28,12 @@ system-deps:
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -qq && $(APT_INSTALL) libusb-1.0-0 >/dev/null 2>&1; \
 	  else echo "Missing libusb-1.0 (needed by pyrealsense2). Debian/Ubuntu: sudo apt-get install libusb-1.0-0"; exit 1; fi; }
+	@{ ldconfig -p | grep -q libEGL_mesa.so.0 && ldconfig -p | grep -q libOpenGL.so.0 && \
+	   ls /usr/lib/*/dri/swrast_dri.so >/dev/null 2>&1; } || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && $(APT_INSTALL) --no-install-recommends $(EGL_LIBS) >/dev/null 2>&1; \
+	  else echo "Missing EGL/Mesa (the MuJoCo world renders with it). Debian/Ubuntu: sudo apt-get install $(EGL_LIBS)"; \
+	  exit 1; fi; }
 	@ldconfig -p | grep -q libavutil.so || { \
 	  [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && $(APT_INSTALL) $(FFMPEG_LIBS) >/dev/null 2>&1; } || \
 	  echo "note: FFmpeg shared libraries not installed; video decoding falls back to PyAV"
@@ -35,8 +45,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e ".[test]"
 	@touch $@
 
+# The MuJoCo world: the scripted expert assembles the cube in a few episodes recorded by teledex-record.
 demo: env
-	$(VENV)/bin/teledex-demo
+	$(VENV)/bin/teledex-world-demo
 
 # For the WebXR page's browser test only: headless Chromium (Debian package, installed when absent and we are root)
 # and Meta's WebXR emulator IWER (npm, pinned in tests/webxr_emulator). Without them that test skips, saying so.

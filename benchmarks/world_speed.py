@@ -8,19 +8,16 @@ the control chain), with wall times.
 """
 
 import argparse
-import os
 import time
 
-os.environ.setdefault("MUJOCO_GL", "egl")
-
-from teledex_lerobot.presets import load_preset  # noqa: E402
-from teledex_lerobot.rig import Rig  # noqa: E402
-from teledex_lerobot.world.camera import WorldRenderer  # noqa: E402
-from teledex_lerobot.world.episode import run_expert_episode  # noqa: E402
-from teledex_lerobot.world.expert import ScriptedExpert  # noqa: E402
-from teledex_lerobot.world.operator_expert import OperatorExpert  # noqa: E402
-from teledex_lerobot.world.tasks import TASKS  # noqa: E402
-from teledex_lerobot.world.world import World, WorldConfig  # noqa: E402
+from teledex_lerobot.presets import load_preset
+from teledex_lerobot.rig import Rig
+from teledex_lerobot.world.camera import WorldRenderer
+from teledex_lerobot.world.episode import run_expert_episode
+from teledex_lerobot.world.expert import ScriptedExpert
+from teledex_lerobot.world.operator_expert import OperatorExpert
+from teledex_lerobot.world.tasks import TASKS
+from teledex_lerobot.world.world import World, WorldConfig
 
 
 def physics_speed(world: World, seconds: float = 5.0) -> tuple[float, float]:

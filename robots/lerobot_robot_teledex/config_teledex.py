@@ -85,13 +85,15 @@ class TeledexConfig(TeledexRobotConfig):
     """An arm + hand (+ cameras) rig described by a preset in configs/presets/ (or a path to a preset file)."""
 
     preset: str = "piper_linkerhand_o6_single"
+    # With no --robot.cameras, the preset's cameras are attached; false records joints (and object states) only.
+    preset_cameras: bool = True
 
     def __post_init__(self):
         preset = load_preset(self.preset)  # fails early, naming the available presets
         if preset.followers:
             raise ValueError(f"Preset {self.preset!r} is several rigs ({', '.join(preset.followers)}): use "
                              f"--robot.type=teledex_followers --robot.preset={self.preset}")
-        if not self.cameras:
+        if not self.cameras and self.preset_cameras:
             camera = TeledexWorldCameraConfig if self.backend == WORLD_BACKEND else TeledexRenderCameraConfig
             self.cameras = {name: camera(**settings) for name, settings in preset.cameras.items()}
         super().__post_init__()

@@ -1,7 +1,8 @@
 """`lerobot-eval --env.type=teledex --env.task=<task>`: the MuJoCo world's tasks as a LeRobot environment.
 
 Registered when LeRobot imports our plugin package. Feature names match what teledex-record writes with
---robot.backend=mujoco: observation.state (joints, then object poses), observation.images.<camera>, action.
+--robot.backend=mujoco: observation.state (joints), observation.environment_state (object poses),
+observation.images.<camera>, action.
 """
 
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 import gymnasium as gym
 from lerobot.configs import FeatureType, PolicyFeature
 from lerobot.envs.configs import EnvConfig
-from lerobot.utils.constants import ACTION, OBS_IMAGES, OBS_STATE
+from lerobot.utils.constants import ACTION, OBS_ENV_STATE, OBS_IMAGES, OBS_STATE
 
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
@@ -45,10 +46,14 @@ class TeledexEnvConfig(EnvConfig):
         if self.task not in TASKS:
             raise ValueError(f"--env.task must be one of {sorted(TASKS)} (got {self.task!r})")
         rig = Rig.from_preset(load_preset(self.preset))
-        n_state = len(rig.action_keys) + (len(object_state_names(self.task)) if self.observe_objects else 0)
-        self.features = {ACTION: PolicyFeature(type=FeatureType.ACTION, shape=(len(rig.action_keys),)),
-                         "agent_pos": PolicyFeature(type=FeatureType.STATE, shape=(n_state,))}
+        joints = len(rig.action_keys)
+        self.features = {ACTION: PolicyFeature(type=FeatureType.ACTION, shape=(joints,)),
+                         "agent_pos": PolicyFeature(type=FeatureType.STATE, shape=(joints,))}
         self.features_map = {ACTION: ACTION, "agent_pos": OBS_STATE}
+        if self.observe_objects:
+            self.features["environment_state"] = PolicyFeature(
+                type=FeatureType.ENV, shape=(len(object_state_names(self.task)),))
+            self.features_map["environment_state"] = OBS_ENV_STATE
         if self.obs_type == "pixels_agent_pos":
             key = f"pixels/{self.camera}"
             self.features[key] = PolicyFeature(type=FeatureType.VISUAL, shape=(self.height, self.width, 3))

@@ -85,15 +85,16 @@ class TeledexRobotBase(Robot):
                 for r in range(rows) for c in range(columns)]
 
     @cached_property
-    def object_state_keys(self) -> list[str]:
-        """backend=mujoco with world.observe_objects: the task's object poses, after the joints."""
+    def environment_state_keys(self) -> list[str]:
+        """backend=mujoco with world.observe_objects: the task's object poses (observation values about the scene,
+        not the robot: teledex-record writes them to observation.environment_state)."""
         world = self.config.world
         return object_state_names(world.task) if self.config.backend == WORLD_BACKEND and world.observe_objects else []
 
     @cached_property
     def observation_features(self) -> dict[str, type | tuple]:
         features: dict[str, type | tuple] = dict.fromkeys(
-            self.rig.action_keys + self.tactile_keys + self.object_state_keys, float)
+            self.rig.action_keys + self.tactile_keys + self.environment_state_keys, float)
         features.update({name: (cam.height, cam.width, 3) for name, cam in self.cameras.items()})
         return features
 
@@ -129,6 +130,18 @@ class TeledexRobotBase(Robot):
         self.configure()
         logger.info("%s connected (backend=%s)", self, self.config.backend)
 
+    def reset_episode(self, episode_index: int | None = None) -> int | None:
+        """Start an episode. The recorder calls it before recording each one. A simulated world (backend=mujoco)
+        lays out episode `episode_index`'s scene (layout seed = world.seed + episode_index; None: the next one)
+        with the robot at home, and returns the seed; other backends have nothing to reset (people reset a real
+        scene) and return None."""
+        if self.config.backend != WORLD_BACKEND or not self.devices:
+            return None
+        runner = next(iter(self.devices.values())).runner
+        seed = runner.reset_episode(None if episode_index is None else self.config.world.seed + episode_index)
+        self._publish_measured(self.rig.join(self.measured_positions()))
+        return seed
+
     @property
     def is_calibrated(self) -> bool:
         return True
@@ -162,11 +175,11 @@ class TeledexRobotBase(Robot):
         return {**joints, **self._taxels(), **self._object_state(), **images}
 
     def _object_state(self) -> dict[str, float]:
-        if not self.object_state_keys:
+        if not self.environment_state_keys:
             return {}
         world = current_world()
         with world.lock:
-            return dict(zip(self.object_state_keys, world.object_state().tolist(), strict=True))
+            return dict(zip(self.environment_state_keys, world.object_state().tolist(), strict=True))
 
     def _publish_measured(self, joints: dict[str, float]) -> None:
         """For teleoperators in this process, which start from where the robot is (control.robot_link)."""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+from lerobot.utils.constants import OBS_ENV_STATE
 
 from ..geometry.camera import CameraInfo
 from ..storage.errors import DatasetError
@@ -27,7 +28,9 @@ def layout_of(episode: NativeEpisode) -> FrameLayout:
                        tactile_names=tuple(episode.names("tactile_names")),
                        cameras={n: (c.height, c.width, 3) for n, c in episode.camera_info.items()},
                        source_names=tuple(episode.names("source_names")),
-                       fps=int(episode.metadata["collection"]["control_frequency_hz"]))
+                       fps=int(episode.metadata["collection"]["control_frequency_hz"]),
+                       environment_names=tuple(episode.names("environment_names"))
+                       if "environment_names" in episode.telemetry else ())
 
 
 def _packet(stamps_row, frame_ns: int, sources, policy: SyncPolicy, recorded_valid: bool, where: str):
@@ -64,7 +67,9 @@ def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progr
                 packet = _packet(t["source_timestamps_ns"][i], t["frame_timestamps_ns"][i], layout.source_names,
                                  policy, t["sync_valid"][i], f"{folder} frame {i}")
                 sink.add(RecordedFrame(t["qpos"][i], t["action"][i], t["tactile"][i],
-                                       {name: frames[i] for name, frames in videos.items()}, packet))
+                                       {name: frames[i] for name, frames in videos.items()}, packet,
+                                       environment=t["environment_state"][i] if layout.environment_names
+                                       else np.zeros(0)))
             metadata = {**episode.metadata, "lerobot": {**episode.metadata.get("lerobot", {}),
                                                         "episode_index": index}}
             commit_pair(sink, None, metadata)
@@ -95,7 +100,8 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
                 action_names=tuple(features["action"]["names"]),
                 tactile_names=tuple(features[TACTILE]["names"]) if TACTILE in features else (),
                 cameras={n: (c.height, c.width, 3) for n, c in cameras.items()},
-                source_names=tuple(sidecar["source_names"]), fps=info["fps"])
+                source_names=tuple(sidecar["source_names"]), fps=info["fps"],
+                environment_names=tuple(features[OBS_ENV_STATE]["names"]) if OBS_ENV_STATE in features else ())
             policy = SyncPolicy(**sidecar["sync_policy"])
             data = lerobot_root / info["data_path"].format(chunk_index=episode["data/chunk_index"],
                                                           file_index=episode["data/file_index"])
@@ -121,7 +127,9 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
                 packet = _packet(stamps[i], row[FRAME_TIME], layout.source_names, policy, row[SYNC_VALID],
                                  f"{lerobot_root} episode {index} frame {i}")
                 sink.add(RecordedFrame(np.asarray(row["observation.state"]), np.asarray(row["action"]),
-                                       np.asarray(row[TACTILE]) if layout.tactile_names else np.zeros(0), {}, packet))
+                                       np.asarray(row[TACTILE]) if layout.tactile_names else np.zeros(0), {}, packet,
+                                       environment=np.asarray(row[OBS_ENV_STATE]) if layout.environment_names
+                                       else np.zeros(0)))
             commit_pair(sink, None, {**metadata, "lerobot": {**metadata.get("lerobot", {}), "episode_index": index}})
             written.append(sink.final_dir)
             progress(f"LeRobot episode {index} -> {sink.final_dir}")

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 from lerobot.datasets import LeRobotDataset
 from lerobot.datasets.video_utils import StreamingVideoEncoder
+from lerobot.utils.constants import OBS_ENV_STATE
 from lerobot.utils.feature_utils import hw_to_dataset_features
 
 from ..storage.errors import DatasetError
@@ -62,6 +63,9 @@ def dataset_features(layout: FrameLayout, use_video: bool) -> dict:
     if layout.tactile_names:
         features[TACTILE] = {"dtype": "float32", "shape": (len(layout.tactile_names),),
                              "names": list(layout.tactile_names)}
+    if layout.environment_names:
+        features[OBS_ENV_STATE] = {"dtype": "float32", "shape": (len(layout.environment_names),),
+                                   "names": list(layout.environment_names)}
     features.update({
         EPISODE_UUID: {"dtype": "int64", "shape": (2,), "names": ["uuid_high64", "uuid_low64"],
                        "info": {**_MARK, "description": "the episode uuid's 128 bits: pairs this episode with the "
@@ -93,6 +97,8 @@ def lerobot_frame(layout: FrameLayout, frame: RecordedFrame, header: EpisodeHead
     }
     if layout.tactile_names:
         values[TACTILE] = frame.tactile.astype(np.float32)
+    if layout.environment_names:
+        values[OBS_ENV_STATE] = frame.environment.astype(np.float32)
     for name, image in frame.images.items():
         values[f"observation.images.{name}"] = image
     for source in layout.source_names:

@@ -114,7 +114,8 @@ class Recorder:
                 "once, to the robot (leave --teleop.preset, arm_model and hand_model empty), or make them match.")
         self.layout = FrameLayout.from_features(
             self.robot.observation_features, self.robot.action_features, getattr(self.robot.robot, "tactile_keys", ()),
-            [*self._joint_sources(), *self.robot.cameras, INPUT_SOURCE], cfg.dataset.fps)
+            [*self._joint_sources(), *self.robot.cameras, INPUT_SOURCE], cfg.dataset.fps,
+            getattr(self.robot.robot, "environment_state_keys", ()))
         self.session: RecordingSession | None = None
         self.lerobot: LeRobotSink | None = None
 
@@ -149,7 +150,8 @@ class Recorder:
                     "format": NATIVE_FORMAT, "session_id": session_id, "lerobot_root": str(Path(d.root).resolve()),
                     "repo_id": d.repo_id, "fps": d.fps, "robot_type": self.robot.name,
                     "layout": {"state_names": self.layout.state_names, "action_names": self.layout.action_names,
-                               "tactile_names": self.layout.tactile_names, "sources": self.layout.source_names},
+                               "tactile_names": self.layout.tactile_names, "sources": self.layout.source_names,
+                               "environment_names": self.layout.environment_names},
                     "sync_policy": asdict(self.cfg.sync)})
                 native = NativeSink(session_dir, self.layout, cameras,
                                     staged_video=self.lerobot.staged_video if d.video and cameras else None,

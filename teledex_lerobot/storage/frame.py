@@ -22,14 +22,18 @@ class FrameLayout:
     cameras: dict[str, tuple[int, int, int]]  # name -> (height, width, channels)
     source_names: tuple[str, ...]  # sync sources, in column order
     fps: int
+    # Observations about the scene rather than the robot (a simulated world's object poses): stored apart from the
+    # state (LeRobot's observation.environment_state, the input of its state-based policies).
+    environment_names: tuple[str, ...] = ()
 
     @classmethod
-    def from_features(cls, observation_features: dict, action_features: dict, tactile_names, source_names, fps: int):
-        tactile = tuple(tactile_names)
-        return cls(state_names=tuple(k for k, v in observation_features.items() if v is float and k not in tactile),
-                   action_names=tuple(action_features), tactile_names=tactile,
+    def from_features(cls, observation_features: dict, action_features: dict, tactile_names, source_names, fps: int,
+                      environment_names=()):
+        apart = (*tactile_names, *environment_names)
+        return cls(state_names=tuple(k for k, v in observation_features.items() if v is float and k not in apart),
+                   action_names=tuple(action_features), tactile_names=tuple(tactile_names),
                    cameras={k: tuple(v) for k, v in observation_features.items() if isinstance(v, tuple)},
-                   source_names=tuple(source_names), fps=fps)
+                   source_names=tuple(source_names), fps=fps, environment_names=tuple(environment_names))
 
 
 @dataclass
@@ -40,6 +44,7 @@ class RecordedFrame:
     images: dict[str, np.ndarray]  # camera -> (H, W, C) uint8
     packet: SyncPacket
     faults: dict[str, str] = field(default_factory=dict)  # part -> message, while a device reports a fault
+    environment: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (len(environment_names),) float
 
     @property
     def frame_ns(self) -> int:
@@ -52,4 +57,5 @@ class RecordedFrame:
                    action=np.array([action[k] for k in layout.action_names], dtype=np.float64),
                    tactile=np.array([observation[k] for k in layout.tactile_names], dtype=np.float64),
                    images={name: observation[name] for name in layout.cameras}, packet=packet,
-                   faults=dict(faults or {}))
+                   faults=dict(faults or {}),
+                   environment=np.array([observation[k] for k in layout.environment_names], dtype=np.float64))

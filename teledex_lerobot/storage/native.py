@@ -4,7 +4,9 @@
         session.json
         episode_<NNNNNN>/            NNNNNN = the episode's index in the paired LeRobotDataset
             telemetry.npz            state_names, action_names, tactile_names; qpos (T, n_state), qvel, action
-                                     (T, n_action), tactile (T, n_taxels) float32 (what LeRobot stores, so the formats
+                                     (T, n_action), tactile (T, n_taxels), environment_state (T, n_env; with
+                                     environment_names, from recordings of a simulated world) float32 (what LeRobot
+                                     stores, so the formats
                                      convert both ways losslessly); frame_timestamps_ns, frame_interval_ns (T,) int64,
                                      frame_after_gap (T,) bool; source_names (S,), source_timestamps_ns (T, S) int64
                                      (-1 = none); sync_valid, sync_fresh, sync_consistent (T,) bool; sync_max_diff_ns
@@ -110,6 +112,9 @@ def telemetry_arrays(layout: FrameLayout, frames: list[RecordedFrame]) -> dict[s
         "action": np.stack([f.action for f in frames]).astype(np.float32).reshape(len(frames), -1),
         "tactile": np.stack([f.tactile for f in frames]).astype(np.float32).reshape(len(frames),
                                                                                      len(layout.tactile_names)),
+        "environment_names": np.asarray(layout.environment_names, dtype=str),
+        "environment_state": np.stack([f.environment for f in frames]).astype(np.float32).reshape(
+            len(frames), len(layout.environment_names)),
         "frame_timestamps_ns": frame_ns,
         "frame_interval_ns": timing.interval_ns,
         "frame_after_gap": timing.after_gap,

@@ -138,6 +138,9 @@ class RecordingSession:
                 self._drive(None, stop=lambda: self.events.start or self.events.stop)
                 if self.events.stop:
                     break
+            reset_episode = getattr(self.robot, "reset_episode", None)
+            if reset_episode is not None:  # a simulated world lays out this episode's scene, the robot at home
+                reset_episode(self.next_index)
             header = EpisodeHeader.new(self.next_index, plan.task)
             print(f"Recording episode {header.index} ({len(self.saved_uuids) + 1}/{plan.num_episodes})", flush=True)
             viewer.start_episode(header.index, plan.episode_time_s)

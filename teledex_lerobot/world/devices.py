@@ -21,15 +21,19 @@ from .world import World, WorldConfig
 logger = logging.getLogger(__name__)
 
 _HISTORY = 64
-_current_world: World | None = None
+_current_runner: "WorldRunner | None" = None
+
+
+def current_runner() -> "WorldRunner":
+    """The runner of the world the connected robot built (the world camera and the scripted expert use it)."""
+    if _current_runner is None:
+        raise RuntimeError("No MuJoCo world is running: connect a robot with --robot.backend=mujoco first (the "
+                           "world camera and the world expert teleoperator need it).")
+    return _current_runner
 
 
 def current_world() -> World:
-    """The world the running robot built (the world camera and the scripted expert look at it)."""
-    if _current_world is None:
-        raise RuntimeError("No MuJoCo world is running: connect a robot with --robot.backend=mujoco first (the "
-                           "world camera and the world expert teleoperator need it).")
-    return _current_world
+    return current_runner().world
 
 
 class WorldRunner:
@@ -44,27 +48,38 @@ class WorldRunner:
         self.behind_s = 0.0  # how far physics lags the wall clock (a machine too slow for real time)
 
     def start(self) -> None:
-        global _current_world
+        global _current_runner
         if self._thread is not None:
             return
-        _current_world = self.world
+        _current_runner = self
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="world-physics", daemon=True)
         self._thread.start()
 
+    def reset_episode(self, seed: int | None = None) -> int:
+        """Lay out a new episode (World.reset) with the robot at home; commands still in flight are dropped, so
+        the robot stays home until the next command."""
+        with self.world.lock:
+            for device in self.devices.values():
+                device.drop_pending()
+            seed = self.world.reset(seed)
+            for role, device in self.devices.items():
+                device.publish(self.world.joint_positions(role), self.world.joint_velocities(role), now_ns())
+        return seed
+
     def stop(self) -> None:
-        global _current_world
+        global _current_runner
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
             self._thread = None
-        if _current_world is self.world:
-            _current_world = None
+        if _current_runner is self:
+            _current_runner = None
 
     def _run(self) -> None:
         world = self.world
         dt_ns = int(world.model.opt.timestep * 1e9)
-        next_publish = {role: 0 for role in self.devices}
+        next_publish: dict[str, int] = {}  # parts connect one by one, while the thread already runs
         started_ns = now_ns()
         sim_ns = 0
         while not self._stop.is_set():
@@ -78,7 +93,7 @@ class WorldRunner:
                     device.apply_due(tick_ns)
                 world.step(1)
                 for role, device in self.devices.items():
-                    if sim_ns >= next_publish[role]:
+                    if sim_ns >= next_publish.get(role, 0):
                         next_publish[role] = sim_ns + int(1e9 / device.feedback_hz)
                         device.publish(world.joint_positions(role), world.joint_velocities(role), tick_ns)
             sim_ns += dt_ns
@@ -125,6 +140,10 @@ class WorldJointDevice(JointDevice):
         apply_at = now_ns() + int(self.dynamics.latency_ms * 1e6)
         with self._lock:
             self._pending.append((apply_at, np.asarray(positions, dtype=float).copy()))
+
+    def drop_pending(self) -> None:
+        with self._lock:
+            self._pending.clear()
 
     # ---- called by the physics thread, world lock held -----------------------------------------------------------
 

@@ -5,13 +5,11 @@ returns: joint targets per rig part. Phases run on the world's simulated clock, 
 `hand_pose_targets` exposes the same plan as a wrist pose and hand joint angles, from which the keypoint route
 (world/operator_expert.py) synthesises an operator's hand keypoints.
 
-Grasps (for a hand whose URDF follows our hand convention: +z wrist -> fingers, +y out of the palm):
-- cube half: palm down above the half, fingers pointing away from the robot; the opposed thumb rests against the
-  near face and the fingers curl down onto the far edge, pushing the half against the thumb;
-- bottle: palm facing the bottle from the robot's side, fingers horizontal around it, thumb opposed (a power grasp
-  from the side, as in the report).
-Placing is closed-loop: once lifted, the object's pose in the hand is measured and the hand is moved so that the
-object, not the hand, reaches the goal.
+The grasps are the measured ones of world/grasps.py. The expert picks the heading the hand faces the object from:
+the one closest to the direction from the arm's base to the object (for a square half-cube, among its four face
+normals) whose grasp and pre-grasp poses our IK reaches with every joint at least MIN_JOINT_MARGIN_RAD inside its
+limits. Placing is closed-loop: once lifted, the object's pose in the hand is measured and the hand is moved so that
+the object, not the hand, reaches the goal.
 """
 
 from dataclasses import dataclass
@@ -21,49 +19,18 @@ from scipy.spatial.transform import Rotation, Slerp
 
 from ..kinematics import solve_ik
 from ..rig import Rig
-from .tasks.bottle import BASE_FLOOR_M, BOTTLE_HALF_HEIGHT_M
+from .grasps import Grasp, grasp_for, hand_shape, heading_frame
+from .tasks.bottle import BASE_FLOOR_M, BASE_HEIGHT_M, BOTTLE_HALF_HEIGHT_M
 from .tasks.cube import HALF_HEIGHT_M
 
-
-
-@dataclass(frozen=True)
-class Grasp:
-    """Where the object's centre sits in the hand frame when grasped, and the hand shape before/after closing."""
-
-    object_in_hand_m: tuple[float, float, float]
-    preshape: dict[str, float]
-    closed: dict[str, float]
-
-
-# Fingers pitched this much below horizontal: the Piper's wrist cannot point the hand level near the table.
-GRASP_PITCH_RAD = np.radians(50)
-# A pinch along the fingers: the opposed thumb's tip on the near face, the fingertips curling onto the far face.
-# Cube: straight fingertips just beyond the far face near the table, the thumb behind the near face; closing
-# rakes the half against the thumb.
-CUBE_GRASP = Grasp(
-    object_in_hand_m=(-0.015, 0.037, 0.155),
-    preshape={"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.0, "mcp_pitch": 0.0},
-    closed={"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.05, "mcp_pitch": 0.6},
-)
-# Bottle (palm sideways): the thumb tip on the bottle's axis, the pinch along the fingers.
-BOTTLE_GRASP = Grasp(
-    object_in_hand_m=(-0.015, 0.069, 0.158),
-    preshape=CUBE_GRASP.preshape,
-    closed=CUBE_GRASP.closed,
-)
-
-
-def hand_shape(joints: list[str], shape: dict[str, float], lower, upper) -> np.ndarray:
-    """Joint targets for a named shape: an exact joint name wins, else the joint's name ending (e.g. mcp_pitch)."""
-    q = np.zeros(len(joints))
-    for index, joint in enumerate(joints):
-        if joint in shape:
-            q[index] = shape[joint]
-        else:
-            for suffix, value in shape.items():
-                if joint.endswith(suffix):
-                    q[index] = value
-    return np.clip(q, lower, upper)
+MIN_JOINT_MARGIN_RAD = 0.05
+# Headings tried for a round object, as offsets from the grasp's preferred heading, nearest first.
+ROUND_HEADING_OFFSETS_RAD = (0.0, 0.15, -0.15, 0.3, -0.3, 0.45, -0.45)
+LIFT_M = 0.07  # the cube half's lift; the bottle rises until its bottom clears the base's rim
+BOTTLE_CLEARANCE_M = 0.03  # over the base's rim while carried
+PLACE_DROP_M = 0.001  # the cube half is let go this far above resting on the other half
+INSERT_DEPTH_M = 0.004  # the bottle is let go this far above the base's floor
+RELEASE_EASE_RAD = 0.08
 
 
 def _pose(rotation: np.ndarray, position) -> np.ndarray:
@@ -77,20 +44,31 @@ def _yaw_rotation(yaw: float) -> np.ndarray:
     return Rotation.from_euler("z", yaw).as_matrix()
 
 
-def _nearest_quarter_turn(yaw: float, reference: float) -> float:
-    """The yaw equivalent to `yaw` modulo 90 deg closest to `reference` (a square face can be grasped four ways)."""
-    return reference + (yaw - reference + np.pi / 4) % (np.pi / 2) - np.pi / 4
+def _nearest_turn(yaw: float, reference: float, turn: float) -> float:
+    """The yaw equivalent to `yaw` modulo `turn` that is closest to `reference`."""
+    return reference + (yaw - reference + turn / 2) % turn - turn / 2
 
 
 @dataclass
 class Segment:
     """Move the hand from its pose at the segment's start to `target` (a callable: world -> 4x4, re-evaluated every
-    tick for closed-loop phases) and the fingers to `hand_q`, over duration_s."""
+    tick for closed-loop phases) and the fingers to `hand_q`, over duration_s. A hand_q of None releases: the hand's
+    targets go to where the fingers are (squeezed against the object), eased RELEASE_EASE_RAD toward open for the
+    joints that closed. Every force drops at once and the fingers barely move; opening the curl instead drags the
+    object along, and the squeezed thumb springs back and pushes it. With `arm_q` the IK of every tick starts from
+    the joint-space interpolation toward it, so the arm stays on the branch the plan checked for joint margins;
+    with `joint_path` the hand follows that joint-space path itself (long moves through free space)."""
 
     name: str
     duration_s: float
     target: object  # callable(world) -> 4x4 world pose of the hand base, or None to stay
-    hand_q: np.ndarray
+    hand_q: np.ndarray | None  # None: release from where the hand is measured at the segment's start
+    arm_q: np.ndarray | None = None  # the arm's full configuration at the target, solved when planning
+    joint_path: bool = False  # move along the arm's joint-space path to arm_q, not a straight line
+
+
+class UnreachableGrasp(RuntimeError):
+    """No heading gives a grasp our IK reaches inside the joint limits."""
 
 
 class ScriptedExpert:
@@ -103,7 +81,7 @@ class ScriptedExpert:
         self.rig = rig
         self.task_name = task_name
         self.arm, self.hand = rig.parts["arm"], rig.parts["hand"]
-        self.grasp = CUBE_GRASP if task_name == "cube_assembly" else BOTTLE_GRASP
+        self.grasp: Grasp = grasp_for(self.hand.spec.model, task_name)
         self.preshape = self._shape(self.grasp.preshape)
         self.closed = self._shape(self.grasp.closed)
         self.segments: list[Segment] = []
@@ -115,13 +93,16 @@ class ScriptedExpert:
     # ---- planning -----------------------------------------------------------------------------------------------
 
     def reset(self, world) -> None:
-        self._start_s = world.time_s
-        self._arm_base = world.body_pose(f"arm/{self.arm.model.description.root_link}")
+        self.arm_base = world.body_pose(f"arm/{self.arm.model.description.root_link}")
         self._q_arm_full = self.arm.full_configuration(world.joint_positions("arm"))
         self._segment_index = 0
         self._segment_start_s = world.time_s
         self._segment_start_pose = self.hand_pose(world)
         self._segment_start_q = world.joint_positions("hand")
+        self._segment_goal_q = self._segment_start_q
+        self.hand_progress = 0.0
+        self._segment_start_arm = self._q_arm_full.copy()
+        self._warm_start = None
         self._object_in_hand: np.ndarray | None = None
         self.segments = self._plan_cube(world) if self.task_name == "cube_assembly" else self._plan_bottle(world)
         self.phase = self.segments[0].name
@@ -134,88 +115,130 @@ class ScriptedExpert:
     def hand_pose(self, world) -> np.ndarray:
         return world.body_pose(f"hand/{self.hand.model.description.root_link}")
 
-    def _grasp_pose(self, object_pose: np.ndarray, hand_rotation: np.ndarray) -> np.ndarray:
-        """Hand pose that puts the object's centre at the grasp point, hand axes as given (world)."""
-        position = object_pose[:3, 3] - hand_rotation @ np.asarray(self.grasp.object_in_hand_m)
-        return _pose(hand_rotation, position)
+    def solve_hand_ik(self, hand_pose_world: np.ndarray, q_init: np.ndarray):
+        """Our IK for the arm's mount frame under a hand pose (world), from q_init; arm_base is the arm's root pose
+        in the world (set by reset)."""
+        mount_world = hand_pose_world @ np.linalg.inv(self.rig.hand_mount)
+        mount_in_base = np.linalg.inv(self.arm_base) @ mount_world
+        return solve_ik(self.arm.model, self.arm.mount_frame, mount_in_base, q_init, max_iters=200,
+                        orientation_weight=0.3)
 
-    def _measured_object_in_hand(self, world, name: str) -> np.ndarray:
-        if self._object_in_hand is None:
-            self._object_in_hand = np.linalg.inv(self.hand_pose(world)) @ world.body_pose(name)
-        return self._object_in_hand
+    def solve_within_margin(self, hand_pose_world: np.ndarray, starts: tuple[np.ndarray, ...]) -> np.ndarray | None:
+        """Full arm configuration that puts the hand there with every driven joint at least MIN_JOINT_MARGIN_RAD
+        inside its limits (our IK from each start in turn), or None."""
+        for start in starts:
+            result = self.solve_hand_ik(hand_pose_world, start)
+            q = result.q[self.arm.indices]
+            if result.converged and np.all(q - self.arm.lower >= MIN_JOINT_MARGIN_RAD) and np.all(
+                    self.arm.upper - q >= MIN_JOINT_MARGIN_RAD):
+                return result.q
+        return None
 
-    def _grasp_rotation(self, direction_yaw: float, palm_down: bool) -> np.ndarray:
-        """Hand axes in the world: fingers (z) along the yaw, pitched GRASP_PITCH_RAD down; the palm normal (y)
-        down (palm_down) or sideways (to the left of the fingers)."""
-        forward = _yaw_rotation(direction_yaw) @ np.array([1.0, 0.0, 0.0])
-        left = _yaw_rotation(direction_yaw) @ np.array([0.0, 1.0, 0.0])
-        down = np.array([0.0, 0.0, -1.0])
-        fingers = np.cos(GRASP_PITCH_RAD) * forward + np.sin(GRASP_PITCH_RAD) * down
-        palm = np.cos(GRASP_PITCH_RAD) * down - np.sin(GRASP_PITCH_RAD) * forward if palm_down else left
-        return np.stack([np.cross(palm, fingers), palm, fingers], axis=1)
+    def _hand_pose_at(self, q_arm_full: np.ndarray) -> np.ndarray:
+        return self.arm_base @ self.arm.model.frame_pose(q_arm_full, self.arm.mount_frame) @ self.rig.hand_mount
+
+    def _headings(self, position_m: np.ndarray, object_yaw: float) -> list[float]:
+        base = self.arm_base[:3, 3]
+        preferred = float(np.arctan2(position_m[1] - base[1], position_m[0] - base[0])) + \
+            self.grasp.preferred_heading_rad
+        if self.grasp.symmetry:
+            turn = 2 * np.pi / self.grasp.symmetry
+            faces = [_nearest_turn(object_yaw + k * turn, preferred, 2 * np.pi) for k in range(self.grasp.symmetry)]
+            return sorted(faces, key=lambda heading: abs(heading - preferred))
+        return [preferred + offset for offset in ROUND_HEADING_OFFSETS_RAD]
+
+    def _grasp_frame(self, position_m: np.ndarray, object_yaw: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The heading frame of the first heading whose pre-grasp and grasp poses are reachable, and the arm's
+        configurations there."""
+        for heading in self._headings(position_m, object_yaw):
+            frame = heading_frame(position_m, heading)
+            grasp = frame @ self.grasp.hand_in_heading()
+            q_pre = self.solve_within_margin(self._pre_grasp(frame, grasp), (self._q_arm_full, self.arm.home_full))
+            # the descent stays on the pre-grasp's IK branch (another branch would swing the wrist through the object)
+            q_grasp = None if q_pre is None else self.solve_within_margin(grasp, (q_pre,))
+            if q_grasp is not None:
+                return frame, q_pre, q_grasp
+        raise UnreachableGrasp(f"No heading reaches the {self.task_name} object at {np.round(position_m, 3)} "
+                               "within the arm's joint limits")
+
+    def _pre_grasp(self, frame: np.ndarray, grasp: np.ndarray) -> np.ndarray:
+        pre = grasp.copy()
+        pre[:3, 3] += frame[:3, :3] @ np.asarray(self.grasp.approach_m)
+        return pre
 
     def _plan_cube(self, world) -> list[Segment]:
         top, bottom = world.object_pose("cube_top"), world.object_pose("cube_bottom")
-        away = np.arctan2(top.position_m[1], top.position_m[0])  # fingers point away from the robot
-        yaw = _nearest_quarter_turn(top.yaw_rad, away)
-        grasp = self._grasp_pose(_pose(_yaw_rotation(yaw), top.position_m), self._grasp_rotation(yaw, True))
-        above = grasp.copy()
-        above[2, 3] += 0.07
+        frame, q_pre, q_grasp = self._grasp_frame(top.position_m, top.yaw_rad)
+        grasp = frame @ self.grasp.hand_in_heading()
+        pre_grasp = self._hand_pose_at(q_pre)
         lifted = grasp.copy()
-        lifted[2, 3] += 0.09
-        place_yaw = _nearest_quarter_turn(bottom.yaw_rad, yaw)
-        goal = _pose(_yaw_rotation(place_yaw), bottom.position_m + [0, 0, 2 * HALF_HEIGHT_M + 0.003])
-        over_goal = self._over_goal(goal, "cube_top")
+        lifted[2, 3] += LIFT_M
+        resting = bottom.position_m + [0.0, 0.0, 2 * HALF_HEIGHT_M + PLACE_DROP_M]
+        over_goal = self._over_goal(resting, bottom.yaw_rad, np.pi / 2, "cube_top")
         return [
             Segment("preshape", 0.6, None, self.preshape),
-            Segment("approach", 2.0, lambda w: above, self.preshape),
-            Segment("descend", 1.2, lambda w: grasp, self.preshape),
+            Segment("approach", 2.0, lambda w: pre_grasp, self.preshape, q_pre, joint_path=True),
+            Segment("descend", 1.2, lambda w: grasp, self.preshape, q_grasp),
             Segment("close", 1.0, None, self.closed),
             Segment("lift", 1.2, lambda w: lifted, self.closed),
             Segment("carry", 2.0, over_goal(0.03), self.closed),
             Segment("place", 1.2, over_goal(0.0), self.closed),
-            Segment("release", 0.8, None, self.preshape),
-            Segment("retreat", 1.2, self._retreat, self.preshape),
+            *self._release(),
+            Segment("open", 0.6, None, self.preshape),
             Segment("done", 1e9, None, self.preshape),
         ]
 
     def _plan_bottle(self, world) -> list[Segment]:
         bottle = world.object_pose("bottle")
         base = world.body_position("base")
-        away = np.arctan2(bottle.position_m[1], bottle.position_m[0])
-        rotation = self._grasp_rotation(away, False)
-        grasp = self._grasp_pose(_pose(np.eye(3), bottle.position_m + [0, 0, 0.01]), rotation)
-        above = grasp.copy()
-        above[2, 3] += 0.07
+        frame, q_pre, q_grasp = self._grasp_frame(bottle.position_m, bottle.yaw_rad)
+        grasp = frame @ self.grasp.hand_in_heading()
+        pre_grasp = self._hand_pose_at(q_pre)
+        lift = BASE_HEIGHT_M + BOTTLE_CLEARANCE_M
         lifted = grasp.copy()
-        lifted[2, 3] += 0.1
-        goal = _pose(np.eye(3), base + [0, 0, BOTTLE_HALF_HEIGHT_M + BASE_FLOOR_M + 0.004])
-        over_goal = self._over_goal(goal, "bottle")
+        lifted[2, 3] += lift
+        resting = base + [0.0, 0.0, BASE_FLOOR_M + BOTTLE_HALF_HEIGHT_M + INSERT_DEPTH_M]
+        over_goal = self._over_goal(resting, 0.0, 0.0, "bottle")
         return [
             Segment("preshape", 0.6, None, self.preshape),
-            Segment("approach", 2.0, lambda w: above, self.preshape),
-            Segment("descend", 1.2, lambda w: grasp, self.preshape),
-            Segment("close", 1.2, None, self.closed),
+            Segment("approach", 2.0, lambda w: pre_grasp, self.preshape, q_pre, joint_path=True),
+            Segment("descend", 1.4, lambda w: grasp, self.preshape, q_grasp),
+            Segment("close", 1.0, None, self.closed),
             Segment("lift", 1.2, lambda w: lifted, self.closed),
-            Segment("carry", 2.4, over_goal(0.06), self.closed),
+            Segment("carry", 2.4, over_goal(lift), self.closed),
             Segment("insert", 1.6, over_goal(0.0), self.closed),
-            Segment("release", 0.8, None, self.preshape),
-            Segment("retreat", 1.2, self._retreat, self.preshape),
+            *self._release(),
+            Segment("open", 0.6, None, self.preshape),
             Segment("done", 1e9, None, self.preshape),
         ]
 
-    def _over_goal(self, goal: np.ndarray, name: str):
-        """Targets that bring the held object (as measured in the hand after the lift) to `goal` raised by h."""
+    def _over_goal(self, resting_m: np.ndarray, goal_yaw: float, turn: float, name: str):
+        """Targets that bring the held object (as measured in the hand after the lift) upright at resting_m raised
+        by height_m, turned to the goal yaw (modulo `turn`, 0: keep the yaw it is held at) nearest its own."""
         def at_height(height_m):
             def target(world):
-                pose = goal.copy()
-                pose[2, 3] += height_m
-                return pose @ np.linalg.inv(self._measured_object_in_hand(world, name))
+                object_in_hand, held_yaw = self._measured_hold(world, name)
+                yaw = _nearest_turn(goal_yaw, held_yaw, turn) if turn else held_yaw
+                goal = _pose(_yaw_rotation(yaw), resting_m + [0.0, 0.0, height_m])
+                return goal @ np.linalg.inv(object_in_hand)
             return target
         return at_height
 
+    def _measured_hold(self, world, name: str) -> tuple[np.ndarray, float]:
+        """The object's pose in the hand and its yaw in the world, measured once, when the carry starts."""
+        if self._object_in_hand is None:
+            pose = world.body_pose(name)
+            self._object_in_hand = np.linalg.inv(self.hand_pose(world)) @ pose
+            self._held_yaw = float(np.arctan2(pose[1, 0], pose[0, 0]))
+        return self._object_in_hand, self._held_yaw
+
+    def _release(self) -> list[Segment]:
+        if self.grasp.release_by_easing:
+            return [Segment("release", 0.4, None, None), Segment("retreat", 1.2, self._retreat, None)]
+        return [Segment("release", 0.6, None, self.preshape), Segment("retreat", 1.2, self._retreat, self.preshape)]
+
     def _retreat(self, world) -> np.ndarray:
-        pose = self.hand_pose(world)
+        pose = self._segment_start_pose.copy()
         pose[2, 3] += 0.08
         return pose
 
@@ -228,30 +251,45 @@ class ScriptedExpert:
         while now - self._segment_start_s >= segment.duration_s and self._segment_index < len(self.segments) - 1:
             # the next segment starts from where this one aimed (not from where the hand lagged to)
             self._segment_start_pose = self._segment_goal(world, segment)
-            self._segment_start_q = segment.hand_q
+            self._segment_start_q = self._segment_goal_q
             self._segment_start_s += segment.duration_s
             self._segment_index += 1
             segment = self.segments[self._segment_index]
+            self._segment_start_arm = self._q_arm_full.copy()
+            if segment.hand_q is None:
+                self._segment_start_q = world.joint_positions("hand")
+                self._segment_goal_q = self._segment_start_q + RELEASE_EASE_RAD * np.sign(self.preshape - self.closed)
+            else:
+                self._segment_goal_q = segment.hand_q
         self.phase = segment.name
         progress = np.clip((now - self._segment_start_s) / segment.duration_s, 0.0, 1.0)
         smooth = progress * progress * (3 - 2 * progress)  # zero velocity at both ends
+        self.hand_progress = smooth
+        hand_q = self._segment_start_q + smooth * (self._segment_goal_q - self._segment_start_q)
+        self._warm_start = None
+        if segment.arm_q is not None:
+            self._warm_start = self._segment_start_arm + smooth * (segment.arm_q - self._segment_start_arm)
+            if segment.joint_path:
+                return self._hand_pose_at(self._warm_start), hand_q
         goal = self._segment_goal(world, segment)
         start = self._segment_start_pose
         rotations = Rotation.from_matrix(np.stack([start[:3, :3], goal[:3, :3]]))
         pose = _pose(Slerp([0, 1], rotations)(smooth).as_matrix(),
                      start[:3, 3] + smooth * (goal[:3, 3] - start[:3, 3]))
-        hand_q = self._segment_start_q + smooth * (segment.hand_q - self._segment_start_q)
         return pose, hand_q
+
+    @property
+    def hand_segment(self) -> tuple[np.ndarray, np.ndarray]:
+        """The hand shapes this tick's hand target moves between (hand_progress of the way)."""
+        return self._segment_start_q, self._segment_goal_q
 
     def _segment_goal(self, world, segment: Segment) -> np.ndarray:
         return self._segment_start_pose if segment.target is None else segment.target(world)
 
     def arm_target(self, hand_pose_world: np.ndarray) -> np.ndarray:
         """Arm joints that put the hand base at the pose (our damped least-squares IK, warm-started)."""
-        mount_world = hand_pose_world @ np.linalg.inv(self.rig.hand_mount)
-        mount_in_base = np.linalg.inv(self._arm_base) @ mount_world
-        result = solve_ik(self.arm.model, self.arm.mount_frame, mount_in_base, self._q_arm_full, max_iters=60,
-                          orientation_weight=0.3)
+        start = self._q_arm_full if self._warm_start is None else self._warm_start
+        result = self.solve_hand_ik(hand_pose_world, start)
         self._q_arm_full = result.q
         return result.q[self.arm.indices]
 

@@ -1,8 +1,9 @@
 """The world as a gymnasium environment, stepped synchronously at the control rate (for lerobot-eval).
 
 Observations use the names lerobot-eval maps to a dataset's features: "agent_pos" (observation.state: the rig's
-joints in action order, then the task's object poses when observed, as the robot records them) and
-"pixels": {camera: HxWx3} (observation.images.<camera>). Actions are absolute joint targets in action order.
+joints in action order), "environment_state" (observation.environment_state: the task's object poses, when
+observed, as teledex-record writes them) and "pixels": {camera: HxWx3} (observation.images.<camera>). Actions are
+absolute joint targets in action order.
 info["is_success"]: the task's predicate held for its success ticks.
 """
 
@@ -36,8 +37,10 @@ class TeledexWorldEnv(gym.Env):
         low = np.concatenate([p.lower for p in self.rig.parts.values()])
         high = np.concatenate([p.upper for p in self.rig.parts.values()])
         self.action_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32))
-        n_state = len(self.rig.action_keys) + (len(object_state_names(task)) if observe_objects else 0)
-        spaces = {"agent_pos": gym.spaces.Box(-np.inf, np.inf, (n_state,), np.float64)}
+        spaces = {"agent_pos": gym.spaces.Box(-np.inf, np.inf, (len(self.rig.action_keys),), np.float64)}
+        if observe_objects:
+            spaces["environment_state"] = gym.spaces.Box(-np.inf, np.inf, (len(object_state_names(task)),),
+                                                         np.float64)
         if obs_type == "pixels_agent_pos":
             spaces["pixels"] = gym.spaces.Dict(
                 {camera: gym.spaces.Box(0, 255, (height, width, 3), np.uint8)})
@@ -45,9 +48,9 @@ class TeledexWorldEnv(gym.Env):
         self._tracker = SuccessTracker(self.world)
 
     def _observation(self) -> dict:
-        joints = [self.world.joint_positions(role) for role in self.rig.parts]
-        state = np.concatenate(joints + ([self.world.object_state()] if self.observe_objects else []))
-        observation = {"agent_pos": state}
+        observation = {"agent_pos": np.concatenate([self.world.joint_positions(role) for role in self.rig.parts])}
+        if self.observe_objects:
+            observation["environment_state"] = self.world.object_state()
         if self.obs_type == "pixels_agent_pos":
             observation["pixels"] = {self.camera: self._renderer.render()}
         return observation

@@ -44,10 +44,21 @@ HAND_FULL_EFFORT_ERROR_RAD = 0.1
 ARM_ARMATURE = 0.05
 HAND_ARMATURE = 0.002
 MIMIC_SOLREF = "0.005 1"  # stiff coupling (the Inspire hand's MuJoCo model uses the same)
-FINGER_FRICTION = "1.0 0.02 0.0005"
+# A hand alone follows a mocap target through this weld (stiff, critically damped: a position-controlled arm).
+HAND_TARGET_BODY = "hand/target"
+HAND_WELD_SOLREF = "0.01 1"
+# Hand and object geoms share this MJCF default class: the world's contact model (friction, condim, solref).
+GRIP_CLASS = "grip"
 # When the arm's first moving joint is this far above its root, the arm hangs from a torso: the table goes below.
 TABLE_MOUNTED_MAX_SHOULDER_M = 0.3
 TORSO_SHOULDER_ABOVE_TABLE_M = 0.3
+# A table-mounted arm stands on a stand at the table's edge, its shoulder this far below the table top, so that a
+# hand held level (or a side grasp) near the table is well inside the wrist's joint limits: mounted on the table
+# top, the Piper's wrist pitch limit (+-1.22 rad) cannot hold the hand level 8 cm above the table anywhere in the
+# workspace (benchmarks/world_reach.py).
+TABLE_MOUNTED_SHOULDER_BELOW_TABLE_M = 0.057
+# At home the hand keeps this far above the table (a home pose in the table would push on it from the first step).
+HOME_HAND_CLEARANCE_M = 0.03
 
 
 @dataclass(frozen=True)
@@ -206,7 +217,7 @@ class PartBuilder:
                 radius = FINGER_BONE_RADIUS_M
             else:
                 radius = ARM_BONE_RADIUS_M if length >= ARM_SHORT_BONE_M else ARM_DISTAL_BONE_RADIUS_M
-            extra = {"friction": FINGER_FRICTION, "condim": "4"} if self.is_hand else {}
+            extra = {"class": GRIP_CLASS} if self.is_hand else {}
             ET.SubElement(body, "geom", name=f"{self.name(link)}/bone{index}", type="capsule",
                           fromto=_fmt([0, 0, 0, *end]), size=f"{radius}", density=f"{density}",
                           rgba=("0.95 0.6 0.3 1" if self.is_hand else "0.75 0.78 0.85 1"), **contact, **extra)
@@ -225,7 +236,7 @@ class PartBuilder:
         high = np.array([bases[:, 0].max() + FINGER_BONE_RADIUS_M, PALM_THICKNESS_M * 0.4, farthest])
         centre, half = (low + high) / 2, (high - low) / 2
         ET.SubElement(body, "geom", name=f"{self.name('palm')}", type="box", pos=_fmt(centre), size=_fmt(half),
-                      density=f"{density}", rgba="0.95 0.6 0.3 1", friction=FINGER_FRICTION, condim="4", **contact)
+                      density=f"{density}", rgba="0.95 0.6 0.3 1", **{"class": GRIP_CLASS}, **contact)
 
 
 def kept_arm_links(rig: Rig) -> set[str] | None:
@@ -248,16 +259,26 @@ def kept_arm_links(rig: Rig) -> set[str] | None:
 
 
 def arm_base_height_m(rig: Rig) -> float:
-    """Height of the arm's root link above the table: 0 for table-mounted arms; torso-mounted arms (shoulder far
-    above the root) are raised so that the shoulder sits TORSO_SHOULDER_ABOVE_TABLE_M above the table."""
+    """Height of the arm's root link relative to the table top: a table-mounted arm stands at the table's edge
+    with its shoulder TABLE_MOUNTED_SHOULDER_BELOW_TABLE_M below the top; a torso-mounted arm (shoulder far above
+    the root) is placed so that the shoulder sits TORSO_SHOULDER_ABOVE_TABLE_M above it. Either is raised as far as
+    needed for the hand at home to clear the table by HOME_HAND_CLEARANCE_M (the A7 at home reaches down in front
+    of its torso)."""
     arm = rig.parts.get("arm")
     if arm is None:
         return 0.0
     first = next(j for j in arm.model.description.joints if j.is_moving)
     shoulder = arm.model.frame_pose(arm.home_full, first.child)[2, 3]
     if shoulder <= TABLE_MOUNTED_MAX_SHOULDER_M:
-        return 0.0
-    return TORSO_SHOULDER_ABOVE_TABLE_M - shoulder
+        height = -TABLE_MOUNTED_SHOULDER_BELOW_TABLE_M - shoulder
+    else:
+        height = TORSO_SHOULDER_ABOVE_TABLE_M - shoulder
+    home = {role: part.home for role, part in rig.parts.items()}
+    hand_points = [segments.reshape(-1, 3) for role, segments in rig.drawing_segments(home) if role == "hand"]
+    if hand_points:
+        lowest_m = float(np.concatenate(hand_points)[:, 2].min()) - FINGER_BONE_RADIUS_M
+        height = max(height, HOME_HAND_CLEARANCE_M - lowest_m)
+    return height
 
 
 def actuator_gains(part: RigPart) -> list[tuple[float, float]]:
@@ -275,8 +296,10 @@ def actuator_gains(part: RigPart) -> list[tuple[float, float]]:
 
 def add_robot(worldbody: ET.Element, actuators: ET.Element, equality: ET.Element, rig: Rig,
               base_pos_m=(0.0, 0.0, 0.0), free_hand_pose: np.ndarray | None = None) -> list[ActuatedJoint]:
-    """Emit the rig's bodies (arm at base_pos_m, hand on its mount; a hand alone at free_hand_pose, a 4x4 pose,
-    welded to the world), its mimic equalities and one actuator per driven joint in action order."""
+    """Emit the rig's bodies (arm at base_pos_m, hand on its mount; a hand alone at free_hand_pose, a 4x4 pose, on a
+    free joint welded to a mocap body "hand/target": a stiff arm that follows the target), its mimic equalities and
+    one actuator per driven joint in action order. (A hand that is itself a mocap body would be teleported with zero
+    velocity, and friction, a velocity constraint, would then pin whatever it touches in place.)"""
     builders: dict[str, PartBuilder] = {}
     arm, hand = rig.parts.get("arm"), rig.parts.get("hand")
     if arm is not None:
@@ -292,7 +315,13 @@ def add_robot(worldbody: ET.Element, actuators: ET.Element, equality: ET.Element
             if free_hand_pose is not None:
                 mount = free_hand_pose
         x, y, z, w = Rotation.from_matrix(mount[:3, :3]).as_quat()
-        builders["hand"].build(parent, pos=mount[:3, 3], quat=(w, x, y, z))
+        hand_root = builders["hand"].build(parent, pos=mount[:3, 3], quat=(w, x, y, z))
+        if arm is None:
+            hand_root.insert(0, ET.Element("freejoint", name="hand/free"))
+            ET.SubElement(worldbody, "body", name=HAND_TARGET_BODY, mocap="true", pos=_fmt(mount[:3, 3]),
+                          quat=_fmt((w, x, y, z)))
+            equality.append(ET.Element("weld", body1=HAND_TARGET_BODY, body2=hand_root.get("name"),
+                                       solref=HAND_WELD_SOLREF))
     for builder in builders.values():
         for element in builder.equalities:
             equality.append(element)

@@ -5,39 +5,58 @@ touching `data`. Servo targets go through `set_targets`; each physics step moves
 target by at most the joint's velocity limit times the timestep.
 """
 
-import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-os.environ.setdefault("MUJOCO_GL", "egl")  # headless rendering; must be set before mujoco is imported
+import mujoco
+import numpy as np
 
-import mujoco  # noqa: E402
-import numpy as np  # noqa: E402
+from ..devices.render import VIEWS
+from ..rig import Rig
+from .mjcf import (
+    GRIP_CLASS,
+    SCENE_CONAFFINITY,
+    SCENE_CONTYPE,
+    ActuatedJoint,
+    add_robot,
+    arm_base_height_m,
+)
+from .tasks import ObjectPose, Task, make_task
 
-from ..devices.render import VIEWS  # noqa: E402
-from ..rig import Rig  # noqa: E402
-from .mjcf import SCENE_CONAFFINITY, SCENE_CONTYPE, ActuatedJoint, add_robot, arm_base_height_m  # noqa: E402
-from .tasks import ObjectPose, Task, make_task  # noqa: E402
-
-CAMERA_DISTANCE_M = 0.75
+CAMERA_DISTANCE_M = 0.5
+# The table: its top is the world's z = 0; it starts this far in front of the arm's base (an arm mounted below the
+# table top stands at its edge) and ends far beyond the workspace.
+TABLE_NEAR_EDGE_M = 0.12
+TABLE_FAR_EDGE_M = 0.9
+TABLE_HALF_WIDTH_M = 0.6
+TABLE_THICKNESS_M = 0.04
+FLOOR_M = -0.75  # what falls off the table lands here
 CAMERA_FOVY_DEG = 55.0  # as the stick-figure camera (devices/render.py)
 
 
 @dataclass
 class ContactConfig:
-    """Contact model. Defaults measured with benchmarks/world_speed.py --grasp (a held object slips < 5 mm in
-    5 s): elliptic friction cones with impratio > 1 make friction as stiff as the normal force."""
+    """Contact model of the hand and the task objects (the MJCF default class "grip"). Defaults measured with
+    benchmarks/grasp_grid.py: a held object slips < 5 mm in 5 s."""
 
     cone: str = "elliptic"
-    impratio: float = 10.0
-    noslip_iterations: int = 0
+    impratio: float = 100.0
+    noslip_iterations: int = 3
     timestep_s: float = 0.002
+    friction: float = 1.0  # sliding friction of fingers and objects (rubber on plastic)
+    condim: int = 4  # 3: sliding only; 4: + torsional; 6: + rolling
+    solref_timeconst_s: float = 0.005  # contact stiffness (>= 2 timesteps)
 
     def validate(self) -> None:
         if self.cone not in ("elliptic", "pyramidal"):
             raise ValueError(f"world.contact.cone must be 'elliptic' or 'pyramidal' (got {self.cone!r})")
         if self.impratio < 1 or self.noslip_iterations < 0 or not 0 < self.timestep_s <= 0.01:
             raise ValueError("world.contact: impratio >= 1, noslip_iterations >= 0, 0 < timestep_s <= 0.01")
+        if self.friction <= 0 or self.condim not in (3, 4, 6):
+            raise ValueError("world.contact: friction > 0 and condim one of 3, 4, 6")
+        if self.solref_timeconst_s < 2 * self.timestep_s:
+            raise ValueError(f"world.contact.solref_timeconst_s must be >= 2 timesteps ({2 * self.timestep_s} s); "
+                             "MuJoCo would silently clamp it")
 
 
 @dataclass
@@ -45,9 +64,10 @@ class WorldConfig:
     """--robot.world.*: which task, which layout, which contact model."""
 
     task: str = "cube_assembly"
-    seed: int = 0  # layout of the first episode; each reset draws the next layout from the same generator
-    # Object poses (position, quaternion wxyz per object) appended to the robot's observation, so state-based
-    # policies can learn from them; they land in observation.state after the joints.
+    seed: int = 0  # layout of the first episode; episode i (counting resets) has the layout of seed + i
+    # Object poses (position, quaternion wxyz per object) in the robot's observation, so state-based policies can
+    # learn from them: teledex-record writes them to observation.environment_state (lerobot-record, which knows no
+    # environment state, appends them to observation.state).
     observe_objects: bool = True
     contact: ContactConfig = field(default_factory=ContactConfig)
 
@@ -86,6 +106,9 @@ def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[
                            cone=contact.cone, impratio=f"{contact.impratio}")
     if contact.noslip_iterations:
         option.set("noslip_iterations", str(contact.noslip_iterations))
+    default = ET.SubElement(ET.SubElement(root, "default"), "default", attrib={"class": GRIP_CLASS})
+    ET.SubElement(default, "geom", friction=f"{contact.friction} 0.02 0.0005", condim=str(contact.condim),
+                  solref=f"{contact.solref_timeconst_s} 1")
     visual = ET.SubElement(root, "visual")
     ET.SubElement(visual, "global", offwidth="1280", offheight="960")
     ET.SubElement(visual, "quality", shadowsize="0")
@@ -96,8 +119,18 @@ def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[
     ET.SubElement(asset, "material", name="table", texture="grid", texrepeat="8 8", reflectance="0")
     worldbody = ET.SubElement(root, "worldbody")
     ET.SubElement(worldbody, "light", pos="0.3 0 1.5", dir="0 0 -1", castshadow="false", diffuse="0.6 0.6 0.6")
-    ET.SubElement(worldbody, "geom", name="table", type="plane", size="1 1 0.01", material="table",
+    table_half_length = (TABLE_FAR_EDGE_M - TABLE_NEAR_EDGE_M) / 2
+    ET.SubElement(worldbody, "geom", name="table", type="box", material="table",
+                  pos=f"{TABLE_NEAR_EDGE_M + table_half_length} 0 {-TABLE_THICKNESS_M / 2}",
+                  size=f"{table_half_length} {TABLE_HALF_WIDTH_M} {TABLE_THICKNESS_M / 2}",
                   contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY))
+    ET.SubElement(worldbody, "geom", name="floor", type="plane", size="3 3 0.1", pos=f"0 0 {FLOOR_M}",
+                  rgba="0.2 0.2 0.22 1", contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY))
+    base_height = arm_base_height_m(rig)
+    if "arm" in rig.parts and FLOOR_M < base_height < 0:  # the stand the arm is mounted on (drawn only)
+        ET.SubElement(worldbody, "geom", name="arm_stand", type="cylinder",
+                      size=f"0.06 {(base_height - FLOOR_M) / 2}", pos=f"0 0 {(base_height + FLOOR_M) / 2}",
+                      rgba="0.4 0.42 0.45 1", contype="0", conaffinity="0")
     actuators = ET.SubElement(root, "actuator")
     equality = ET.SubElement(root, "equality")
     free_hand = None
@@ -105,7 +138,7 @@ def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[
         free_hand = np.eye(4)
         free_hand[:3, :3] = np.array([[0, 0, 1], [0, -1, 0], [1, 0, 0]], dtype=float).T @ np.diag([1, 1, 1])
         free_hand[:3, 3] = [0.2, 0.0, 0.25]
-    servos = add_robot(worldbody, actuators, equality, rig, (0.0, 0.0, arm_base_height_m(rig)), free_hand)
+    servos = add_robot(worldbody, actuators, equality, rig, (0.0, 0.0, base_height), free_hand)
     task.add_objects(worldbody)
     for name, view in cameras.items():
         pose = camera_pose(view, task.workspace_centre_m())
@@ -133,7 +166,6 @@ class World:
         self.model = mujoco.MjModel.from_xml_string(self.xml)
         self.data = mujoco.MjData(self.model)
         self.lock = threading.RLock()
-        self._rng = np.random.default_rng(self.config.seed)
         self._joint_qpos = {role: np.array([self.model.joint(self._servo(key).joint).qposadr[0] for key in part.keys])
                             for role, part in rig.parts.items()}
         self._joint_dof = {role: np.array([self.model.joint(self._servo(key).joint).dofadr[0] for key in part.keys])
@@ -147,27 +179,29 @@ class World:
         self._hand_geoms = {g for g in range(self.model.ngeom)
                             if self.model.body(self.model.geom_bodyid[g]).name.startswith("hand/")}
         self._initial_positions: dict[str, np.ndarray] = {}
-        self.episode_seed: int | None = None
-        self.reset(self.config.seed)
+        self.episode_index = 0
+        self.episode_seed = self.reset()
 
     def _servo(self, key: str) -> ActuatedJoint:
         return next(s for s in self.servos if s.key == key)
 
     # ---- episode ------------------------------------------------------------------------------------------------
 
-    def reset(self, seed: int | None = None) -> None:
-        """Robot at home, objects at a new layout (from `seed`, else the next from the world's generator)."""
+    def reset(self, seed: int | None = None) -> int:
+        """Start an episode: robot at home, objects at the layout of `seed` (default: the world's seed plus the
+        number of episodes started so far). Returns the layout's seed; `episode_index` counts the episodes."""
         with self.lock:
-            if seed is not None:
-                self._rng = np.random.default_rng(seed)
+            seed = self.config.seed + self.episode_index if seed is None else seed
             self.episode_seed = seed
+            self.episode_index += 1
+            rng = np.random.default_rng(seed)
             mujoco.mj_resetData(self.model, self.data)
             for role, part in self.rig.parts.items():
                 self.data.qpos[self._joint_qpos[role]] = part.home
                 self.data.ctrl[self._actuator_ids[role]] = part.home
                 self.targets[self._actuator_ids[role]] = part.home
             self._apply_mimics()
-            for name, (position, yaw) in self.task.layout(self._rng).items():
+            for name, (position, yaw) in self.task.layout(rng).items():
                 quat = np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
                 body = self.model.body(name)
                 if body.jntnum[0] > 0:  # a free object
@@ -179,6 +213,7 @@ class World:
                     self.model.body_quat[body.id] = quat
                 self._initial_positions[name] = np.asarray(position, dtype=float).copy()
             mujoco.mj_forward(self.model, self.data)
+        return seed
 
     def _apply_mimics(self) -> None:
         """Start mimic joints where their equality wants them (no jolt on the first step)."""

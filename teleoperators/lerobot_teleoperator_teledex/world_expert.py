@@ -2,9 +2,10 @@
 
 route=joints returns the expert's joint targets; route=keypoints turns its plan into an operator's hand keypoints and
 wrist pose, encodes them as keypoint-stream datagrams and runs them through the parser, hand retargeting and the
-control chain a human operator's stream goes through. When the expert has finished (or the task's time is up) it
-lays out the next episode in the world: one expert episode per recorded episode when the recorder's episode time
-matches the task's (world.task.episode_s).
+control chain a human operator's stream goes through. The expert plans afresh whenever the world starts an episode
+(teledex-record calls the robot's reset_episode() before each one); once done it holds still. Recorders that do not
+reset the world (lerobot-record) can let the expert lay out the next episode itself when it is done
+(--teleop.lay_out_next_episode=true, with --dataset.episode_time_s about the task's plan, ~10 s).
 """
 
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from lerobot.teleoperators import Teleoperator, TeleoperatorConfig
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
 from teledex_lerobot.clock import now_ns
-from teledex_lerobot.world.devices import current_world
+from teledex_lerobot.world.devices import current_runner, current_world
 from teledex_lerobot.world.expert import ScriptedExpert
 from teledex_lerobot.world.operator_expert import OperatorExpert
 
@@ -27,7 +28,8 @@ ROUTES = ("joints", "keypoints")
 @dataclass(kw_only=True)
 class TeledexWorldExpertConfig(TeledexRigTeleopConfig):
     route: str = "joints"
-    # Seconds the expert waits after finishing before it lays out the next episode.
+    lay_out_next_episode: bool = False
+    # Seconds the expert waits after finishing before it lays out the next episode (lay_out_next_episode).
     settle_s: float = 1.0
 
     def __post_init__(self):
@@ -44,6 +46,7 @@ class TeledexWorldExpert(Teleoperator):
         self.config = config
         self.rig = config.rig()
         self.expert = None
+        self.connected = False
         self.sample_capture_ns: int | None = None
         self.episodes_started = 0
 
@@ -57,7 +60,7 @@ class TeledexWorldExpert(Teleoperator):
 
     @property
     def is_connected(self) -> bool:
-        return self.expert is not None
+        return self.connected
 
     @property
     def is_calibrated(self) -> bool:
@@ -71,21 +74,29 @@ class TeledexWorldExpert(Teleoperator):
 
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
-        task = current_world().config.task
-        scripted = ScriptedExpert(self.rig, task)
-        self.expert = scripted if self.config.route == "joints" else OperatorExpert(self.rig, scripted)
-        self._started = False
+        """The world may not run yet (recorders connect the teleoperator first): the expert meets it at the first
+        action."""
+        self.connected = True
+        self.expert = None
+        self._planned_episode: int | None = None
+
+    def _expert_for(self, world):
+        if self.expert is None:
+            scripted = ScriptedExpert(self.rig, world.config.task)
+            self.expert = scripted if self.config.route == "joints" else OperatorExpert(self.rig, scripted)
+        return self.expert
 
     @check_if_not_connected
     def get_action(self) -> dict[str, float]:
         world = current_world()
+        self._expert_for(world)
         with world.lock:
-            if not self._started or self._finished(world):
-                if self._started:
-                    world.reset()  # the next layout from the world's generator
+            if self._planned_episode is not None and self.config.lay_out_next_episode and self._finished(world):
+                current_runner().reset_episode()
+            if world.episode_index != self._planned_episode:
                 self.expert.reset(world)
+                self._planned_episode = world.episode_index
                 self._episode_start_s = world.time_s
-                self._started = True
                 self.episodes_started += 1
             targets = self.expert.act(world)
         self.sample_capture_ns = now_ns()
@@ -101,4 +112,5 @@ class TeledexWorldExpert(Teleoperator):
 
     @check_if_not_connected
     def disconnect(self) -> None:
+        self.connected = False
         self.expert = None

@@ -7,9 +7,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from ..mjcf import SCENE_CONAFFINITY, SCENE_CONTYPE
-
-OBJECT_FRICTION = "1.0 0.02 0.0005"
+from ..mjcf import GRIP_CLASS, SCENE_CONAFFINITY, SCENE_CONTYPE
 
 
 @dataclass(frozen=True)
@@ -45,16 +43,15 @@ def free_body(worldbody: ET.Element, name: str, rgba: str, mass_kg: float, geoms
     volume = sum(_volume(g) for g in geoms)
     for index, geom in enumerate(geoms):
         ET.SubElement(body, "geom", name=f"{name}/geom{index}", rgba=rgba, density=f"{mass_kg / volume:.6g}",
-                      friction=OBJECT_FRICTION, condim="4", contype=str(SCENE_CONTYPE),
-                      conaffinity=str(SCENE_CONAFFINITY), **geom)
+                      contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY), **{"class": GRIP_CLASS}, **geom)
     return body
 
 
 def static_body(worldbody: ET.Element, name: str, rgba: str, geoms: list[dict]) -> ET.Element:
     body = ET.SubElement(worldbody, "body", name=name, pos="0 0 0")
     for index, geom in enumerate(geoms):
-        ET.SubElement(body, "geom", name=f"{name}/geom{index}", rgba=rgba, friction=OBJECT_FRICTION, condim="4",
-                      contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY), **geom)
+        ET.SubElement(body, "geom", name=f"{name}/geom{index}", rgba=rgba, contype=str(SCENE_CONTYPE),
+                      conaffinity=str(SCENE_CONAFFINITY), **{"class": GRIP_CLASS}, **geom)
     return body
 
 
@@ -69,7 +66,7 @@ def _volume(geom: dict) -> float:
 
 class Task(ABC):
     """One task of the world. Subclasses set `name`, `description` (the dataset's task text) and `objects`
-    (free bodies whose poses are observed, in observation order)."""
+    (the bodies whose poses are observed, in observation order: whatever the layout moves, free or fixed)."""
 
     name: str = ""
     description: str = ""

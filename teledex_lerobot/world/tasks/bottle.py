@@ -23,7 +23,7 @@ MAX_TILT_RAD = np.radians(15)
 class BottlePegInHole(Task):
     name = "bottle_peg_in_hole"
     description = "Grasp the bottle from the side and insert it into the square base."
-    objects = ("bottle",)
+    objects = ("bottle", "base")
     episode_s = 24.0
 
     def add_objects(self, worldbody) -> None:
@@ -54,4 +54,4 @@ class BottlePegInHole(Task):
                     and bottle.tilt_rad < MAX_TILT_RAD and not world.hand_touches("bottle"))
 
     def workspace_centre_m(self):
-        return np.array([0.39, 0.0, 0.06])
+        return np.array([0.36, -0.02, 0.07])

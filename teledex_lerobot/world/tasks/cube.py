@@ -1,21 +1,24 @@
 """Cube assembly: pick one half of a cube up from the table and place it on the other half.
 
-Sizes from the report: the halves start about 10 cm apart. Each half is 6 x 6 x 3 cm (a 6 cm cube cut in two).
+The report gives the distance (the halves start about 10 cm apart) but not the size. The halves are 4 x 4 x 2 cm (a
+4 cm cube cut in two): the largest cube the LinkerHand O6 pinches cleanly (its thumb tip meets the curled fingertips
+7 cm below the palm, leaving a 4-5 cm pinch; benchmarks/grasp_grid.py).
 """
 
 import numpy as np
 
 from .base import Task, free_body
 
-HALF_SIZE_M = 0.03  # half the edge of the whole cube
-HALF_HEIGHT_M = 0.015  # half the height of one half
-HALF_MASS_KG = 0.06
+HALF_SIZE_M = 0.02  # half the edge of the whole cube
+HALF_HEIGHT_M = 0.01  # half the height of one half
+HALF_MASS_KG = 0.03  # 32 cm^3 of ABS
 SEPARATION_M = (0.09, 0.11)
-MAX_YAW_RAD = np.radians(15)
+# Each half lies with a face toward the robot's base (the world origin), turned by up to this much.
+MAX_TURN_FROM_ROBOT_RAD = 0.2
 # Success: the top half rests on the bottom one, aligned, and the hand has let go.
-MAX_OFFSET_M = 0.012
+MAX_OFFSET_M = 0.008  # a fifth of the edge
 MAX_YAW_ERROR_RAD = np.radians(10)
-STACK_TOLERANCE_M = 0.005
+STACK_TOLERANCE_M = 0.003
 MAX_BOTTOM_MOVE_M = 0.02
 
 
@@ -31,13 +34,15 @@ class CubeAssembly(Task):
         free_body(worldbody, "cube_bottom", "0.3 0.8 0.4 1", HALF_MASS_KG, box)
 
     def layout(self, rng):
-        x = rng.uniform(0.36, 0.42)
+        x = rng.uniform(0.33, 0.41)
         top_y = rng.uniform(0.03, 0.07)
         bottom_y = top_y - rng.uniform(*SEPARATION_M)
-        return {"cube_top": (np.array([x + rng.uniform(-0.015, 0.015), top_y, HALF_HEIGHT_M]),
-                             rng.uniform(-MAX_YAW_RAD, MAX_YAW_RAD)),
-                "cube_bottom": (np.array([x + rng.uniform(-0.015, 0.015), bottom_y, HALF_HEIGHT_M]),
-                                rng.uniform(-MAX_YAW_RAD, MAX_YAW_RAD))}
+        layout = {}
+        for name, y in (("cube_top", top_y), ("cube_bottom", bottom_y)):
+            position = np.array([x + rng.uniform(-0.015, 0.015), y, HALF_HEIGHT_M])
+            turn = rng.uniform(0.0, MAX_TURN_FROM_ROBOT_RAD)
+            layout[name] = (position, float(np.arctan2(position[1], position[0])) + turn)
+        return layout
 
     def goal_reached(self, world) -> bool:
         top, bottom = world.object_pose("cube_top"), world.object_pose("cube_bottom")
@@ -51,4 +56,4 @@ class CubeAssembly(Task):
                     and not world.hand_touches("cube_top") and not world.hand_touches("cube_bottom"))
 
     def workspace_centre_m(self):
-        return np.array([0.39, 0.0, 0.04])
+        return np.array([0.36, 0.0, 0.04])

@@ -1,0 +1,82 @@
+"""teledex-world-demo: the MuJoCo world in one command. The scripted expert assembles the cube in a few episodes,
+recorded by teledex-record (a LeRobot dataset and the native TeleDex layout in one pass, every frame sync-validated);
+then the sync report, and where to look.
+
+    teledex-world-demo [--task cube_assembly] [--episodes 3] [--root outputs/demo/world_demo]
+
+The same as:
+    teledex-record --robot.type=teledex --robot.backend=mujoco --robot.world.task=cube_assembly \\
+      --teleop.type=teledex_world_expert --dataset.repo_id=local/world_demo --dataset.root=outputs/demo/world_demo \\
+      --dataset.single_task="cube assembly" --dataset.fps=25 --dataset.num_episodes=3 --dataset.episode_time_s=12 \\
+      --dataset.reset_time_s=0 --dataset.push_to_hub=false
+"""
+
+import argparse
+import logging
+import shutil
+import time
+from pathlib import Path
+
+from lerobot.configs.dataset import DatasetRecordConfig
+from lerobot.utils.import_utils import register_third_party_plugins
+
+from lerobot_robot_teledex import TeledexConfig
+from lerobot_teleoperator_teledex.world_expert import TeledexWorldExpertConfig
+
+from ..presets import load_preset
+from ..storage.sync_readers import read_sync
+from ..storage.video import silence_encoder_logs
+from ..sync.report import format_table, report
+from ..world.tasks import TASKS
+from ..world.world import WorldConfig
+from .record import Recorder, TeledexRecordConfig
+
+# Long enough for the expert's whole plan (about 11 s for the cube, 12.4 s for the bottle).
+EPISODE_S = {"cube_assembly": 12.0, "bottle_peg_in_hole": 13.0}
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", default="cube_assembly", choices=sorted(TASKS))
+    parser.add_argument("--preset", default="piper_linkerhand_o6_single")
+    parser.add_argument("--episodes", type=int, default=3)
+    parser.add_argument("--root", type=Path, default=Path("outputs/demo/world_demo"))
+    parser.add_argument("--repo-id", default="local/world_demo")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    silence_encoder_logs()
+    register_third_party_plugins()
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    native_root = Path(f"{args.root}_native")
+    for path in (args.root, native_root):
+        if path.exists():  # a previous demo run: the demo always starts fresh
+            if path == args.root and not (path / "meta" / "info.json").is_file():
+                raise SystemExit(f"{path} exists and is not a LeRobot dataset; choose another --root.")
+            shutil.rmtree(path)
+    fps = load_preset(args.preset).fps
+    print(f"Recording {args.episodes} x {EPISODE_S[args.task]:g} s of the scripted expert ({args.task}) in the MuJoCo "
+          f"world on {args.preset}, at {fps} Hz ...", flush=True)
+    started = time.perf_counter()
+    Recorder(TeledexRecordConfig(
+        robot=TeledexConfig(id="world_demo", preset=args.preset, backend="mujoco", world=WorldConfig(task=args.task)),
+        teleop=TeledexWorldExpertConfig(id="world_demo", preset=args.preset),
+        dataset=DatasetRecordConfig(repo_id=args.repo_id, root=str(args.root), single_task=args.task.replace("_", " "),
+                                    fps=fps, episode_time_s=EPISODE_S[args.task], reset_time_s=0,
+                                    num_episodes=args.episodes, push_to_hub=False),
+    )).run()
+    print(f"\nRecorded in {time.perf_counter() - started:.0f} s.\n")
+    print(format_table(report(read_sync(native_root))))
+    print(f"\nLeRobot dataset: {args.root.resolve()}")
+    for video in sorted(args.root.glob("videos/**/*.mp4")):
+        print(f"  camera video: {video}")
+    print(f"Native layout:   {native_root.resolve()} (telemetry.npz, metadata.json, camera_info.json, videos/)")
+    print(f"Replay it:       lerobot-replay --robot.type=teledex --robot.backend=mujoco "
+          f"--dataset.repo_id={args.repo_id} --dataset.root={args.root} --dataset.episode=0")
+    print(f"Sync plot:       teledex-sync-report {native_root}")
+
+
+if __name__ == "__main__":
+    main()

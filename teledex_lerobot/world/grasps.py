@@ -1,0 +1,112 @@
+"""How a hand holds each task's object: the grasps the scripted expert uses and benchmarks/grasp_grid.py measures.
+
+A grasp is written in the object's *heading frame*: origin at the object's origin, x the horizontal direction the
+hand faces the object from (the heading), z up. It fixes the hand's axes in that frame, where the object's origin
+sits in the hand frame once grasped, the hand shape before and after closing, and where the hand comes from.
+Hand frames follow our hand convention (+z wrist -> fingers, +y out of the palm, +x toward the pinky on a right
+hand).
+
+Grasps of the LinkerHand O6 (measured on the hand alone, benchmarks/grasp_grid.py; numbers in the module docs):
+- cube half, "level pinch": palm down and level, fingers along the heading. The opposed thumb (yaw at its limit,
+  pitch 0.35) is a fixed post behind the near face; the fingers curl down past the far face and push the half
+  against the thumb. The pinch sits 7 cm below the palm, where the thumb's tip meets the curled fingertips, at the
+  same height when the hand is level, so the 2 cm half is pinched at mid-height, 4 cm across (pitched 25 deg down
+  the pinch holds too).
+- bottle, "side wrap": palm against the bottle from the side, pinky down, fingers wrapping the far side near the
+  bottle's top, thumb in the palm plane above the bottle; the hand slides down along the bottle before closing.
+  The finger curl lies in a horizontal plane, so every finger force presses the bottle into the palm and friction
+  carries its weight.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Grasp:
+    name: str
+    hand_axes: tuple  # 3x3 rows: the hand's x, y, z axes written in the heading frame
+    object_in_hand_m: tuple[float, float, float]  # the object's origin in the hand frame when grasped
+    preshape: dict[str, float]  # joint name (or name ending) -> rad, before closing
+    closed: dict[str, float]  # the closing target (beyond contact: the servos' force limits set the grip)
+    approach_m: tuple[float, float, float]  # the pre-grasp pose's offset from the grasp (heading frame)
+    symmetry: int  # the object's rotational symmetry about z: 4 for a square half-cube, 0 for a round bottle
+    # Let go by easing the servos to where the fingers are squeezed (a pinch, whose opening curl would drag the
+    # object along), or by opening to the preshape (a wrap whose curl moves the fingers straight off the object).
+    release_by_easing: bool = True
+    # The heading, relative to the direction from the arm's base to the object, that the arm reaches best (the
+    # middle of the band our IK reaches with margin; a mounted hand reaches some headings only).
+    preferred_heading_rad: float = 0.0
+
+    def hand_in_heading(self) -> np.ndarray:
+        """4x4 pose of the hand in the heading frame when grasped."""
+        rotation = np.asarray(self.hand_axes, dtype=float).T  # columns: hand axes
+        pose = np.eye(4)
+        pose[:3, :3] = rotation
+        pose[:3, 3] = -rotation @ np.asarray(self.object_in_hand_m)
+        return pose
+
+
+def heading_frame(position_m, heading_rad: float) -> np.ndarray:
+    """4x4 world pose of a heading frame at position_m."""
+    c, s = np.cos(heading_rad), np.sin(heading_rad)
+    frame = np.eye(4)
+    frame[:3, :3] = [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
+    frame[:3, 3] = position_m
+    return frame
+
+
+def hand_shape(joints: list[str], shape: dict[str, float], lower, upper) -> np.ndarray:
+    """Joint targets for a named shape: an exact joint name wins, else the joint's name ending (e.g. mcp_pitch)."""
+    q = np.zeros(len(joints))
+    for index, joint in enumerate(joints):
+        if joint in shape:
+            q[index] = shape[joint]
+        else:
+            for suffix, value in shape.items():
+                if joint.endswith(suffix):
+                    q[index] = value
+    return np.clip(q, lower, upper)
+
+
+# Level pinch of a 4 cm half-cube (4 x 4 x 2 cm). The object sits 6 mm beyond the thumb tip (FK at the preshape:
+# (10.8, 69.3, 100.9) mm), which clears the table by 2 mm: y = 69.3 + 8.5 (bone radius) + 2 - 10 (half height),
+# z = 100.9 + 8.5 + 6 + 20 (half width). The fingers push the half those 6 mm onto the thumb; centred so, the grasp
+# holds with the hand landing up to 5 mm off along or across the heading, or turned 10 deg (grasp_grid.py).
+O6_CUBE_LEVEL_PINCH = Grasp(
+    name="level_pinch",
+    hand_axes=((0.0, -1.0, 0.0), (0.0, 0.0, -1.0), (1.0, 0.0, 0.0)),
+    object_in_hand_m=(0.0, 0.0698, 0.1354),
+    preshape={"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.35, "mcp_pitch": 0.3},
+    closed={"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.35, "mcp_pitch": 0.65},
+    approach_m=(0.0, 0.0, 0.05),
+    symmetry=4,
+    preferred_heading_rad=0.1,  # Piper + O6: 0 to +0.25 rad
+)
+# Side wrap of the 6 cm bottle near its top: its top is level with the hand's origin (hand x = 0, pinky down),
+# its axis 4.3 cm out of the palm (3 cm radius + the palm's 0.9 mm face + 4 mm clearance) and 6.5 cm along the
+# fingers (under the proximal phalanges, so the fingers wrap its far side).
+O6_BOTTLE_SIDE_WRAP = Grasp(
+    name="side_wrap",
+    hand_axes=((0.0, 0.0, -1.0), (1.0, 0.0, 0.0), (0.0, -1.0, 0.0)),
+    object_in_hand_m=(0.08, 0.043, 0.065),
+    preshape={"thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0, "mcp_pitch": 0.0},
+    closed={"thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0, "mcp_pitch": 1.5},
+    approach_m=(0.0, 0.0, 0.1),
+    symmetry=0,
+    release_by_easing=False,
+    preferred_heading_rad=1.3,  # Piper + O6: +1.0 to +1.6 rad (palm facing left, fingers pointing away)
+)
+
+GRASPS: dict[str, dict[str, Grasp]] = {
+    "linkerhand_o6": {"cube_assembly": O6_CUBE_LEVEL_PINCH, "bottle_peg_in_hole": O6_BOTTLE_SIDE_WRAP},
+}
+
+
+def grasp_for(hand_model: str, task: str) -> Grasp:
+    if hand_model not in GRASPS:
+        raise ValueError(f"No measured grasps for hand {hand_model!r} (the scripted expert knows "
+                         f"{sorted(GRASPS)}); measure one with benchmarks/grasp_grid.py and add it to "
+                         "teledex_lerobot/world/grasps.py.")
+    return GRASPS[hand_model][task]
