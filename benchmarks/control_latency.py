@@ -10,7 +10,7 @@ The chain: source -> parse -> state machine / stale guard -> relative arm + IK -
 teledex robot (backend fake: the device command returns at once, so this measures our software only).
 
 Two loops:
-- input-paced (seed 002: a tick runs when new data arrives): arrival -> command out;
+- input-paced (a tick runs when new data arrives, as the teleoperation loop does): arrival -> command out;
 - polled at --rate Hz (lerobot-record's loop): the input's age when its command leaves, which adds the wait for
   the next tick (up to one period) on top of the processing.
 "capture" is measured from the sample's capture time as the teleop reports it (sender stamp + estimated clock

@@ -1,5 +1,5 @@
 """RealSense intrinsics in camera_info.json: LeRobot's RealSenseCamera plays back a synthetic D455 recording (made
-here with rs.software_device + rs.recorder, notes/hardware.md §4.1), and we read back the intrinsics we set."""
+here with rs.software_device + rs.recorder), and we read back the intrinsics we set."""
 
 import time
 from unittest.mock import patch

@@ -1,6 +1,10 @@
 """The live input teleoperators, over loopback with the recorded datagram fixtures (configs/streams/*.datagrams.jsonl):
 glove (UDP), XR controllers (local socket), XR hand tracking (the WebXR page's WSS socket), keypoints (UDP), leader
-arm (in-process and replayed), file replay, and one master driving two followers."""
+arm (in-process and replayed), file replay, and one master driving two followers.
+
+Senders are paced by the control ticks, not the wall clock (`Ticks`): a datagram recorded at t is sent once the loop
+has ticked t / TICK_S times, so a starved loop sees the same stream per tick as an idle one, and what is judged is
+what the code does with it."""
 
 import socket
 import threading
@@ -16,10 +20,10 @@ from teledex_lerobot.clock import now_ns
 from teledex_lerobot.control.state_machine import TeleopState
 from teledex_lerobot.inputs import encode_xr_state
 from teledex_lerobot.inputs.datagram_file import read_datagrams
-from teledex_lerobot.inputs.sources import send_datagrams
 from teledex_lerobot.paths import STREAMS_DIR
 
 PRESET = "piper_linkerhand_o6_single"
+TICK_S = 0.01
 
 
 def free_port() -> int:
@@ -37,30 +41,67 @@ def fixture(name):
     return read_datagrams(STREAMS_DIR / f"{name}.datagrams.jsonl")[1]
 
 
+class Ticks:
+    """The control loop's tick count, which the senders wait on."""
+
+    def __init__(self):
+        self.count = 0
+        self._changed = threading.Condition()
+
+    def advance(self) -> None:
+        with self._changed:
+            self.count += 1
+            self._changed.notify_all()
+
+    def wait(self, ticks: int) -> None:
+        """Until `ticks` more ticks have run."""
+        self.wait_until(self.count + ticks)
+
+    def wait_until(self, tick: int) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: self.count >= tick, timeout=30)
+
+    def pace(self, datagrams, speed: float = 1.0):
+        """The recorded (t_ns, bytes) datagrams, each when the loop has ticked up to its time (played at `speed`)."""
+        start = self.count
+        for t_ns, data in datagrams:
+            self.wait_until(start + round(t_ns / 1e9 / speed / TICK_S))
+            yield data
+
+
+def send_paced(ticks: Ticks, datagrams, address, speed: float = 1.0) -> None:
+    family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as sock:
+        for data in ticks.pace(datagrams, speed):
+            sock.sendto(data, address)
+
+
 def drive(teleop, send, robot=None, seconds=None, while_connected=None):
-    """Run `send` in a thread while ticking get_action (-> robot) at ~100 Hz until it is done; actions in order.
-    Without a robot, a perfect one: it is measured exactly where it was last sent (at home first).
+    """Run `send(ticks)` in a thread while ticking get_action (-> robot) every ~TICK_S until it is done; actions in
+    order. Without a robot, a perfect one: it is measured exactly where it was last sent (at home first).
     `while_connected(teleop)` runs after the last tick, before the teleop disconnects."""
-    sender = threading.Thread(target=send, daemon=True)
+    ticks = Ticks()
+    sender = threading.Thread(target=send, args=(ticks,), daemon=True)
     teleop.connect()
     if robot is not None:
         robot.connect()
     actions = []
     try:
         sender.start()
-        started = time.monotonic()
         homes = {prefix: c.rig.join({role: part.home for role, part in c.rig.parts.items()})
                  for prefix, c in teleop.followers.items()}
         teleop.send_feedback({prefix + key: q for prefix, home in homes.items() for key, q in home.items()})
-        while sender.is_alive() or (seconds and time.monotonic() - started < seconds):
+        while sender.is_alive() or (seconds and ticks.count * TICK_S < seconds):
             if robot is not None:
                 robot.get_observation()  # a TeleDex robot tells the teleoperator where it is
             action = teleop.get_action()
-            assert teleop.sample_capture_ns is None or 0 <= now_ns() - teleop.sample_capture_ns < 5e9
+            # on this machine's clock (another clock's epoch would be hours away), and never from the future
+            assert teleop.sample_capture_ns is None or 0 <= now_ns() - teleop.sample_capture_ns < 60e9
             actions.append(robot.send_action(action) if robot is not None else action)
             if robot is None:
                 teleop.send_feedback(action)
-            time.sleep(0.01)
+            ticks.advance()
+            time.sleep(TICK_S)
         sender.join(timeout=10)
         if while_connected is not None:
             while_connected(teleop)
@@ -87,10 +128,14 @@ def test_glove_over_udp_closes_the_hand_and_counts_bad_packets():
 
     seen = {}
 
-    def send():
+    def send(ticks):
         seen["receiver"] = teleop.receiver
-        send_datagrams(fixture("glove_open_close") + [(8_100_000_000, b"\x00garbage"), (8_110_000_000, b'{"g":')],
-                       ("127.0.0.1", port), speed=8.0)
+        send_paced(ticks, fixture("glove_open_close") + [(8_100_000_000, b"\x00garbage"), (8_110_000_000, b'{"g":')],
+                   ("127.0.0.1", port), speed=8.0)
+        for _ in range(1000):  # until the receiver has taken the last packet
+            if teleop.receiver.parse_failures == 2:
+                break
+            ticks.wait(1)
 
     actions = drive(teleop, send, robot)
     receiver = seen["receiver"]
@@ -108,7 +153,7 @@ def test_glove_over_udp_closes_the_hand_and_counts_bad_packets():
 def test_xr_controller_over_local_socket(tmp_path):
     path = str(tmp_path / "xr.sock")
     teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="unix", socket_path=path))
-    actions = drive(teleop, lambda: (time.sleep(0.1), send_datagrams(fixture("xr_controller_reach"), path, 3.0)))
+    actions = drive(teleop, lambda ticks: (ticks.wait(10), send_paced(ticks, fixture("xr_controller_reach"), path, 3.0)))
     arm, hand = teleop.rig.parts["arm"], teleop.rig.parts["hand"]
     # buttons X then Y: ZeroPos, Teleoperation; the trigger held: the arm follows the circle; the grip: a fist
     assert teleop.state_machine.state == TeleopState.TELEOPERATION
@@ -127,12 +172,10 @@ def test_xr_hand_tracking_over_the_webxr_socket(tmp_path):
     teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="webxr", port=port, control="xr_hand_tracking",
                                        auto_start=True, certificate_dir=str(tmp_path)))
 
-    def send():
+    def send(ticks):
         trust = ssl.create_default_context(cafile=tmp_path / "cert.pem")  # the certificate made on connect
         with connect(f"wss://127.0.0.1:{port}/ws", ssl=trust) as client:
-            started = time.monotonic()
-            for t_ns, data in fixture("xr_hand_tracking"):
-                time.sleep(max(0.0, started + t_ns / 4e9 - time.monotonic()))
+            for data in ticks.pace(fixture("xr_hand_tracking"), speed=4.0):
                 client.send(data.decode())
 
     actions = drive(teleop, send)
@@ -146,7 +189,7 @@ def test_xr_hand_tracking_over_the_webxr_socket(tmp_path):
 def test_keypoint_stream_moves_arm_and_hand():
     port = free_port()
     teleop = TeledexKeypoints(TeledexKeypointsConfig(preset=PRESET, port=port))
-    actions = drive(teleop, lambda: send_datagrams(fixture("wrist_motion"), ("127.0.0.1", port), 5.0))
+    actions = drive(teleop, lambda ticks: send_paced(ticks, fixture("wrist_motion"), ("127.0.0.1", port), 5.0))
     arm = teleop.rig.parts["arm"]
     q = values(actions, arm.keys)
     assert_within_limits(arm, q)
@@ -158,17 +201,17 @@ def test_leader_arm_in_process_and_replayed():
     arm = teleop.rig.parts["arm"]
     target = arm.home + np.array([0.3, -0.2, 0.2, 0.1, -0.2, 0.3])
 
-    def move_leader():
-        time.sleep(0.2)
+    def move_leader(ticks):
+        ticks.wait(20)
         leader = teleop._source.part  # every actuated joint of the leader Piper: joint1..joint6 and the gripper
         teleop._source.device.command(np.r_[target, leader.home[leader.joints.index("gripper")]])
-        time.sleep(0.8)
+        ticks.wait(80)
 
     actions = drive(teleop, move_leader)
     assert values(actions, arm.keys)[-1] == pytest.approx(target, abs=1e-3)
     replay = TeledexLeaderArm(TeledexLeaderArmConfig(preset=PRESET, source="replay", replay_file="leader_arm_wave",
                                                      replay_speed=3, replay_loop=False))
-    q = values(drive(replay, lambda: time.sleep(2.0)), arm.keys)
+    q = values(drive(replay, lambda ticks: ticks.wait(200)), arm.keys)
     assert np.ptp(q[:, 0]) > 0.3 and np.ptp(q[:, 4]) > 0.2  # joint1 and joint5 wave, the others hold
     assert np.ptp(q[:, [1, 2, 3, 5]], axis=0).max() < 1e-6
 
@@ -182,7 +225,7 @@ def test_one_master_two_followers_each_with_its_own_chain():
     assert all(k.startswith(("left_", "right_")) for k in robot.action_features)
     port = teleop.config.port
 
-    def send():
+    def send(ticks):
         start = np.array([0.35, 0.2, 1.0, 0.0, 0.0, 0.0, 1.0])
         datagrams = []
         for k in range(150):
@@ -191,7 +234,7 @@ def test_one_master_two_followers_each_with_its_own_chain():
             datagrams.append((k * 10_000_000, encode_xr_state(controllers={
                 "left": {"pose": left, "trigger": 1.0 if k > 30 else 0.0, "grip": 1.0, **buttons},
                 "right": {"pose": start, "trigger": 0.0, "grip": 0.0}})))
-        send_datagrams(datagrams, ("127.0.0.1", port))
+        send_paced(ticks, datagrams, ("127.0.0.1", port))
 
     actions = drive(teleop, send, robot)
     left_arm = values(actions, [f"left_{k}" for k in teleop.followers["left_"].rig.parts["arm"].keys])

@@ -27,7 +27,8 @@ class TeledexFollowersConfig(RobotConfig):
                                                                "right": "piper_linkerhand_o6_single"})
     # A preset of several rigs (e.g. bimanual_piper_linkerhand_l10): its followers replace `followers`.
     preset: str = ""
-    backend: str = "sim"
+    backend: str = "sim"  # every follower's: fake, sim, real or mujoco (as --robot.type=teledex's backend)
+    # Safety: per command, a joint moves at most (its velocity limit x max_step_s) from its measured position.
     max_step_s: float = 0.1
     with_cameras: bool = True  # each follower's preset cameras, prefixed
     # The operator's live view (Rerun), every follower in it: --robot.live_view.enabled=true.

@@ -29,15 +29,15 @@ class SimDynamicsConfig:
     noise_std: float = 2e-4  # measurement noise, rad (or m)
     latency_ms: float = 4.0  # command-to-actuation delay
     dropout_probability: float = 0.0  # chance that one feedback message is lost
-    seed: int | None = None
+    seed: int | None = None  # of the noise and dropouts; None = a different run each time
     # Fault injection, for tests and demos: on the part named fault_source ("arm" or "hand"), within
     # [fault_start_s, fault_start_s + fault_duration_s) after connect (no duration: until disconnect), feedback
     # arrives fault_delay_ms late, or not at all when fault_freeze is set.
-    fault_source: str = ""
-    fault_delay_ms: float = 0.0
-    fault_freeze: bool = False
-    fault_start_s: float = 0.0
-    fault_duration_s: float | None = None
+    fault_source: str = ""  # "" = no fault
+    fault_delay_ms: float = 0.0  # how late the feedback arrives during the fault
+    fault_freeze: bool = False  # no feedback at all during the fault
+    fault_start_s: float = 0.0  # when the fault starts, after connect
+    fault_duration_s: float | None = None  # how long it lasts; None = until disconnect
 
     def validate(self) -> None:
         problems = []

@@ -1,4 +1,4 @@
-"""UdexReal HandDriver JSON datagrams (notes §6.1) <-> OperatorFrame.
+"""UdexReal HandDriver JSON datagrams (the glove driver's UDP output) <-> OperatorFrame.
 
 One datagram: {"<device name>": {"Bones": [...], "Parameter": [{"Name": "r0", "Value": deg}, ... "r23", "l0", ...]}}.
 Each hand whose 24 parameters are all present becomes canonical angles (operator.glove); Bones are not used.

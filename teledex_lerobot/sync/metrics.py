@@ -106,8 +106,9 @@ class TimingPolicy:
     """What to do with an episode that dropped too many control ticks: "mark" keeps it and records the verdict in its
     metadata; "rerecord" discards it and records it again (as ALOHA does below its rate floor)."""
 
+    # Too many: more than this share of the episode's expected frames were not stored (dropped ticks).
     max_dropped_fraction: float = 0.05
-    on_exceed: str = "mark"
+    on_exceed: str = "mark"  # mark or rerecord
 
     def __post_init__(self):
         if not 0 <= self.max_dropped_fraction <= 1:

@@ -1,4 +1,4 @@
-"""The TimeSync check of the TeleDex report (§3.3.1), applied to one frame.
+"""The TimeSync check, applied to one frame: is every source fresh, and were they captured together?
 
 Every source (each arm, hand, camera and the input device) reports when it captured the data in this frame, on the
 one monotonic clock (teledex_lerobot.clock). A frame is valid when
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SyncPolicy:
-    max_age_ms: float = 1000.0
-    tolerance_ms: float = 100.0
+    max_age_ms: float = 1000.0  # freshness: a source captured longer ago than this makes the frame invalid
+    tolerance_ms: float = 100.0  # consistency: the largest spread of the sources' capture times in a valid frame
 
     def __post_init__(self):
         if self.max_age_ms <= 0 or self.tolerance_ms <= 0:

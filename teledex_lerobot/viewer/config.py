@@ -18,7 +18,8 @@ class LiveViewConfig:
     url: str = "rerun+http://127.0.0.1:9876/proxy"  # viewer=connect: the viewer's gRPC address
     grpc_port: int = 9876  # spawn / web: where the viewer listens for the data (127.0.0.1 only)
     web_port: int = 9090  # web: the page's port (127.0.0.1 only)
-    # Past this the viewer drops its oldest data: a percentage of the RAM or a size ("25%", "4GB").
+    # Past this the viewer drops its oldest data: a share of the RAM (25 percent, written with a percent sign) or a
+    # size such as 4GB.
     memory_limit: str = "25%"
     # Save what the view shows: one .rrd per episode (episode_000003.rrd) when teledex-record marks episodes; under
     # commands that mark none (lerobot-teleoperate, lerobot-record) one session_<time>.rrd. "" = save nothing.
@@ -26,8 +27,8 @@ class LiveViewConfig:
     # The 3D scene, hands, joint plots and status are drawn at most this often; camera images at most image_max_hz
     # (JPEG). The control loop's rate is untouched: what comes faster is skipped by the view's own thread.
     max_hz: float = 30.0
-    image_max_hz: float = 10.0
-    jpeg_quality: int = 80
+    image_max_hz: float = 10.0  # camera images are sent to the view at most this often
+    jpeg_quality: int = 80  # of the camera images sent to the view, 1-100
 
     def validate(self) -> None:
         if self.viewer not in VIEWERS:

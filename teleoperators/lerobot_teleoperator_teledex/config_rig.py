@@ -17,9 +17,9 @@ class TeledexRigTeleopConfig(TeleoperatorConfig):
     # Otherwise a preset name (as --robot.preset), or arm_model / hand_model (built-in names or URDF paths) as
     # --robot.type=teledex_arm / teledex_hand; a rig that differs from the robot's is refused with both named.
     preset: str = ""
-    arm_model: str = ""
-    hand_model: str = ""
-    side: str = "right"
+    arm_model: str = ""  # the arm driven: a built-in model name (piper, linker_a7) or a URDF path; "" = none
+    hand_model: str = ""  # the hand driven: a built-in model name (linkerhand_o6, ...) or a URDF path; "" = none
+    side: str = "right"  # the side of arm_model / hand_model (right or left)
 
     def rigs(self) -> dict[str, Rig]:
         """The rig(s) driven, by the prefix of their keys ("" for one rig; "<follower>_" for a robot's followers)."""

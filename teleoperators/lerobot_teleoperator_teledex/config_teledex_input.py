@@ -28,10 +28,10 @@ class TeledexInputConfig(TeledexRigTeleopConfig):
     # Sender addresses or networks that may send (e.g. [192.168.1.20, 10.0.0.0/24]); [] = any that can reach bind.
     allow: list[str] = field(default_factory=list)
     port: int = 0  # 0 = the device's default port
-    socket_path: str = "/tmp/teledex_input.sock"
+    socket_path: str = "/tmp/teledex_input.sock"  # source=unix: the local datagram socket to read
     replay_file: str = ""  # a path, or a name in configs/streams/ (<name>.datagrams.jsonl)
-    replay_speed: float = 1.0
-    replay_loop: bool = True
+    replay_speed: float = 1.0  # source=replay: 1.0 = as recorded, 2.0 = twice as fast
+    replay_loop: bool = True  # source=replay: start over at the end of the file (else the input goes stale there)
     # Write every received packet to this datagram file (replayable with source=replay).
     record_to: str = ""
     # One master, several followers: follower name -> preset. Keys become "<name>_<key>", to match
@@ -41,9 +41,11 @@ class TeledexInputConfig(TeledexRigTeleopConfig):
     follower_controls: dict[str, str] = field(default_factory=dict)
     # None = the control config's auto_start: press L1 on connect and L2 at the zero pose.
     auto_start: bool | None = None
-    # Overrides of the control config's strategy: how the hand is driven (joint_mapping, teledex, dexpilot,
-    # analog) and the operator's calibration file from teledex-calibrate-hand. "" = the control config's.
+    # Overrides the control config's strategy: how the hand is driven (joint_mapping, teledex, dexpilot, analog);
+    # "" = the control config's.
     hand_method: str = ""
+    # The operator's hand calibration from teledex-calibrate-hand: an operator name or a .yaml path; "" = the control
+    # config's (usually none: the canonical hand).
     hand_calibration: str = ""
     # Listen to the keyboard for the state machine's keys (e = Emergency, z = zero pose, t = teleoperation,
     # p = park). teledex-record turns this off and forwards its own key presses instead.
@@ -75,7 +77,7 @@ class TeledexXRConfig(TeledexInputConfig):
     Quest connects to TCP 63901), webxr (our page for headset browsers, https://<bind>:8012/), or udp (29000) / unix
     (a local bridge) / replay."""
 
-    source: str = "xrobotoolkit"
+    source: str = "xrobotoolkit"  # xrobotoolkit, webxr, udp, unix or replay
     # xrobotoolkit: also send our address to the app's discovery listener at this headset address ("host" or
     # "host:port"), every 5 s, so the app lists this computer; "" = type the address into the app instead.
     announce_to: str = ""
@@ -98,11 +100,11 @@ class TeledexLeaderArmConfig(TeledexInputConfig):
     """A leader arm (any of our arms) copied joint by joint. source=robot reads it in this process; udp/replay take
     joint datagrams (inputs.joint_stream)."""
 
-    source: str = "robot"
-    leader_model: str = "piper"
-    leader_side: str = "right"
+    source: str = "robot"  # robot (the leader_* arm, read here), udp or replay (joint datagrams)
+    leader_model: str = "piper"  # source=robot: the leader arm's model (a built-in name or a URDF path)
+    leader_side: str = "right"  # source=robot: the leader arm's side
     leader_backend: str = "sim"  # fake | sim | real (real: e.g. a Piper in teach mode)
-    leader_rate_hz: float = 200.0
+    leader_rate_hz: float = 200.0  # source=robot: how often the leader's joints are read
 
     def allowed_sources(self) -> tuple[str, ...]:
         return ("robot", "udp", "replay")

@@ -14,8 +14,8 @@ class TeledexReplayConfig(TeledexInputConfig):
     written by `--teleop.record_to` or `teledex-convert stream-to-datagrams`) exactly as the live device would send
     it: the file names its parser and the control config it was recorded with (`control` overrides it)."""
 
-    source: str = "replay"
-    replay_file: str = "demo_grasp"
+    source: str = "replay"  # always replay
+    replay_file: str = "demo_grasp"  # a name in configs/streams/ or a .datagrams.jsonl path
 
     def allowed_sources(self) -> tuple[str, ...]:
         return ("replay",)

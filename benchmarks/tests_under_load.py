@@ -1,0 +1,58 @@
+"""Run the timing-sensitive tests again and again while busy processes keep every core loaded, and print a table.
+
+A test that judges what the code controls (an injected clock, recorded timestamps) passes on a loaded machine; one that
+judges the scheduler fails here by chance.
+
+Run: .venv/bin/python benchmarks/tests_under_load.py [--runs 20 --load 2] [test files...]
+"""
+
+import argparse
+import multiprocessing
+import subprocess
+import sys
+import time
+
+TIMING_SENSITIVE = ["tests/test_fault_injection.py", "tests/test_teleop_inputs.py", "tests/test_replay_teleop.py",
+                    "tests/test_frame_pacing.py", "tests/test_control_property.py"]
+
+
+def _busy(stop) -> None:
+    while not stop.is_set():
+        sum(i * i for i in range(10_000))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("tests", nargs="*", default=TIMING_SENSITIVE)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--load", type=int, default=multiprocessing.cpu_count(), help="busy processes (default: one "
+                        "per core)")
+    args = parser.parse_args()
+    stop = multiprocessing.Event()
+    load = [multiprocessing.Process(target=_busy, args=(stop,), daemon=True) for _ in range(args.load)]
+    for process in load:
+        process.start()
+    print(f"{len(args.tests)} test files, {args.runs} runs, {args.load} busy processes")
+    print(f"{'run':>4} {'result':>8} {'wall s':>7}  summary")
+    failed_runs = 0
+    try:
+        for run in range(1, args.runs + 1):
+            start = time.monotonic()
+            result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args.tests],
+                                    capture_output=True, text=True)
+            summary = (result.stdout.strip().splitlines() or ["(no output)"])[-1]
+            failed_runs += result.returncode != 0
+            print(f"{run:>4} {'pass' if result.returncode == 0 else 'FAIL':>8} {time.monotonic() - start:>7.1f}  "
+                  f"{summary}", flush=True)
+            if result.returncode != 0:
+                print("\n".join(line for line in result.stdout.splitlines() if line.startswith("FAILED")))
+    finally:
+        stop.set()
+        for process in load:
+            process.join()
+    print(f"{args.runs - failed_runs}/{args.runs} runs passed")
+    return 1 if failed_runs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
