@@ -47,7 +47,7 @@ $(VENV)/.installed: pyproject.toml
 
 # The MuJoCo world: the scripted expert assembles the cube in a few episodes recorded by teledex-record.
 demo: env
-	$(VENV)/bin/teledex-world-demo
+	$(VENV)/bin/teledex-demo
 
 # For the WebXR page's browser test only: headless Chromium (Debian package, installed when absent and we are root)
 # and Meta's WebXR emulator IWER (npm, pinned in tests/webxr_emulator). Without them that test skips, saying so.

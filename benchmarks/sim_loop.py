@@ -12,7 +12,8 @@ commands are printed):
 2. lerobot-train --policy.type=act on those two inputs, one torch thread per process (on a shared 2-core machine a
    second thread makes each step several times slower) and one data-loading worker, stopped at --train-budget-min
    if the steps are not done by then (the newest checkpoint, saved every 250 steps, is used);
-3. lerobot-eval --env.type=teledex on --eval-episodes layouts the demonstrations never saw (seeds from 1000).
+3. lerobot-eval --env.type=teledex on --eval-episodes layouts the demonstrations never saw (seeds from 1000), in runs
+   of --eval-chunk episodes whose running tally is printed (a stopped benchmark keeps the chunks it scored).
 
 The image-based run is a GPU job (18-21 s per ACT step at 320x240 on this CPU): record with the camera (drop
 --robot.preset_cameras=false), then
@@ -35,6 +36,7 @@ from pathlib import Path
 # bottle), with room for a loaded machine whose physics falls behind the wall clock (the expert then holds still).
 EPISODE_S = {"cube_assembly": 16.0, "bottle_peg_in_hole": 17.0}
 SAVE_EVERY_STEPS = 250  # a stopped run loses at most this many steps
+EVAL_SEED = 1000  # evaluation layouts: seeds from here (recorded episodes use seeds 0, 1, ...)
 # The small ACT that trains on this CPU (4.3 M parameters); temporal ensembling re-plans every tick.
 ACT_FLAGS = ["--policy.type=act", "--policy.device=cpu", "--policy.push_to_hub=false", "--policy.dim_model=256",
              "--policy.dim_feedforward=1024", "--policy.n_encoder_layers=2", "--policy.n_decoder_layers=1",
@@ -95,16 +97,25 @@ def train(task: str, steps: int, budget_s: float, out: Path) -> tuple[float, int
     return wall_s, int(checkpoints[-1].name)
 
 
-def evaluate(task: str, episodes: int, out: Path, step: int) -> tuple[float, float]:
+def evaluate(task: str, episodes: int, chunk: int, out: Path, step: int) -> tuple[float, int, float]:
+    """lerobot-eval in chunks of `chunk` episodes (seeds EVAL_SEED + i, none seen in training), each its own run with
+    its own eval_info.json, so a stopped benchmark keeps what it scored; (success %, episodes, wall s)."""
     eval_dir = out / "eval"
     shutil.rmtree(eval_dir, ignore_errors=True)
     checkpoint = out / "train" / "checkpoints" / f"{step:06d}" / "pretrained_model"
-    wall_s = run([command("lerobot-eval"), "--env.type=teledex", f"--env.task={task}",
-                  f"--policy.path={checkpoint}", "--policy.device=cpu", f"--eval.n_episodes={episodes}",
-                  "--eval.batch_size=1", f"--output_dir={eval_dir}"], out / "eval.log")
-    info = json.loads((eval_dir / "eval_info.json").read_text())
-    overall = info.get("overall", info.get("aggregated", {}))
-    return float(overall["pc_success"]), wall_s
+    successes, done, wall_s = 0.0, 0, 0.0
+    for first in range(0, episodes, chunk):
+        n = min(chunk, episodes - first)
+        chunk_dir = eval_dir / f"seeds_{EVAL_SEED + first}"
+        wall_s += run([command("lerobot-eval"), "--env.type=teledex", f"--env.task={task}",
+                       f"--policy.path={checkpoint}", "--policy.device=cpu", f"--eval.n_episodes={n}",
+                       "--eval.batch_size=1", f"--seed={EVAL_SEED + first}", f"--output_dir={chunk_dir}"],
+                      out / f"eval_{EVAL_SEED + first}.log")
+        info = json.loads((chunk_dir / "eval_info.json").read_text())
+        successes += float(info["overall"]["pc_success"]) * n / 100
+        done += n
+        print(f"  {task}: {successes:.0f}/{done} episodes succeeded so far ({wall_s / 60:.1f} min)", flush=True)
+    return 100 * successes / done, done, wall_s
 
 
 def main() -> None:
@@ -114,6 +125,7 @@ def main() -> None:
     parser.add_argument("--train-steps", type=int, default=8000, help="as many as the budget allows")
     parser.add_argument("--train-budget-min", type=float, default=30.0)
     parser.add_argument("--eval-episodes", type=int, default=50)
+    parser.add_argument("--eval-chunk", type=int, default=10, help="episodes per lerobot-eval run")
     parser.add_argument("--out", type=Path, default=Path("outputs/sim_loop"))
     parser.add_argument("--skip-collect", action="store_true", help="reuse the recorded demonstrations")
     parser.add_argument("--skip-train", action="store_true", help="reuse the newest checkpoint")
@@ -127,14 +139,14 @@ def main() -> None:
             train_s, step = 0.0, int(sorted((out / "train" / "checkpoints").glob("[0-9]*"))[-1].name)
         else:
             train_s, step = train(task, args.train_steps, 60 * args.train_budget_min, out)
-        success, eval_s = evaluate(task, args.eval_episodes, out, step)
-        rows.append((task, success, step, collect_s, train_s, eval_s))
+        success, evaluated, eval_s = evaluate(task, args.eval_episodes, args.eval_chunk, out, step)
+        rows.append((task, success, step, collect_s, train_s, eval_s, evaluated))
         print(f"{task}: {success:.0f}% success after {step} steps", flush=True)
     print(f"\n{'task':20s} {'demos':>6s} {'ACT steps':>9s} {'success':>8s} {'collect min':>11s} {'train min':>9s} "
           f"{'eval min':>8s} {'eval episodes':>13s}")
-    for task, success, step, collect_s, train_s, eval_s in rows:
+    for task, success, step, collect_s, train_s, eval_s, evaluated in rows:
         print(f"{task:20s} {args.demos:6d} {step:9d} {success:7.0f}% {collect_s / 60:11.1f} {train_s / 60:9.1f} "
-              f"{eval_s / 60:8.1f} {args.eval_episodes:13d}")
+              f"{eval_s / 60:8.1f} {evaluated:13d}")
 
 
 if __name__ == "__main__":

@@ -50,6 +50,8 @@ def decode_config(cls: type[T], data: dict[str, Any], where: str) -> T:
         return draccus.decode(cls, data)
     except draccus.utils.DecodingError as error:
         raise ValueError(f"{where}: {' '.join(str(error).split())}") from error  # one line, the key's path first
+    except draccus.utils.ParsingError as error:  # the dataclass's own check (__post_init__) refused a value
+        raise ValueError(f"{where}: {error.__cause__ or error}") from error
 
 
 def load_config(cls: type[T], source: "str | dict | T | None", folder: Path, what: str,

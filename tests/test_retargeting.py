@@ -119,8 +119,10 @@ def test_input_conventions_agree():
 
 
 def test_unknown_config_key_is_rejected():
-    with pytest.raises(ValueError, match=r"unknown key\(s\) \['alpha_align'\].*alignment_weight"):
+    with pytest.raises(ValueError, match=r"retargeting config: `teledex`: The fields `alpha_align` are not valid"):
         build_retargeter("linkerhand_o6", "teledex", "right", config={"teledex": {"alpha_align": 2.0}})
+    with pytest.raises(ValueError, match=r"`hand_scale`: .*Couldn't parse 'large'"):
+        build_retargeter("linkerhand_o6", "teledex", "right", config={"hand_scale": "large"})
     with pytest.raises(ValueError, match="unknown retargeting method"):
         build_retargeter("linkerhand_o6", "position", "right")
 
@@ -160,6 +162,46 @@ def test_default_config_file_matches_the_code_defaults():
     from teledex_lerobot.retargeting import RetargetingConfig
 
     assert RetargetingConfig.load(CONFIGS_DIR / "retargeting" / "default.yaml") == RetargetingConfig()
+    assert RetargetingConfig.load("default") == RetargetingConfig()  # by name, from configs/retargeting/
+
+
+def test_a_partial_section_keeps_the_other_defaults():
+    from teledex_lerobot.retargeting import RetargetingConfig
+
+    config = RetargetingConfig.load({"teledex": {"keypoint_weights": {"tip": 2.0}}, "low_pass_order": 3})
+    assert config.teledex.keypoint_weights.tip == 2.0 and config.teledex.keypoint_weights.dip == 0.2
+    assert config.teledex.smoothness_weight == RetargetingConfig().teledex.smoothness_weight
+    with pytest.raises(ValueError, match="low_pass_order must be >= 1"):
+        RetargetingConfig.load({"low_pass_order": 0})
+
+
+def test_output_filter_order_one_is_the_exponential_filter_and_stages_do_not_overshoot():
+    from teledex_lerobot.retargeting.output_filter import CascadedLowPass
+
+    step = np.r_[0.0, np.ones(40)][:, None]
+    one, expected = CascadedLowPass(0.2, 1), 0.0
+    assert one(step[0])[0] == 0.0  # the first frame sets the filter
+    for x in step[1:]:
+        expected += 0.2 * (1.0 - expected)
+        assert one(x)[0] == pytest.approx(expected)
+    three = CascadedLowPass(0.55, 3)
+    response = np.array([three(x)[0] for x in step])
+    assert np.all(np.diff(response) >= 0) and response.max() <= 1.0  # critically damped: no overshoot
+    assert response[-1] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_the_output_filter_acts_on_the_output_only_and_restarts_on_reset():
+    from teledex_lerobot.retargeting.output_filter import CascadedLowPass
+
+    frames = _keypoints("open_close", every=2)[:60]
+    raw = build_retargeter("linkerhand_l20", "teledex", "right").retarget_sequence(frames)[0]
+    filtered = build_retargeter("linkerhand_l20", "teledex", "right", {"low_pass_alpha": 0.5, "low_pass_order": 2})
+    reference = CascadedLowPass(0.5, 2)
+    # the same solutions (the warm start is the unfiltered one), then filtered
+    np.testing.assert_allclose(filtered.retarget_sequence(frames)[0], [reference(q) for q in raw], atol=1e-9)
+    filtered.reset()
+    fresh = build_retargeter("linkerhand_l20", "teledex", "right").retarget(frames[30])
+    np.testing.assert_allclose(filtered.retarget(frames[30]), fresh, atol=1e-9)  # no memory of the run before
 
 
 def test_dexpilot_tied_joints_move_together():

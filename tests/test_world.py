@@ -255,7 +255,7 @@ def test_lerobot_eval_scores_one_episode_in_the_world(tmp_path):
 
 @pytest.mark.slow
 def test_world_demo_records_both_formats_and_its_recorded_episode_replays_to_success(tmp_path):
-    """`make demo` (teledex-world-demo) end to end, then the recorded episode's actions, replayed in a fresh world
+    """`make demo` (teledex-demo) end to end, then the recorded episode's actions, replayed in a fresh world
     with the episode's seed at the recorded frame times, assemble the cube again."""
     import pandas as pd
     from commands import command, run
@@ -265,8 +265,11 @@ def test_world_demo_records_both_formats_and_its_recorded_episode_replays_to_suc
     from teledex_lerobot.world.episode import SuccessTracker
 
     root = tmp_path / "demo"
-    output = run(command("teledex-world-demo", "--episodes", "1", "--root", str(root)), tmp_path)
+    output = run(command("teledex-demo", "--episodes", "1", "--root", str(root)), tmp_path)
     assert "Native layout:" in output and "mean lag ms" in output  # paths and the sync report were printed
+    native_root = Path(f"{root}_native")
+    assert (native_root / "sync_report.png").stat().st_size > 10_000  # and its plots drawn
+    assert (native_root / "sync_report_episodes" / "episode_000000.png").is_file()
     frames = pd.read_parquet(next((root / "data").glob("**/*.parquet")))
     [native] = [load_native_episode(d) for d in native_episode_dirs(f"{root}_native")]
     np.testing.assert_allclose(np.stack(frames["observation.environment_state"]),

@@ -189,13 +189,13 @@ def test_teleop_follows_the_app_and_reports_invalid_devices():
     teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="xrobotoolkit", port=port))
     robot = Teledex(TeledexConfig(backend="fake"))
 
-    def headset():
+    def headset(ticks):
         app = xr_app.connect(("127.0.0.1", port))
         app.sendall(xr_app.hello_frames())
-        for k in range(200):  # 90 Hz: X (ZeroPos), Y (Teleoperation), then the trigger held while circling
+        for k in range(200):  # one per tick: X (ZeroPos), Y (Teleoperation), then the trigger held while circling
             app.sendall(xr_app.tracking_frame(state(k, left_on=k < 60, primary=5 <= k < 8, secondary=40 <= k < 43,
                                                     trigger=1.0 if k > 70 else 0.0)))
-            time.sleep(1 / 90)
+            ticks.wait(1)
         app.close()
 
     diagnostics = []

@@ -27,15 +27,16 @@ class TeledexRobotConfig(RobotConfig):
     # "fake": instantaneous kinematic devices (unit tests); "sim": first-order simulated joints with latency, noise
     # and fault injection (devices/simulated.py); "real": the vendor drivers (devices/<vendor>/); "mujoco": physics.
     backend: str = "sim"
-    sim: SimDynamicsConfig = field(default_factory=SimDynamicsConfig)
+    sim: SimDynamicsConfig = field(default_factory=SimDynamicsConfig)  # backend=sim: --robot.sim.latency_ms=...
     # backend="real": CAN interface/channel per part (--robot.real.arm.channel=can0, --robot.real.hand.interface=...),
     # supervision thresholds (--robot.real.feedback_timeout_ms=...) and each vendor's settings
     # (--robot.real.agilex.speed_percent=..., --robot.real.linkerhand.tactile=true, --robot.real.linker_a7.poll_hz=...).
     # Cameras (e.g. intelrealsense with serial_number_or_name) go in `cameras`.
     real: RealHardwareConfig = field(default_factory=RealHardwareConfig)
-    world: WorldConfig = field(default_factory=WorldConfig)
+    world: WorldConfig = field(default_factory=WorldConfig)  # backend=mujoco: --robot.world.task=...
     # Safety: per command, a joint moves at most (its velocity limit x max_step_s) from its measured position.
     max_step_s: float = 0.1
+    # name -> LeRobot camera config (--robot.cameras='{wrist: {type: opencv, index_or_path: 0}}'); {} = the preset's
     cameras: dict[str, CameraConfig] = field(default_factory=dict)
     # The operator's live view (Rerun) of this robot, its input and the recording: --robot.live_view.enabled=true.
     live_view: LiveViewConfig = field(default_factory=LiveViewConfig)
@@ -57,7 +58,7 @@ class TeledexRobotConfig(RobotConfig):
 class TeledexPartConfig(TeledexRobotConfig):
     # A built-in model name or a path to a .urdf file.
     model: str = ""
-    side: str = "right"
+    side: str = "right"  # right or left
     # Joints to drive, in command order; None drives every actuated joint of the model.
     joints: list[str] | None = None
     # Start pose, rad (m for prismatic joints); joints not listed start at 0 (clipped to their limits).
@@ -84,7 +85,7 @@ class TeledexHandConfig(TeledexPartConfig):
 class TeledexConfig(TeledexRobotConfig):
     """An arm + hand (+ cameras) rig described by a preset in configs/presets/ (or a path to a preset file)."""
 
-    preset: str = "piper_linkerhand_o6_single"
+    preset: str = "piper_linkerhand_o6_single"  # a name in configs/presets/ or a preset .yaml path
     # With no --robot.cameras, the preset's cameras are attached; false records joints (and object states) only.
     preset_cameras: bool = True
 

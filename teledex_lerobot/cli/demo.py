@@ -1,81 +1,86 @@
-"""`make demo`: record a short dataset with LeRobot's own record() on the embedded default rig, then summarise it.
+"""teledex-demo (`make demo`): this project in one command. In the MuJoCo world, the scripted expert assembles the
+cube in a few episodes, recorded by teledex-record (a LeRobot dataset and the native TeleDex layout in one pass,
+every frame sync-validated); then the sync report and its plots, and where to look.
 
-Default: simulated Piper + LinkerHand O6 + one simulated camera, driven by the replayed demo_grasp operator stream.
+    teledex-demo [--task cube_assembly] [--episodes 3] [--root outputs/demo/world_demo]
+
+The same as:
+    teledex-record --robot.type=teledex --robot.backend=mujoco --robot.world.task=cube_assembly \\
+      --teleop.type=teledex_world_expert --dataset.repo_id=local/world_demo --dataset.root=outputs/demo/world_demo \\
+      --dataset.single_task="cube assembly" --dataset.fps=25 --dataset.num_episodes=3 --dataset.episode_time_s=12 \\
+      --dataset.reset_time_s=0 --dataset.push_to_hub=false
+    teledex-sync-report outputs/demo/world_demo_native --episode-plots=0
 """
 
 import argparse
-import logging
 import shutil
+import time
 from pathlib import Path
 
-from lerobot.configs.dataset import DatasetRecordConfig
-from lerobot.datasets import LeRobotDataset
-from lerobot.scripts.lerobot_record import RecordConfig, record
+from .errors import UserError, run_command
 
-from lerobot_robot_teledex import TeledexConfig
-from lerobot_teleoperator_teledex import TeledexReplayConfig
-
-from ..presets import load_preset
-from ..storage.video import silence_encoder_logs
+# Long enough for the expert's whole plan (about 11 s for the cube, 12.4 s for the bottle).
+EPISODE_S = {"cube_assembly": 12.0, "bottle_peg_in_hole": 13.0}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--preset", default="piper_linkerhand_o6_single")
-    parser.add_argument("--stream", default="demo_grasp", help="recorded input file: a name in configs/streams/ or a "
-                        ".datagrams.jsonl path")
-    parser.add_argument("--backend", default="sim", choices=["sim", "fake"])
-    parser.add_argument("--episodes", type=int, default=2)
-    parser.add_argument("--episode-time-s", type=float, default=8.0)
-    parser.add_argument("--root", type=Path, default=Path("outputs/demo/teledex_demo"))
-    parser.add_argument("--repo-id", default="local/teledex_demo")
+    parser.add_argument("--task", default="cube_assembly", choices=sorted(EPISODE_S), help="the world's task")
+    parser.add_argument("--preset", default="piper_linkerhand_o6_single", help="the rig (its grasps are measured for "
+                        "the default, Piper + LinkerHand O6)")
+    parser.add_argument("--episodes", type=int, default=3, help="how many episodes to record")
+    parser.add_argument("--root", type=Path, default=Path("outputs/demo/world_demo"),
+                        help="the LeRobot dataset; the native layout goes beside it (<root>_native); both are "
+                        "replaced on each run")
+    parser.add_argument("--repo-id", default="local/world_demo", help="the dataset's repo id (not pushed)")
     return parser.parse_args(argv)
 
 
-def main(argv=None) -> None:
-    args = parse_args(argv)
+def demo(args: argparse.Namespace) -> None:
+    # Heavy imports here, so that --help answers at once.
+    from lerobot.configs.dataset import DatasetRecordConfig
+    from lerobot.utils.import_utils import register_third_party_plugins
+
+    from lerobot_robot_teledex import TeledexConfig
+    from lerobot_teleoperator_teledex.world_expert import TeledexWorldExpertConfig
+
+    from ..presets import load_preset
+    from ..storage.video import silence_encoder_logs
+    from ..world.world import WorldConfig
+    from .record import Recorder, TeledexRecordConfig
+    from .sync_report import sync_report
+
     silence_encoder_logs()
-    preset = load_preset(args.preset)
-    if args.root.exists():
-        if not (args.root / "meta" / "info.json").is_file():
-            raise SystemExit(f"{args.root} exists and is not a LeRobot dataset; choose another --root.")
-        shutil.rmtree(args.root)  # a previous demo run: the demo always starts fresh
-    print(f"Recording {args.episodes} x {args.episode_time_s:g} s at {preset.fps} Hz on {args.preset} "
-          f"(backend={args.backend}), driven by stream {args.stream!r} ...", flush=True)
-    config = RecordConfig(
-        robot=TeledexConfig(id="demo", preset=args.preset, backend=args.backend),
-        teleop=TeledexReplayConfig(id="demo", replay_file=args.stream, preset=args.preset),
-        dataset=DatasetRecordConfig(
-            repo_id=args.repo_id,
-            root=str(args.root),
-            single_task="grasp and lift (replayed operator stream)",
-            fps=preset.fps,
-            episode_time_s=args.episode_time_s,
-            reset_time_s=1,
-            num_episodes=args.episodes,
-            push_to_hub=False,
-        ),
-        play_sounds=False,
-    )
-    record(config)
-    logging.getLogger().setLevel(logging.WARNING)
-    print_summary(LeRobotDataset(args.repo_id, root=args.root), args.root)
+    register_third_party_plugins()
+    native_root = Path(f"{args.root}_native")
+    for path in (args.root, native_root):
+        if path.exists():  # a previous demo run: the demo always starts fresh
+            if path == args.root and not (path / "meta" / "info.json").is_file():
+                raise UserError(f"{path} exists and is not a LeRobot dataset; choose another --root.")
+            shutil.rmtree(path)
+    fps = load_preset(args.preset).fps
+    print(f"Recording {args.episodes} x {EPISODE_S[args.task]:g} s of the scripted expert ({args.task}) in the MuJoCo "
+          f"world on {args.preset}, at {fps} Hz ...", flush=True)
+    started = time.perf_counter()
+    Recorder(TeledexRecordConfig(
+        robot=TeledexConfig(id="world_demo", preset=args.preset, backend="mujoco", world=WorldConfig(task=args.task)),
+        teleop=TeledexWorldExpertConfig(id="world_demo", preset=args.preset),
+        dataset=DatasetRecordConfig(repo_id=args.repo_id, root=str(args.root), single_task=args.task.replace("_", " "),
+                                    fps=fps, episode_time_s=EPISODE_S[args.task], reset_time_s=0,
+                                    num_episodes=args.episodes, push_to_hub=False),
+    )).run()
+    print(f"\nRecorded in {time.perf_counter() - started:.0f} s. The sync report:\n")
+    sync_report(argparse.Namespace(path=native_root, json=None, plot=None, episode_plots="0", plot_dir=None))
+    print(f"\nLeRobot dataset: {args.root.resolve()}")
+    for video in sorted(args.root.glob("videos/**/*.mp4")):
+        print(f"  camera video: {video}")
+    print(f"Native layout:   {native_root.resolve()} (telemetry.npz, metadata.json, camera_info.json, videos/)")
+    print(f"Replay it:       lerobot-replay --robot.type=teledex --robot.backend=mujoco "
+          f"--dataset.repo_id={args.repo_id} --dataset.root={args.root} --dataset.episode=0")
 
 
-def print_summary(dataset: LeRobotDataset, root: Path) -> None:
-    meta = dataset.meta
-    print(f"\nDataset written to {root.resolve()}")
-    print(f"  episodes: {meta.total_episodes}   frames: {meta.total_frames}   fps: {meta.fps}   "
-          f"robot_type: {meta.robot_type}")
-    for key, feature in meta.features.items():
-        names = feature.get("names")
-        described = f"{len(names)} names" if isinstance(names, list) and len(names) > 6 else names
-        print(f"  {key:28s} {feature['dtype']:8s} shape={tuple(feature['shape'])} {described or ''}")
-    for video in sorted(root.glob("videos/**/*.mp4")):
-        print(f"  video {video.relative_to(root)}: {video.stat().st_size / 1024:.0f} KiB")
-    print(f"\nReplay it:  lerobot-replay --robot.type=teledex --dataset.repo_id={dataset.repo_id} "
-          f"--dataset.root={root} --dataset.episode=0")
-
+def main(argv=None) -> None:
+    run_command("teledex-demo", demo, parse_args(argv))
 
 if __name__ == "__main__":
     main()

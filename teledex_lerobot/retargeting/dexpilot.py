@@ -36,7 +36,7 @@ class DexPilotSettings:
     thumb_finger_distance_m: float = 1e-4  # η1
     finger_finger_distance_m: float = 3e-2  # η2
     regularization: float = 2.5e-3  # γ
-    tied_joints: dict = field(default_factory=dict)  # {distal joint: medial joint}: q_distal = q_medial
+    tied_joints: dict[str, str] = field(default_factory=dict)  # {distal joint: medial joint}: q_distal = q_medial
 
 
 class DexPilotRetargeter:

@@ -28,6 +28,7 @@ from .dexpilot import DexPilotRetargeter
 from .hand_layout import build_layout, reference_pose
 from .joint_mapping import JointMappingRetargeter, joint_map_path, load_joint_map, with_operator_ranges
 from .keypoint_kinematics import KeypointKinematics
+from .output_filter import CascadedLowPass
 from .teledex import TeleDexRetargeter
 
 logger = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ class HandRetargeter:
                                                   hand=self.hand_name, side=side)
         self.calibration = calibration
         self.engine = self._engine(method, config, calibration)
+        self._filter = CascadedLowPass(config.low_pass_alpha, config.low_pass_order)
         self.failures: Counter = Counter()
         self.frames_retargeted = 0
         self.basin_switches = 0
@@ -76,6 +78,7 @@ class HandRetargeter:
         """Forget the motion so far: the next frame starts from the open hand and is not filtered."""
         self._solution = self.reference_pose.copy()
         self._output: np.ndarray | None = None
+        self._filter.reset()
         self._frames_since_basin_check = 0
         if hasattr(self.engine, "reset"):
             self.engine.reset()
@@ -104,9 +107,7 @@ class HandRetargeter:
         if not np.isfinite(solution).all():
             return self._hold("non_finite_solution")
         self._solution = np.minimum(np.maximum(solution, self.lower), self.upper)
-        alpha = self.config.low_pass_alpha
-        self._output = self._solution if self._output is None or alpha == 1.0 else (
-            self._output + alpha * (self._solution - self._output))
+        self._output = self._filter(self._solution)
         self.last_frame_ok = True
         return self._output.copy()
 
@@ -133,6 +134,7 @@ class HandRetargeter:
         if angles.shape != (20,) or not np.isfinite(angles).all():
             return self._hold("bad_shape" if angles.shape != (20,) else "non_finite_input")
         self._solution = self._output = self.engine.map_angles(angles)
+        self._filter.reset()  # glove angles are not filtered; a later keypoint frame starts the filter afresh
         self.last_frame_ok = True
         return self._output.copy()
 

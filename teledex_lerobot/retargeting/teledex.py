@@ -34,6 +34,18 @@ _FREE_CURVATURE_RATIO = 0.5
 
 
 @dataclass(frozen=True)
+class KeypointWeights:
+    """w_k within L_align by keypoint kind (the part of the MediaPipe name after the finger)."""
+
+    tip: float = 1.0
+    dip: float = 0.2
+    pip: float = 0.2
+    mcp: float = 0.2
+    ip: float = 0.2
+    cmc: float = 0.2
+
+
+@dataclass(frozen=True)
 class TeleDexSettings:
     alignment_weight: float = 1.0  # α_align
     coupling_weight: float = 20.0  # α_couple
@@ -45,9 +57,7 @@ class TeleDexSettings:
     # solve such directions move this fraction of the way to the open hand, so the solution forgets the path there
     # while the tracked keypoints do not move (to first order).
     free_direction_reset: float = 0.3
-    # w_k within L_align by keypoint kind (the part of the MediaPipe name after the finger: tip, dip, pip, ...).
-    keypoint_weights: dict = field(default_factory=lambda: {"tip": 1.0, "dip": 0.2, "pip": 0.2, "mcp": 0.2,
-                                                            "ip": 0.2, "cmc": 0.2})
+    keypoint_weights: KeypointWeights = field(default_factory=KeypointWeights)
     pinch_sigmoid_steepness: float = 30.0  # σ
     pinch_sigmoid_threshold: float = 0.75  # τ
     pinch_closure: float = 0.5  # pinching target: this fraction of the operator's thumb-finger vector
@@ -76,7 +86,8 @@ class TeleDexRetargeter:
             scales[span, 0] = calibration.segment_scales[finger.name]
             cumulative[span, span] = np.tril(np.ones((len(finger.frames),) * 2))
             self._offsets[span] = calibration.root_offsets_m[finger.name]
-            weights[span] = [settings.keypoint_weights[KEYPOINT_NAMES[i].split("_")[1]] for i in finger.human_indices]
+            weights[span] = [getattr(settings.keypoint_weights, KEYPOINT_NAMES[i].split("_")[1])
+                             for i in finger.human_indices]
             start = span.stop
         selection = np.eye(NUM_KEYPOINTS)
         self._target_map = cumulative @ (scales * (selection[human] - selection[human_previous]))  # (K, 21)

@@ -39,10 +39,10 @@ class ContactConfig:
     """Contact model of the hand and the task objects (the MJCF default class "grip"). Defaults measured with
     benchmarks/grasp_grid.py: a held object slips < 5 mm in 5 s."""
 
-    cone: str = "elliptic"
-    impratio: float = 100.0
-    noslip_iterations: int = 3
-    timestep_s: float = 0.002
+    cone: str = "elliptic"  # friction cone: elliptic (holds grasps) or pyramidal (cheaper)
+    impratio: float = 100.0  # how much stiffer friction is than the normal force (high: fingers do not slide)
+    noslip_iterations: int = 3  # MuJoCo's no-slip solver passes per step (0 = off)
+    timestep_s: float = 0.002  # physics step
     friction: float = 1.0  # sliding friction of fingers and objects (rubber on plastic)
     condim: int = 4  # 3: sliding only; 4: + torsional; 6: + rolling
     solref_timeconst_s: float = 0.005  # contact stiffness (>= 2 timesteps)
@@ -63,13 +63,13 @@ class ContactConfig:
 class WorldConfig:
     """--robot.world.*: which task, which layout, which contact model."""
 
-    task: str = "cube_assembly"
+    task: str = "cube_assembly"  # cube_assembly or bottle_peg_in_hole
     seed: int = 0  # layout of the first episode; episode i (counting resets) has the layout of seed + i
     # Object poses (position, quaternion wxyz per object) in the robot's observation, so state-based policies can
     # learn from them: teledex-record writes them to observation.environment_state (lerobot-record, which knows no
     # environment state, appends them to observation.state).
     observe_objects: bool = True
-    contact: ContactConfig = field(default_factory=ContactConfig)
+    contact: ContactConfig = field(default_factory=ContactConfig)  # --robot.world.contact.*: the contact model
 
     def validate(self) -> None:
         make_task(self.task)

@@ -27,7 +27,10 @@ ROUTES = ("joints", "keypoints")
 @TeleoperatorConfig.register_subclass("teledex_world_expert")
 @dataclass(kw_only=True)
 class TeledexWorldExpertConfig(TeledexRigTeleopConfig):
+    # joints: the planned joint targets sent as they are; keypoints: as operator hand keypoints + wrist poses through
+    # the keypoint parser, hand retargeting and the control chain.
     route: str = "joints"
+    # When done, lay out the next episode's world (for recorders that do not reset it, like lerobot-record).
     lay_out_next_episode: bool = False
     # Seconds the expert waits after finishing before it lays out the next episode (lay_out_next_episode).
     settle_s: float = 1.0
