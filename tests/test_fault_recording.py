@@ -22,7 +22,7 @@ from teledex_lerobot.cli import record as record_module
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.cli.conversions import lerobot_to_native, native_to_lerobot
 from teledex_lerobot.cli.errors import run_command
-from teledex_lerobot.cli.record import Recorder, TeledexRecordConfig
+from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
 from teledex_lerobot.devices.can.port import CanPortConfig
 from teledex_lerobot.devices.device_fault import FEEDBACK_TIMEOUT, make_fault
 from teledex_lerobot.devices.testing import RELAXED_FEEDBACK_TIMEOUT_MS, TeledexSimProcess, wait_until

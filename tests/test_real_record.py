@@ -9,7 +9,7 @@ from piper_sdk import C_PiperInterface_V2
 
 from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
-from teledex_lerobot.cli.record import Recorder, TeledexRecordConfig
+from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
 from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
 from teledex_lerobot.devices.can.port import CanPortConfig
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator

@@ -224,7 +224,7 @@ def test_teledex_record_refuses_a_mismatched_rig_before_creating_anything(tmp_pa
     from lerobot.configs.dataset import DatasetRecordConfig
 
     from lerobot_robot_teledex import TeledexConfig
-    from teledex_lerobot.cli.record import Recorder, TeledexRecordConfig
+    from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
 
     root = tmp_path / "dataset"
     config = TeledexRecordConfig(

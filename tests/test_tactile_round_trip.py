@@ -14,7 +14,7 @@ from lerobot_robot_teledex import TeledexHandConfig
 from lerobot_robot_teledex.config_render_camera import TeledexRenderCameraConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
 from teledex_lerobot.cli.conversions import lerobot_to_native, native_to_lerobot
-from teledex_lerobot.cli.record import Recorder, TeledexRecordConfig
+from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
 from teledex_lerobot.devices.linkerhand.config import LinkerHandConfig
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
 from teledex_lerobot.devices.testing import bus_config, unique_channel

@@ -37,6 +37,7 @@ class TeledexFollowersConfig(RobotConfig):
     # --robot.ports='{left: {arm: {channel: can0}, hand: {channel: can1}}, right: {arm: {channel: can2}, hand:
     # {channel: can3}}}' (interface defaults to socketcan); what they share is --robot.real.* (supervision, vendors).
     ports: dict[str, RigPorts] = field(default_factory=dict)
+    # backend=real: what the followers share (supervision thresholds, vendor settings); their ports are in `ports`
     real: RealHardwareConfig = field(default_factory=RealHardwareConfig)
     # The operator's live view (Rerun), every follower in it: --robot.live_view.enabled=true.
     live_view: viewer.LiveViewConfig = field(default_factory=viewer.LiveViewConfig)

@@ -47,7 +47,7 @@ def demo(args: argparse.Namespace) -> None:
     from ..presets import load_preset
     from ..storage.video import silence_encoder_logs
     from ..world.world import WorldConfig
-    from .record import Recorder, TeledexRecordConfig
+    from .recording import Recorder, TeledexRecordConfig
     from .sync_report import sync_report
 
     silence_encoder_logs()

@@ -11,39 +11,39 @@ Videos are always encoded while recording (LeRobot's streaming encoder, --datase
 both formats.
 """
 
-import errno
-import logging
-import shutil
-from dataclasses import asdict, dataclass, field
-from datetime import datetime
-from pathlib import Path
+import argparse
+import sys
+from dataclasses import dataclass, field
 
-# The record script imports every LeRobot device config, so any LeRobot robot or teleoperator can be recorded.
-from lerobot.scripts import lerobot_record  # noqa: F401
-from lerobot.configs import parser
-from lerobot.configs.dataset import DatasetRecordConfig
-from lerobot.robots import RobotConfig, make_robot_from_config
-from lerobot.teleoperators import TeleoperatorConfig, make_teleoperator_from_config
-from lerobot.utils.import_utils import register_third_party_plugins
-from lerobot.utils.keyboard_input import create_key_listener
-
-from lerobot_robot_teledex.camera_info import camera_info
-from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
-
-from ..storage.frame import FrameLayout
-from ..storage.native import NATIVE_FORMAT, NativeSink, write_json_atomic
-from ..storage.recorder import FAULT_POLICIES, INPUT_SOURCE, STOP, EpisodePlan, RecordingSession
-from ..storage.video import silence_encoder_logs
+from ..storage.recorder import FAULT_POLICIES, STOP
 from ..sync import SyncPolicy, TimingPolicy
-from .errors import UserError, run_command
-from .lerobot_dataset import LeRobotSink
+from .errors import UserError
 
-logger = logging.getLogger(__name__)
+# Flags whose help needs LeRobot's device registry (each type has its own flags): answered by LeRobot's scoped help.
+_TYPED_FLAGS = ("--robot.type", "--teleop.type", "--config_path")
+
+LEROBOT_FLAGS = """\
+LeRobot's flags, as in lerobot-record:
+  --robot.type     teledex (an arm + hand rig from --robot.preset), teledex_followers (several rigs),
+                   teledex_arm, teledex_hand, or any LeRobot robot
+  --teleop.type    teledex_replay (a recorded input file), teledex_xr (XRoboToolkit app, WebXR page),
+                   teledex_glove (UdexReal), teledex_keypoints (hand keypoint stream), teledex_leader_arm,
+                   teledex_world_expert (the MuJoCo world's scripted expert), or any LeRobot teleoperator
+  --dataset.*      repo_id and root (required), fps, single_task, num_episodes, episode_time_s, reset_time_s,
+                   video, push_to_hub, rgb_encoder.*, ...
+Give the types to list every flag of them (this loads LeRobot, a few seconds):
+  teledex-record --robot.type=teledex --teleop.type=teledex_xr --help
+
+Example (no hardware):
+  teledex-record --robot.type=teledex --teleop.type=teledex_replay --dataset.repo_id=local/demo \\
+    --dataset.root=outputs/demo_rec --dataset.single_task="grasp" --dataset.num_episodes=2 \\
+    --dataset.episode_time_s=8 --dataset.push_to_hub=false
+"""
 
 
 @dataclass
 class NativeOutputConfig:
-    enabled: bool = True
+    enabled: bool = True  # also write the native TeleDex layout (telemetry.npz, manifest, metadata, videos)
     # Where the native layout goes; default: "<dataset root>_native".
     root: str | None = None
     # Only used when the LeRobot dataset stores no videos (--dataset.video=false): the native layout then encodes
@@ -52,14 +52,13 @@ class NativeOutputConfig:
 
 
 @dataclass
-class TeledexRecordConfig:
-    robot: RobotConfig
-    dataset: DatasetRecordConfig
-    teleop: TeleoperatorConfig | None = None
-    native: NativeOutputConfig = field(default_factory=NativeOutputConfig)
-    sync: SyncPolicy = field(default_factory=SyncPolicy)
-    timing: TimingPolicy = field(default_factory=TimingPolicy)
-    resume: bool = False
+class RecordOptions:
+    """What teledex-record adds to lerobot-record's flags."""
+
+    native: NativeOutputConfig = field(default_factory=NativeOutputConfig)  # --native.*: the native layout
+    sync: SyncPolicy = field(default_factory=SyncPolicy)  # --sync.*: when a frame counts as synchronised
+    timing: TimingPolicy = field(default_factory=TimingPolicy)  # --timing.*: episodes that dropped too many ticks
+    resume: bool = False  # add episodes to an existing dataset (both roots must exist)
     # Wait for the space key before each episode; otherwise episodes start on their own.
     wait_for_start: bool = False
     # After each episode, show its summary (duration, sync success, dropped ticks, faults) and wait for the operator:
@@ -73,217 +72,38 @@ class TeledexRecordConfig:
     def __post_init__(self):
         if self.fault_policy not in FAULT_POLICIES:
             raise UserError(f"--fault_policy must be one of {', '.join(FAULT_POLICIES)} (got {self.fault_policy!r})")
-        if self.teleop is None:
-            raise UserError("A teleoperator is required: --teleop.type=... (e.g. teledex_replay)")
-        if not self.dataset.repo_id:
-            raise UserError("--dataset.repo_id is required (e.g. local/my_task)")
-        if self.dataset.root is None:
-            raise UserError("--dataset.root is required: the folder the dataset is written to")
-
-    @property
-    def native_root(self) -> Path:
-        return Path(self.native.root) if self.native.root else Path(f"{Path(self.dataset.root)}_native")
 
 
-def check_roots(cfg: TeledexRecordConfig) -> None:
-    """Refuse before anything is created: an existing root without --resume, a missing one with it, a folder that
-    cannot be written."""
-    roots = [Path(cfg.dataset.root)] + ([cfg.native_root] if cfg.native.enabled else [])
-    for root in roots:
-        if cfg.resume:
-            if not root.is_dir():
-                raise UserError(f"--resume=true but {root} does not exist; drop --resume to start a new dataset")
-            probe_dir = root
-        else:
-            if root.exists():
-                raise UserError(f"{root} already exists: pass --resume=true to add episodes to it, or choose another "
-                                "--dataset.root (and --native.root)")
-            probe_dir = next(p for p in [*root.parents] if p.exists())
-        try:
-            probe = probe_dir / f".teledex-write-probe-{datetime.now().timestamp()}"
-            probe.touch()
-            probe.unlink()
-        except OSError as err:
-            raise UserError(f"Cannot write in {probe_dir} ({err.strerror}): choose a writable --dataset.root / "
-                            "--native.root") from err
+def print_help() -> None:
+    """Our own flags and a guide to LeRobot's, without loading LeRobot."""
+    from draccus.help_formatter import SimpleHelpFormatter
+    from draccus.wrappers.dataclass_wrapper import DataclassWrapper
+    from draccus.wrappers.field_wrapper import FieldWrapper
+    from draccus.wrappers.suppressing_argparse import SuppressingArgumentParser
 
+    parser = SuppressingArgumentParser(prog="teledex-record", description=__doc__, epilog=LEROBOT_FLAGS,
+                                       formatter_class=SimpleHelpFormatter)
 
-class Recorder:
-    def __init__(self, cfg: TeledexRecordConfig):
-        self.cfg = cfg
-        self.robot = SyncValidatedRobot(make_robot_from_config(cfg.robot), cfg.sync)
-        if hasattr(cfg.teleop, "keyboard"):
-            cfg.teleop.keyboard = False  # one keyboard listener, ours: it forwards the teleop's keys (_on_key)
-        self.teleop = make_teleoperator_from_config(cfg.teleop)
-        if set(self.teleop.action_features) != set(self.robot.action_features):
-            raise UserError(
-                f"The teleoperator drives {list(self.teleop.action_features)} but the robot takes "
-                f"{list(self.robot.action_features)}: they are different rigs, and nothing was created. Give the rig "
-                "once, to the robot (leave --teleop.preset, arm_model and hand_model empty), or make them match.")
-        self.layout = FrameLayout.from_features(
-            self.robot.observation_features, self.robot.action_features, getattr(self.robot.robot, "tactile_keys", ()),
-            [*self._joint_sources(), *self.robot.cameras, INPUT_SOURCE], cfg.dataset.fps,
-            getattr(self.robot.robot, "environment_state_keys", ()))
-        self.session: RecordingSession | None = None
-        self.lerobot: LeRobotSink | None = None
+    def register(wrapper) -> None:  # one group per config section, its fields in it
+        group = parser.add_argument_group(title=wrapper.title, description=wrapper.description)
+        for child in wrapper._children:
+            if isinstance(child, FieldWrapper):
+                child.add_action(group)
+            else:
+                register(child)
 
-    def _joint_sources(self) -> list[str]:
-        rig = getattr(self.robot.robot, "rig", None)
-        return list(rig.parts) if rig is not None else ["robot"]
-
-    def _writer_options(self) -> dict:
-        d = self.cfg.dataset
-        return {"image_writer_threads": d.num_image_writer_threads_per_camera * len(self.robot.cameras),
-                "image_writer_processes": d.num_image_writer_processes, "rgb_encoder": d.rgb_encoder,
-                "streaming_encoding": True, "encoder_queue_maxsize": d.encoder_queue_maxsize,
-                "encoder_threads": d.encoder_threads}
-
-    def _open(self, keyboard: bool) -> RecordingSession:
-        """The two sinks, once the robot is connected (cameras know their intrinsics then)."""
-        d = self.cfg.dataset
-        cameras = {n: camera_info(c) for n, c in self.robot.cameras.items()}
-        sidecar = {"camera_info": {n: asdict(c) for n, c in cameras.items()}, "sync_policy": asdict(self.cfg.sync),
-                   "source_names": list(self.layout.source_names)}
-        created = [] if self.cfg.resume else [Path(d.root)]
-        try:
-            self.lerobot = LeRobotSink.open(d.repo_id, Path(d.root), d.fps, self.robot.name, self.layout,
-                                            self.cfg.resume, d.video, self._writer_options(), sidecar)
-            native, session_id = None, None
-            if self.cfg.native.enabled:
-                session_id = f"session_{datetime.now():%Y-%m-%d_%H-%M-%S}"
-                session_dir = self.cfg.native_root / session_id
-                created += [] if self.cfg.resume else [self.cfg.native_root]
-                session_dir.mkdir(parents=True)
-                write_json_atomic(session_dir / "session.json", {
-                    "format": NATIVE_FORMAT, "session_id": session_id, "lerobot_root": str(Path(d.root).resolve()),
-                    "repo_id": d.repo_id, "fps": d.fps, "robot_type": self.robot.name,
-                    "layout": {"state_names": self.layout.state_names, "action_names": self.layout.action_names,
-                               "tactile_names": self.layout.tactile_names, "sources": self.layout.source_names,
-                               "environment_names": self.layout.environment_names},
-                    "sync_policy": asdict(self.cfg.sync)})
-                native = NativeSink(session_dir, self.layout, cameras,
-                                    staged_video=self.lerobot.staged_video if d.video and cameras else None,
-                                    video_crf=self.cfg.native.video_crf)
-        except BaseException:
-            if self.lerobot is not None:
-                self.lerobot.dataset.finalize()
-            for root in created:  # a failed start leaves nothing behind (and no root that then demands --resume)
-                _remove_created(root)
-            raise
-        return RecordingSession(self.robot, self.teleop, self.layout, self.lerobot, native,
-                                self.lerobot.next_index, self._metadata(), self.cfg.sync, self.cfg.timing,
-                                session_id=session_id, fault_policy=self.cfg.fault_policy, keyboard=keyboard)
-
-    def run(self) -> int:
-        d = self.cfg.dataset
-        check_roots(self.cfg)  # before anything is connected or created
-        listener = None
-        saved = 0
-        try:
-            self.teleop.connect()
-            self.robot.connect()
-            teleop_keys = getattr(self.teleop, "keyboard_help", lambda: "")()
-            listener = create_key_listener(self._on_key, controls_help="n next, r re-record, d discard, s/f success/"
-                                           "failure, a re-arm after a device fault, q quit"
-                                           + (f"; teleoperation: {teleop_keys}" if teleop_keys else ""))
-            if listener is None and (self.cfg.wait_for_start or self.cfg.confirm_episodes):
-                raise UserError("--wait_for_start and --confirm_episodes wait for keys, and no keyboard can be read "
-                                "here (no terminal, no desktop session): run teledex-record in a terminal, or drop them")
-            self.session = self._open(keyboard=listener is not None)
-            saved = self.session.run(EpisodePlan(d.num_episodes, d.episode_time_s, d.reset_time_s, d.single_task,
-                                                 self.cfg.wait_for_start, self.cfg.confirm_episodes))
-        except BaseException as err:
-            if _is_disk_full(err):
-                saved_now = len(self.session.saved_uuids) if self.session else 0
-                raise UserError(
-                    f"Disk full: the episode in progress is lost; the {saved_now} episode(s) saved "
-                    f"in this run and every earlier one are intact in both formats. Free space, run `teledex-repair "
-                    f"{d.root}`, then continue with --resume=true.") from err
-            raise
-        finally:
-            self._close(listener)
-        print(f"Saved {saved} episode(s) to {d.root}" + (f" and {self.cfg.native_root}" if self.cfg.native.enabled
-                                                          else ""))
-        if d.push_to_hub and saved:
-            self.lerobot.dataset.push_to_hub(tags=d.tags, private=d.private)
-        if self.session.unresolved_faults:
-            raise UserError("the session ended with device faults nobody cleared (" + "; ".join(
-                f"{part}: {message}" for part, message in self.session.unresolved_faults.items()) + "). The episodes "
-                "saved are intact and every frame in fault is marked (device_fault); fix the cause, then record on "
-                "with --resume=true.")
-        return saved
-
-    def _on_key(self, name: str) -> None:
-        """Recording keys, then the teleoperator's own (its state machine: emergency, zero pose, ...)."""
-        if self.session is None:
-            return  # keys before the recording opened
-        if not self.session.events.on_key(name) and hasattr(self.teleop, "press_keyboard_key"):
-            self.teleop.press_keyboard_key(name)
-
-    def _close(self, listener) -> None:
-        try:
-            if self.lerobot is not None:
-                self.lerobot.close()
-        except Exception as err:  # after a failure (a full disk) LeRobot's writer is half-closed; saved episodes are not
-            logger.warning("Could not close the dataset cleanly (%s); `teledex-repair` restores every saved episode",
-                           err)
-        finally:
-            if self.robot.is_connected:
-                self.robot.disconnect()
-            if self.teleop.is_connected:
-                self.teleop.disconnect()
-            if listener is not None:
-                listener.stop()
-
-    def _metadata(self) -> dict:
-        """What every episode's metadata.json shares: hardware, cameras, collection settings."""
-        d = self.cfg.dataset
-        rig = getattr(self.robot.robot, "rig", None)
-        parts = {role: part.spec.model for role, part in rig.parts.items()} if rig is not None else {}
-        # the rig as recorded, so exports compute kinematics from this episode's own models and mount
-        rig_record = None if rig is None else {"parts": {role: asdict(part.spec) for role, part in rig.parts.items()},
-                                               "hand_mount": asdict(rig.hand_mount_spec)}
-        cameras = {n: {"type": c.__class__.__name__, "width": c.width, "height": c.height, "fps": c.fps}
-                   for n, c in self.robot.cameras.items()}
-        video_codec = d.rgb_encoder.vcodec if d.video else "libx264"
-        return {
-            "format": NATIVE_FORMAT,
-            "hardware": {"preset": getattr(self.cfg.robot, "preset", None), "robot_type": self.robot.name,
-                         "arm_type": parts.get("arm"), "hand_type": parts.get("hand"),
-                         "backend": getattr(self.cfg.robot, "backend", None),
-                         "total_dof": len(self.layout.action_names), "rig": rig_record},
-            "cameras": cameras,
-            "collection": {"control_frequency_hz": d.fps, "dt_s": 1 / d.fps, "video_codec": video_codec,
-                           "data_format": "video_compressed", "qpos_dim": len(self.layout.state_names),
-                           "camera_streams": list(cameras), "tactile_dim": len(self.layout.tactile_names),
-                           "tactile_sensors": ["hand"] if self.layout.tactile_names else []},
-            "lerobot": {"repo_id": d.repo_id, "root": str(Path(d.root).resolve())},
-        }
-
-
-def _is_disk_full(err: BaseException) -> bool:
-    while err is not None:
-        if isinstance(err, OSError) and err.errno == errno.ENOSPC:
-            return True
-        if "No space left on device" in str(err):  # LeRobot's encoder thread reports its OSError as text
-            return True
-        err = err.__cause__ or err.__context__
-    return False
-
-
-def _remove_created(root: Path) -> None:
-    shutil.rmtree(root, ignore_errors=True)
-
-
-@parser.wrap()
-def record(cfg: TeledexRecordConfig) -> None:
-    Recorder(cfg).run()
+    register(DataclassWrapper(RecordOptions))
+    parser.print_help()
 
 
 def main() -> None:
-    silence_encoder_logs()
-    register_third_party_plugins()
-    run_command("teledex-record", record)
+    args = sys.argv[1:]
+    if {"-h", "--help"} & set(args) and not any(arg.startswith(_TYPED_FLAGS) for arg in args):
+        print_help()
+        return
+    from .recording import main as record
+
+    record()
 
 
 if __name__ == "__main__":

@@ -11,14 +11,14 @@ from .can.port import CanPortConfig
 
 @dataclass
 class SharedRealConfig:
-    arm: CanPortConfig = field(default_factory=CanPortConfig)
-    hand: CanPortConfig = field(default_factory=lambda: CanPortConfig(channel="can1"))
+    arm: CanPortConfig = field(default_factory=CanPortConfig)  # the arm's CAN port (--robot.real.arm.channel=can0)
+    hand: CanPortConfig = field(default_factory=lambda: CanPortConfig(channel="can1"))  # the hand's CAN port
     # A device whose last measurement is older than this is in fault (feedback_timeout). The Piper streams at
     # 200 Hz, the A7 and the hands are polled at 100 and 60 Hz, so 50 ms is several missed messages, and with the
     # 10 ms watchdog period a silent device is flagged well within 100 ms.
     feedback_timeout_ms: float = 50.0
-    watchdog_period_ms: float = 10.0
-    connect_timeout_s: float = 3.0
+    watchdog_period_ms: float = 10.0  # how often each driver checks its device's feedback age
+    connect_timeout_s: float = 3.0  # how long connecting (and re-arming) waits for the device to answer
     # A commanded target may exceed the model limits by this much (float round-off) before it is a fault.
     limit_tolerance_rad: float = 1e-6
 
@@ -37,8 +37,8 @@ class SharedRealConfig:
 class RigPorts:
     """Where one rig's parts are plugged in (a follower of several rigs: --robot.ports.<follower>)."""
 
-    arm: CanPortConfig = field(default_factory=CanPortConfig)
-    hand: CanPortConfig = field(default_factory=lambda: CanPortConfig(channel="can1"))
+    arm: CanPortConfig = field(default_factory=CanPortConfig)  # this rig's arm port
+    hand: CanPortConfig = field(default_factory=lambda: CanPortConfig(channel="can1"))  # this rig's hand port
 
 
 def check_distinct_ports(ports: dict[str, RigPorts], parts: dict[str, tuple[str, ...]]) -> None:

@@ -12,7 +12,9 @@ sim, real), which the per-part rig builder and the leader-arm teleoperator use.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, make_dataclass
+from dataclasses import MISSING, Field, dataclass, field, fields, make_dataclass
+
+from draccus.wrappers import docstring
 
 from . import agilex, linker_a7, linkerhand  # the vendor folders
 from .can.identify import BusSignature
@@ -74,9 +76,24 @@ def _settings_for(self, vendor: str):
     return getattr(self, vendor, None) or VENDORS[vendor].settings()
 
 
+def _with_help(name: str, kind: type, declared: Field | None, help_text: str) -> tuple:
+    """A field of RealHardwareConfig carrying its flag's help: draccus reads help from comments in the source, and a
+    class made at run time has none."""
+    if declared is None:
+        default = {"default_factory": kind}
+    elif declared.default_factory is not MISSING:
+        default = {"default_factory": declared.default_factory}
+    else:
+        default = {"default": declared.default}
+    return name, kind, field(**default, metadata={"custom_args": {"help": help_text}})
+
+
 RealHardwareConfig = make_dataclass(
     "RealHardwareConfig",
-    [(name, vendor.settings, field(default_factory=vendor.settings)) for name, vendor in VENDORS.items()],
+    [_with_help(f.name, f.type, f, docstring.get_preferred_help_text(
+        docstring.get_attribute_docstring(SharedRealConfig, f.name))) for f in fields(SharedRealConfig)]
+    + [_with_help(name, vendor.settings, None, f"{name} devices' settings (--robot.real.{name}.*)")
+       for name, vendor in VENDORS.items()],
     bases=(SharedRealConfig,), module=__name__,
     namespace={"validate": _validate, "settings_for": _settings_for, "__doc__": (
         "backend='real': where each part is plugged in (arm, hand), how drivers are supervised, and each vendor's "

@@ -22,9 +22,9 @@ class CanPortConfig:
     """A python-can bus: interface (python-can backend name) and channel (e.g. can0, or a channel teledex-sim
     serves on the teledex interface)."""
 
-    interface: str = "socketcan"
-    channel: str = "can0"
-    bitrate: int = 1_000_000
+    interface: str = "socketcan"  # socketcan (a Linux CAN adapter), teledex (teledex-sim), virtual, slcan, pcan, ...
+    channel: str = "can0"  # the interface's channel: can0, can1, ...
+    bitrate: int = 1_000_000  # bit/s; the devices run at 1 Mbit/s
 
     def validate(self, what: str) -> None:
         if self.interface not in CAN_INTERFACES:

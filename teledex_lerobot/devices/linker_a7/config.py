@@ -12,7 +12,7 @@ class LinkerA7Config:
     # The motors' profile speed and acceleration (their own trapezoidal trajectory toward each target), set at
     # connect. linkerbot accepts speeds in (0, 50] and accelerations in [1, 50].
     speed_rad_s: float = 3.0
-    acceleration_rad_s2: float = 10.0
+    acceleration_rad_s2: float = 10.0  # the profile's acceleration
 
     def validate(self) -> None:
         check_ranges("linker_a7", [("poll_hz", self.poll_hz, 1, 1000), ("speed_rad_s", self.speed_rad_s, 1e-3, 50),

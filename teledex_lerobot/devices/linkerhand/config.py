@@ -11,7 +11,7 @@ class LinkerHandConfig:
     poll_hz: float = 60.0
     # Motor speed and torque limit, 0-255, set at connect.
     speed_raw: int = 200
-    torque_raw: int = 200
+    torque_raw: int = 200  # the torque limit, 0-255
     # Poll the tactile matrices and observe every taxel (costs bus bandwidth; off: the features equal backend=sim's).
     tactile: bool = False
 
