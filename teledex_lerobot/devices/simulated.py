@@ -7,7 +7,7 @@ vendor's CAN protocol to its real SDK), nor the MuJoCo world (teledex_lerobot/wo
 
 import threading
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -81,13 +81,49 @@ class FakeJointDevice(JointDevice):
 _REPORTED_HISTORY = 64
 
 
-@dataclass
-class _PendingCommand:
-    apply_at_ns: int
-    positions: np.ndarray = field(compare=False)
+class LatentJointDevice(JointDevice):
+    """A simulated device as its driver sees it: a command takes effect latency_ms after it is sent; reads return
+    what the device last published (a real driver's cache), read_nearest the published measurement closest in time.
+    Subclasses step the device: _take_due() for the command in force, _publish() for each measurement."""
+
+    def __init__(self, initial_positions: np.ndarray, latency_ms: float):
+        super().__init__(initial_positions)
+        self.latency_ms = latency_ms
+        self._lock = threading.Lock()
+        self._pending: deque[tuple[int, np.ndarray]] = deque()  # (apply at, target)
+        self._published = JointState(self._initial.copy(), np.zeros(self.dof), now_ns())
+        self._reported: deque[JointState] = deque(maxlen=_REPORTED_HISTORY)
+
+    def read(self) -> JointState:
+        with self._lock:
+            return self._published
+
+    def read_nearest(self, capture_ns: int) -> JointState:
+        with self._lock:
+            if not self._reported:
+                return self._published
+            return min(self._reported, key=lambda state: abs(state.capture_ns - capture_ns))
+
+    def command(self, positions: np.ndarray) -> None:
+        apply_at = now_ns() + int(self.latency_ms * 1e6)
+        with self._lock:
+            self._pending.append((apply_at, np.asarray(positions, dtype=float).copy()))
+
+    def _take_due(self, tick_ns: int) -> np.ndarray | None:
+        """The newest target whose latency has elapsed by tick_ns, or None (the caller holds the lock)."""
+        target = None
+        while self._pending and self._pending[0][0] <= tick_ns:
+            target = self._pending.popleft()[1]
+        return target
+
+    def _publish(self, state: JointState) -> None:
+        """The caller holds the lock."""
+        if state is not self._published:
+            self._published = state
+            self._reported.append(state)
 
 
-class FirstOrderJointDevice(JointDevice):
+class FirstOrderJointDevice(LatentJointDevice):
     """A device simulated in a background thread at its feedback rate.
 
     Each tick it applies commands whose latency has elapsed, moves every joint toward its target with first-order
@@ -98,21 +134,17 @@ class FirstOrderJointDevice(JointDevice):
     def __init__(self, initial_positions: np.ndarray, velocity_limits: np.ndarray, config: SimDynamicsConfig,
                  feedback_hz: float):
         """feedback_hz is the device kind's rate, used unless config.feedback_hz is set."""
-        super().__init__(initial_positions)
         config.validate()
+        super().__init__(initial_positions, config.latency_ms)
         self.config = config
         self.feedback_hz = config.feedback_hz or feedback_hz
         self._max_speed = np.asarray(velocity_limits, dtype=float) * config.speed_scale
         self._rng = np.random.default_rng(config.seed)
-        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._true_positions = self._initial.copy()
         self._target = self._initial.copy()
-        self._pending: list[_PendingCommand] = []
-        self._published = JointState(self._initial.copy(), np.zeros(self.dof), now_ns())
         self._history: deque[JointState] = deque()  # recent measurements, for an injected delay
-        self._reported: deque[JointState] = deque(maxlen=_REPORTED_HISTORY)
         self._connected_ns = now_ns()
         self._embedded_tick_ns: int | None = None  # connect_embedded(): the dynamics' last step
         self._embedded_lock = threading.Lock()
@@ -144,20 +176,11 @@ class FirstOrderJointDevice(JointDevice):
 
     def read(self) -> JointState:
         self._advance_embedded()
-        with self._lock:
-            return self._published
+        return super().read()
 
     def read_nearest(self, capture_ns: int) -> JointState:
         self._advance_embedded()
-        with self._lock:
-            if not self._reported:
-                return self._published
-            return min(self._reported, key=lambda state: abs(state.capture_ns - capture_ns))
-
-    def command(self, positions: np.ndarray) -> None:
-        apply_at = now_ns() + int(self.config.latency_ms * 1e6)
-        with self._lock:
-            self._pending.append(_PendingCommand(apply_at, np.asarray(positions, dtype=float).copy()))
+        return super().read_nearest(capture_ns)
 
     def _advance_embedded(self) -> None:
         if self._embedded_tick_ns is None:
@@ -185,8 +208,9 @@ class FirstOrderJointDevice(JointDevice):
 
     def _step(self, dt_s: float, tick_ns: int) -> None:
         with self._lock:
-            while self._pending and self._pending[0].apply_at_ns <= tick_ns:
-                self._target = self._pending.pop(0).positions
+            due = self._take_due(tick_ns)
+            if due is not None:
+                self._target = due
             previous = self._true_positions
             desired_velocity = (self._target - previous) / self.config.time_constant_s
             velocity = np.clip(desired_velocity, -self._max_speed, self._max_speed)
@@ -208,11 +232,6 @@ class FirstOrderJointDevice(JointDevice):
                 self._publish(measurement)
             elif not self.config.fault_freeze:
                 self._publish(self._history[0])  # the newest measurement at least fault_delay_ms old
-
-    def _publish(self, state: JointState) -> None:
-        if state is not self._published:
-            self._published = state
-            self._reported.append(state)
 
 
 def build_fake(part, sim: SimDynamicsConfig, real) -> JointDevice:

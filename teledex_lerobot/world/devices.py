@@ -8,19 +8,17 @@ read_nearest picks from the recent ones. So sync validation judges world recordi
 
 import logging
 import threading
-from collections import deque
 
 import numpy as np
 
 from ..clock import now_ns
 from ..devices.joint_device import JointDevice, JointState
-from ..devices.simulated import DEFAULT_FEEDBACK_HZ, SimDynamicsConfig
+from ..devices.simulated import DEFAULT_FEEDBACK_HZ, LatentJointDevice, SimDynamicsConfig
 from ..rig import Rig
 from .world import World, WorldConfig
 
 logger = logging.getLogger(__name__)
 
-_HISTORY = 64
 _current_runner: "WorldRunner | None" = None
 
 
@@ -103,19 +101,15 @@ class WorldRunner:
                 started_ns += int(self.behind_s * 1e9)
 
 
-class WorldJointDevice(JointDevice):
+class WorldJointDevice(LatentJointDevice):
     """One rig part's servos in the shared world."""
 
     def __init__(self, runner: WorldRunner, role: str, dynamics: SimDynamicsConfig, feedback_hz: float):
         world = runner.world
-        super().__init__(world.joint_positions(role))
+        super().__init__(world.joint_positions(role), dynamics.latency_ms)
         self.runner, self.role, self.dynamics = runner, role, dynamics
         self.feedback_hz = dynamics.feedback_hz or feedback_hz
         self._rng = np.random.default_rng(dynamics.seed)
-        self._pending: deque[tuple[int, np.ndarray]] = deque()
-        self._lock = threading.Lock()
-        self._published = JointState(self._initial.copy(), np.zeros(self.dof), now_ns())
-        self._reported: deque[JointState] = deque(maxlen=_HISTORY)
 
     def connect(self) -> None:
         self.runner.devices[self.role] = self
@@ -126,21 +120,6 @@ class WorldJointDevice(JointDevice):
         if not self.runner.devices:
             self.runner.stop()
 
-    def read(self) -> JointState:
-        with self._lock:
-            return self._published
-
-    def read_nearest(self, capture_ns: int) -> JointState:
-        with self._lock:
-            if not self._reported:
-                return self._published
-            return min(self._reported, key=lambda state: abs(state.capture_ns - capture_ns))
-
-    def command(self, positions: np.ndarray) -> None:
-        apply_at = now_ns() + int(self.dynamics.latency_ms * 1e6)
-        with self._lock:
-            self._pending.append((apply_at, np.asarray(positions, dtype=float).copy()))
-
     def drop_pending(self) -> None:
         with self._lock:
             self._pending.clear()
@@ -149,9 +128,7 @@ class WorldJointDevice(JointDevice):
 
     def apply_due(self, tick_ns: int) -> None:
         with self._lock:
-            target = None
-            while self._pending and self._pending[0][0] <= tick_ns:
-                target = self._pending.popleft()[1]
+            target = self._take_due(tick_ns)
         if target is not None:
             self.runner.world.set_targets(self.role, target)
 
@@ -161,8 +138,7 @@ class WorldJointDevice(JointDevice):
         noise = self._rng.normal(0.0, self.dynamics.noise_std, self.dof) if self.dynamics.noise_std else 0.0
         state = JointState(positions + noise, velocities, capture_ns)
         with self._lock:
-            self._published = state
-            self._reported.append(state)
+            self._publish(state)
 
 
 def make_world_devices(rig: Rig, robot_config) -> dict[str, JointDevice]:
