@@ -72,6 +72,8 @@ def test_dropped_ticks_show_in_the_timing(tmp_path):
 
     timing = timing_metrics(t["frame_timestamps_ns"], 25)
     assert (timing["frames_stored"], timing["frames_expected"], timing["dropped_ticks"]) == (20, 24, 4)
+    assert timing["achieved_hz"] == pytest.approx(25 * 20 / 24, abs=0.01)  # frames per second of the episode
+    assert timing_metrics(np.arange(100) * 10_000_000, 100)["achieved_hz"] == pytest.approx(100)
 
 
 def test_unsaved_episode_leaves_only_a_staging_folder(tmp_path):

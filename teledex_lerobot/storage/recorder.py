@@ -375,7 +375,8 @@ class RecordingSession:
                        f"{' (the episode stopped when it latched)' if log.stopped_by_fault else ''}, marked in both "
                        "formats")
         print(f"Saved episode {header.index} ({header.episode_uuid}): {timing['frames_stored']}/"
-              f"{timing['frames_expected']} frames ({timing['dropped_ticks']} dropped ticks), sync ok "
+              f"{timing['frames_expected']} frames at {timing['achieved_hz']} Hz ({timing['dropped_ticks']} dropped "
+              "ticks), sync ok "
               f"{100 * sync['sync_success_rate']:.2f}%, mean sync error {sync['mean_sync_error_ms'] or 0:.1f} ms"
               f"{within}", flush=True)
 

@@ -91,10 +91,13 @@ def timing_metrics(frame_ns: np.ndarray, fps: float) -> dict:
     expected = int(round((frame_ns[-1] - frame_ns[0]) * fps / 1e9)) + 1 if frames else 0
     expected = max(expected, frames)  # a burst faster than the rate drops nothing
     intervals_ms = timing.interval_ns[1:] / 1e6
+    # frames per second of the episode, each frame counted for one period: the loop's rate as the data shows it
+    span_s = (frame_ns[-1] - frame_ns[0]) / 1e9 + 1 / fps if frames else 0.0
     return {
         "frames_stored": int(frames),
         "frames_expected": expected,
         "dropped_ticks": expected - frames,
+        "achieved_hz": round(frames / span_s, 2) if span_s else None,
         "gaps": int(timing.after_gap.sum()),
         "max_interval_ms": float(intervals_ms.max()) if len(intervals_ms) else None,
         "interval_p99_ms": _percentile(intervals_ms, 99),
