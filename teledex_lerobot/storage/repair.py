@@ -56,6 +56,14 @@ def _readable(path: Path) -> bool:
         return False
 
 
+def _readable_json(path: Path) -> bool:
+    try:
+        json.loads(path.read_text())
+        return True
+    except (OSError, json.JSONDecodeError):
+        return False
+
+
 def _load_info(repair: Repair) -> dict:
     info_path = repair.root / "meta" / "info.json"
     backup = repair.root / INFO_BACKUP
@@ -143,14 +151,18 @@ def repair_lerobot(root: Path, recompute_stats: Callable[[Path, list[dict]], Non
         if path.stem not in committed_uuids:
             repair.set_aside(path, "sidecar of an episode that was never committed")
     total_frames = sum(e["length"] for e in episodes)
-    if (info["total_episodes"], info["total_frames"]) != (len(episodes), total_frames):
+    counts_wrong = (info["total_episodes"], info["total_frames"]) != (len(episodes), total_frames)
+    # stats.json before info.json: a repair killed between the two finds the counts still wrong and does both again
+    # (and one killed while writing stats.json, which LeRobot does not write atomically, finds it torn)
+    if (repair.actions or counts_wrong or not _readable_json(repair.root / "meta" / "stats.json")) \
+            and recompute_stats is not None and episodes:
+        recompute_stats(repair.root, episodes)
+        repair.actions.append("stats.json recomputed from the committed episodes")
+    if counts_wrong:
         repair.actions.append(f"info.json: total_episodes {info['total_episodes']} -> {len(episodes)}, "
                               f"total_frames {info['total_frames']} -> {total_frames}")
         info.update(total_episodes=len(episodes), total_frames=total_frames, splits={"train": f"0:{len(episodes)}"})
         write_json_atomic(repair.root / "meta" / "info.json", info)
-    if repair.actions and recompute_stats is not None and episodes:
-        recompute_stats(repair.root, episodes)
-        repair.actions.append("stats.json recomputed from the committed episodes")
     return repair.actions, episodes
 
 
