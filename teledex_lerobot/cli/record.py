@@ -5,8 +5,8 @@ Same flag style as lerobot-record (--robot.*, --teleop.*, --dataset.*), plus --n
 Keys while recording (from a terminal or a desktop session): n / right arrow = end the episode and save it;
 r / left arrow = re-record it; d = discard it and go on; s = mark it a success, f = a failure; space = start the next
 episode when --wait_for_start=true; a = re-arm the devices after a fault; q / Esc = save the episode and stop.
-Without a keyboard, episodes run on timers, and a device fault ends the session. Device faults: --fault_policy
-(storage/recorder.py); a session ending with a fault unresolved exits with code 2.
+Without a keyboard, episodes run on timers, and a device fault ends the session (see --fault_policy);
+a session ending with a fault unresolved exits with code 2.
 Videos are always encoded while recording (LeRobot's streaming encoder, --dataset.rgb_encoder.*), once per frame for
 both formats.
 """
