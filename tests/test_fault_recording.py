@@ -18,7 +18,7 @@ from lerobot.configs.dataset import DatasetRecordConfig
 
 from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
-from teledex_lerobot.cli import record as record_module
+from teledex_lerobot.cli import recording as record_module
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.cli.conversions import lerobot_to_native, native_to_lerobot
 from teledex_lerobot.cli.errors import run_command
