@@ -6,7 +6,6 @@ import struct
 import subprocess
 import sys
 
-import can
 import pytest
 
 import network_guard
@@ -41,9 +40,6 @@ def _forbidden_attempts():
             sock.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
                             socket.inet_aton("239.74.163.1") + socket.inet_aton("0.0.0.0"))
 
-    def python_can_udp_multicast():  # what the simulators used before the loopback bus
-        can.Bus(interface="udp_multicast", channel="239.74.163.2").shutdown()
-
     def resolve_a_name():
         socket.getaddrinfo("example.com", 443)
 
@@ -51,7 +47,7 @@ def _forbidden_attempts():
         socket.create_connection((TEST_NET, 80), timeout=0.1)
 
     return [udp_send, udp_send_v6, tcp_connect, listen_on_every_interface, listen_on_empty_host,
-            join_multicast_on_the_network, python_can_udp_multicast, resolve_a_name, create_connection]
+            join_multicast_on_the_network, resolve_a_name, create_connection]
 
 
 @pytest.mark.parametrize("attempt", _forbidden_attempts(), ids=lambda f: f.__name__)

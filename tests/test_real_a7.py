@@ -11,7 +11,7 @@ import pytest
 
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.devices import device_fault as df
-from teledex_lerobot.devices.can.port import CanPortConfig
+from teledex_lerobot.devices.can.port import ECHOING_INTERFACES, NETWORK_INTERFACES, CanPortConfig
 from teledex_lerobot.devices.linker_a7 import protocol as ap
 from teledex_lerobot.devices.linker_a7.driver import LinkerA7JointDevice
 from teledex_lerobot.devices.linker_a7.simulator import A7SimConfig, A7Simulator
@@ -193,11 +193,13 @@ def test_no_arm_on_the_bus_is_a_clear_connection_error():
                                    if t.ident not in threads_before and "CANMessageDispatcher" in t.name], 2.0)
 
 
+@pytest.mark.parametrize("interface", sorted(NETWORK_INTERFACES & ECHOING_INTERFACES))
 @pytest.mark.parametrize("model", ["linker_a7", "linkerhand_o6", "linkerhand_l10", "piper"])
-def test_udp_multicast_warns_it_reaches_the_network_and_echoing_drivers_refuse_it(model, caplog):
-    """On udp_multicast every bus hears its own frames: the drivers whose requests and replies share CAN IDs refuse
-    it (linkerbot's A7 would fail, the hands would read their own commands as feedback); piper_sdk copes."""
-    port = CanPortConfig("udp_multicast", "239.74.1.1")
+def test_a_network_bus_warns_it_reaches_the_network_and_echoing_drivers_refuse_it(model, interface, caplog):
+    """python-can's multicast bus reaches the network and every bus hears its own frames: a warning names the
+    loopback bus, and the drivers whose requests and replies share CAN IDs refuse it (linkerbot's A7 would fail, the
+    hands would read their own commands as feedback); piper_sdk copes. Nothing is opened: the refusals come first."""
+    port = CanPortConfig(interface, "239.74.1.1")
     port.validate("real.arm")
     assert "sends every CAN frame onto this machine's network" in caplog.text and "interface=teledex" in caplog.text
     part = RigPart("hand", PartSpec(model, "right")) if model.startswith("linkerhand") else RigPart(
