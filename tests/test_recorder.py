@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot.datasets import LeRobotDataset
+from lerobot.datasets.dataset_writer import DatasetWriter
 
 from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
@@ -128,7 +129,25 @@ def test_existing_root_and_read_only_roots_fail_cleanly(tmp_path):
     assert not (tmp_path / "ok").exists()  # nothing left behind: the next run needs no --resume
 
 
-@pytest.mark.parametrize("where, pairs_after_repair", [("native staging", 1), ("lerobot save", 1), ("native commit", 2)])
+def torn_footer_on_second_close(real):
+    """The disk fills while LeRobot writes the second episode's parquet footer: the rows are on disk without their
+    footer, and its metadata row is flushed later anyway (on close, or by LeRobot's garbage-collection safety net)."""
+    closes = []
+
+    def wrapper(writer):
+        if writer._pq_writer is not None:
+            closes.append(1)
+            if len(closes) == 2:
+                path = Path(writer._pq_writer.where)
+                real(writer)
+                path.write_bytes(path.read_bytes()[:-8])  # the footer's length and closing magic never made it
+                raise OSError(errno.ENOSPC, "No space left on device")
+        return real(writer)
+    return wrapper
+
+
+@pytest.mark.parametrize("where, pairs_after_repair", [("native staging", 1), ("lerobot save", 1),
+                                                       ("lerobot parquet footer", 1), ("native commit", 2)])
 def test_disk_full_at_each_save_step_keeps_pairs(tmp_path, monkeypatch, where, pairs_after_repair):
     """The second episode's save fails; after teledex-repair the formats hold the same episodes: the first, and the
     second too when the disk filled after LeRobot's commit (the native staging is complete: repair commits it)."""
@@ -148,6 +167,8 @@ def test_disk_full_at_each_save_step_keeps_pairs(tmp_path, monkeypatch, where, p
     elif where == "lerobot save":
         monkeypatch.setattr(lerobot_dataset._Dataset, "save_episode",
                             fail_on_second(lerobot_dataset._Dataset.save_episode))
+    elif where == "lerobot parquet footer":
+        monkeypatch.setattr(DatasetWriter, "close_writer", torn_footer_on_second_close(DatasetWriter.close_writer))
     else:
         monkeypatch.setattr(native_storage.NativeSink, "commit", fail_on_second(native_storage.NativeSink.commit))
     with pytest.raises(UserError, match="Disk full.*intact.*teledex-repair"):

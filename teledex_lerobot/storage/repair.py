@@ -7,7 +7,8 @@ that the next repair finishes.
 LeRobot dataset: a torn info.json is restored from the recorder's last good copy; parquet files without a footer
 (written when the process died) are set aside, and so are data, video and episode-metadata files no committed
 episode refers to (an episode whose save was cut short), LeRobot's leftover staging folders, and sidecars of
-episodes that were never committed; info.json's counts and stats.json are recomputed from the committed episodes.
+episodes that were never committed; the last episodes' metadata rows are dropped when their rows or video never closed
+(LeRobot flushes the metadata even after its parquet footer failed); info.json's counts and stats.json are recomputed from the committed episodes.
 Native layout: a staged episode (`.partial`) whose uuid the LeRobot dataset committed is committed too (the
 recorder died between the two commits); every other staged episode, every episode that does not load, and every
 episode whose uuid is not the LeRobot episode's at the same index is set aside. LeRobot episodes with no native twin
@@ -105,6 +106,48 @@ def committed_episodes(root: Path) -> list[dict]:
     return sorted(episodes, key=lambda e: e["episode_index"])
 
 
+def _data_file(root: Path, info: dict, episode: dict) -> Path:
+    return root / info["data_path"].format(chunk_index=episode["data/chunk_index"],
+                                           file_index=episode["data/file_index"])
+
+
+def _video_files(root: Path, info: dict, episode: dict, video_keys: list[str]) -> list[Path]:
+    return [root / info["video_path"].format(video_key=key, chunk_index=episode[f"videos/{key}/chunk_index"],
+                                             file_index=episode[f"videos/{key}/file_index"]) for key in video_keys]
+
+
+def _episodes_file(episode: dict) -> tuple[int, int]:
+    return episode["meta/episodes/chunk_index"], episode["meta/episodes/file_index"]
+
+
+def _drop_cut_short(repair: Repair, episodes: list[dict], info: dict, video_keys: list[str]) -> list[dict]:
+    """The episodes without those whose save was cut short after LeRobot wrote their metadata row: their rows or
+    video never closed (a full disk while writing the parquet footer; LeRobot flushes the metadata anyway, on
+    close or at garbage collection). That can only be the last episodes; a file gone anywhere else is not a cut save."""
+    def missing(episode: dict) -> list[Path]:
+        files = [_data_file(repair.root, info, episode), *_video_files(repair.root, info, episode, video_keys)]
+        return [path for path in files if not path.is_file()]
+
+    incomplete = [e for e in episodes if missing(e)]
+    if not incomplete:
+        return episodes
+    first = incomplete[0]["episode_index"]
+    kept, dropped = episodes[:first], episodes[first:]
+    if len(incomplete) != len(dropped):
+        raise DatasetError(f"{missing(incomplete[0])[0]} is listed in meta/episodes but gone, and later episodes are "
+                           "complete: this is not a save cut short; it needs manual repair (done so far: "
+                           f"{repair.actions or 'nothing'})")
+    shared = {_episodes_file(e) for e in dropped} & {_episodes_file(e) for e in kept}
+    if shared:
+        raise DatasetError(f"The episode metadata file(s) {sorted(shared)} hold both saved episodes and episode(s) "
+                           f"{[e['episode_index'] for e in dropped]} whose files are gone; this needs manual repair")
+    for episode in dropped:
+        gone = ", ".join(str(path.relative_to(repair.root)) for path in missing(episode))
+        repair.actions.append(f"episode {episode['episode_index']} dropped: its save was cut short ({gone} never "
+                              "closed), so its metadata row refers to nothing")
+    return kept
+
+
 def repair_lerobot(root: Path, recompute_stats: Callable[[Path, list[dict]], None] | None = None
                    ) -> tuple[list[str], list[dict]]:
     """Returns (what was done, the committed episodes)."""
@@ -121,19 +164,14 @@ def repair_lerobot(root: Path, recompute_stats: Callable[[Path, list[dict]], Non
     if indices != list(range(len(indices))):
         raise DatasetError(f"Episode indices in {root}/meta/episodes are not contiguous ({indices}); this needs "
                            f"manual repair (done so far: {repair.actions or 'nothing'})")
-    data_files = {repair.root / info["data_path"].format(chunk_index=e["data/chunk_index"],
-                                                         file_index=e["data/file_index"]) for e in episodes}
-    for path in data_files:
-        if not path.is_file():
-            raise DatasetError(f"{path} is listed in meta/episodes but gone; this needs manual repair")
+    video_keys = [k for k, f in info["features"].items() if f["dtype"] == "video"]
+    episodes = _drop_cut_short(repair, episodes, info, video_keys)
+    data_files = {_data_file(repair.root, info, e) for e in episodes}
     for path in sorted((repair.root / "data").glob("*/*.parquet")):
         if path not in data_files:
             repair.set_aside(path, "rows of an episode whose save was cut short (no episode metadata refers to it)")
-    episode_files = {(e["meta/episodes/chunk_index"], e["meta/episodes/file_index"]) for e in episodes}
-    video_keys = [k for k, f in info["features"].items() if f["dtype"] == "video"]
-    videos = {repair.root / info["video_path"].format(video_key=key, chunk_index=e[f"videos/{key}/chunk_index"],
-                                                      file_index=e[f"videos/{key}/file_index"])
-              for e in episodes for key in video_keys}
+    episode_files = {_episodes_file(e) for e in episodes}
+    videos = {path for e in episodes for path in _video_files(repair.root, info, e, video_keys)}
     for key in video_keys:
         for path in sorted((repair.root / "videos" / key).glob("*/*.mp4")):
             if path not in videos:
