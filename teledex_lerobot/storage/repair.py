@@ -7,8 +7,9 @@ that the next repair finishes.
 LeRobot dataset: a torn info.json is restored from the recorder's last good copy; parquet files without a footer
 (written when the process died) are set aside, and so are data, video and episode-metadata files no committed
 episode refers to (an episode whose save was cut short), LeRobot's leftover staging folders, and sidecars of
-episodes that were never committed; the last episodes' metadata rows are dropped when their rows or video never closed
-(LeRobot flushes the metadata even after its parquet footer failed); info.json's counts and stats.json are recomputed from the committed episodes.
+episodes that were never committed; the last episodes' metadata rows are dropped when their rows or video never
+closed (LeRobot flushes the metadata even after its parquet footer failed); info.json's counts and stats.json are
+recomputed from the committed episodes.
 Native layout: a staged episode (`.partial`) whose uuid the LeRobot dataset committed is committed too (the
 recorder died between the two commits); every other staged episode, every episode that does not load, and every
 episode whose uuid is not the LeRobot episode's at the same index is set aside. LeRobot episodes with no native twin
@@ -137,9 +138,12 @@ def _drop_cut_short(repair: Repair, episodes: list[dict], info: dict, video_keys
         raise DatasetError(f"{missing(incomplete[0])[0]} is listed in meta/episodes but gone, and later episodes are "
                            "complete: this is not a save cut short; it needs manual repair (done so far: "
                            f"{repair.actions or 'nothing'})")
-    shared = {_episodes_file(e) for e in dropped} & {_episodes_file(e) for e in kept}
+    def files_of(group: list[dict]) -> set:
+        return {_episodes_file(e) for e in group} | {_data_file(repair.root, info, e) for e in group}
+
+    shared = files_of(dropped) & files_of(kept)
     if shared:
-        raise DatasetError(f"The episode metadata file(s) {sorted(shared)} hold both saved episodes and episode(s) "
+        raise DatasetError(f"{sorted(map(str, shared))} hold both saved episodes and episode(s) "
                            f"{[e['episode_index'] for e in dropped]} whose files are gone; this needs manual repair")
     for episode in dropped:
         gone = ", ".join(str(path.relative_to(repair.root)) for path in missing(episode))
