@@ -1,5 +1,6 @@
 """The Piper real driver (through the unmodified piper_sdk) against the Piper simulator: motion, units, faults."""
 
+import struct
 import time
 
 import numpy as np
@@ -147,6 +148,26 @@ def test_a_single_frame_communication_error_is_counted_not_latched(piper_rig):
     assert wait_until(lambda: sim.frames_sent > frames + 10 * 15)  # ten more status ticks of 15 frames each
     assert device.fault() is None and device.health()["comm_error_frames"] == 1
 
+
+
+def test_arm_status_communication_error_is_judged_by_consecutive_frames(piper_rig):
+    """The SDK keeps the last status frame until the next (5 ms later): one frame with arm status 5 (joint
+    communication error) must not be a fault while it is the SDK's latest (the single-frame test above failed by
+    chance on a loaded host); two consecutive ones are."""
+    import can
+
+    sim, device, part = piper_rig
+    assert rearm_until_healthy(device)
+    sim.silence()  # no more status frames from the arm: the SDK holds what the test injects
+    assert wait_until(lambda: sim.frames_sent == (time.sleep(0.2) or sim.frames_sent), 5.0)  # none in flight
+    flagged = can.Message(arbitration_id=pp.STATUS, is_extended_id=False, data=struct.pack(
+        ">BBBBBBH", 1, pp.ARM_STATUS_COMM_ERROR, 1, 0, 0, 0, pp.err_code_bits(set(), {2})))
+    receive = device._sdk.GetCanBus().callback_function  # the SDK's parser, with the driver watching
+    receive(flagged)
+    assert device._sdk.GetArmStatus().arm_status.arm_status == pp.ARM_STATUS_COMM_ERROR
+    assert device._device_error() is None and device.health()["comm_error_frames"] == 1
+    receive(flagged)
+    assert "communication error on joints [2]" in device._device_error()
 
 def test_emergency_stop_on_the_arm_is_a_fault(piper_rig):
     sim, device, part = piper_rig

@@ -10,9 +10,10 @@ Feedback: joints and gripper from the SDK's caches, stamped with the CAN frame's
 monotonic clock; joint velocities from the motor high-speed frames (0.001 rad/s).
 Supervision: silence from the receive times of the joint feedback frames the SDK's read thread takes (the bus it
 reads is watched: can.liveness); every status frame (0x2A1) is seen on its way to the SDK's parser (its
-callback_function, the SDK's own seam), so a communication error flagged in a single frame is counted and logged,
-while one flagged in COMM_ERROR_PERSISTS_FRAMES consecutive frames is a fault; the motor drivers' status bits (over-temperature, over-current, collision,
-driver error, stall, low voltage), the gripper's, the arm status and the enable bits are faults.
+callback_function, the SDK's own seam), so a communication error (err_code bits, arm status 5) flagged in a single
+frame is counted and logged, while one flagged in COMM_ERROR_PERSISTS_FRAMES consecutive frames is a fault; the motor
+drivers' status bits (over-temperature, over-current, collision, driver error, stall, low voltage), the gripper's, any
+other arm status and the enable bits are faults.
 The SDK's read thread skips reading, and spins, while its bus is not ACTIVE (error-passive, bus-off): that is a
 bus_error, the thread is stopped, and re-arming rebuilds the connection.
 """
@@ -164,13 +165,13 @@ class PiperJointDevice(RealJointDevice):
         status = sdk.GetArmStatus().arm_status
         problems = []
         arm_status = _enum_value(status.arm_status)
-        if arm_status != pp.ARM_STATUS_NORMAL:
+        # a communication error is judged by how many consecutive frames flag it (below), not by the last frame
+        if arm_status not in (pp.ARM_STATUS_NORMAL, pp.ARM_STATUS_COMM_ERROR):
             problems.append(f"arm status {arm_status} ({pp.ARM_STATUS_NAMES.get(arm_status, 'unknown')})")
         limit = pp.angle_limit_joints(_enum_value(status.err_code))
         with self._comm_lock:
-            comm = self._comm_error_run_joints if self._comm_error_run >= COMM_ERROR_PERSISTS_FRAMES else []
-        if comm:
-            problems.append(f"communication error on joints {comm}")
+            if self._comm_error_run >= COMM_ERROR_PERSISTS_FRAMES:
+                problems.append(f"communication error on joints {self._comm_error_run_joints or '(none named)'}")
         if limit:
             problems.append(f"angle limit reached on joints {limit}")
         if self._drives_arm:
@@ -218,13 +219,14 @@ class PiperJointDevice(RealJointDevice):
         if message.arbitration_id != pp.STATUS or len(message.data) < 8:
             return
         joints = pp.comm_error_joints((message.data[6] << 8) | message.data[7])
+        flagged = bool(joints) or message.data[1] == pp.ARM_STATUS_COMM_ERROR
         with self._comm_lock:
-            if joints:
+            if flagged:
                 self.comm_error_frames += 1
                 for joint in joints:
                     self.comm_error_joints[joint] = self.comm_error_joints.get(joint, 0) + 1
-            run_starts = bool(joints) and not self._comm_error_run
-            self._comm_error_run = self._comm_error_run + 1 if joints else 0
+            run_starts = flagged and not self._comm_error_run
+            self._comm_error_run = self._comm_error_run + 1 if flagged else 0
             self._comm_error_run_joints = joints
         if run_starts:
             logger.warning("%s: the arm flags a communication error on joints %s", self.name, joints)

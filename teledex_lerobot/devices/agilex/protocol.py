@@ -49,7 +49,7 @@ FOC_FAULT_BITS = {0: "supply voltage too low", 1: "motor over-temperature", 2: "
 GRIPPER_FAULT_BITS = {0: "supply voltage too low", 1: "motor over-temperature", 2: "driver over-current",
                       3: "driver over-temperature", 4: "sensor error", 5: "driver error"}
 # 0x2A1 byte 1
-ARM_STATUS_NORMAL, ARM_STATUS_ESTOP, ARM_STATUS_TARGET_OVER_LIMIT = 0x00, 0x01, 0x04
+ARM_STATUS_NORMAL, ARM_STATUS_ESTOP, ARM_STATUS_TARGET_OVER_LIMIT, ARM_STATUS_COMM_ERROR = 0x00, 0x01, 0x04, 0x05
 ARM_STATUS_NAMES = {0: "normal", 1: "emergency stop", 2: "no IK solution", 3: "singularity",
                     4: "target over limit", 5: "joint communication error", 6: "joint brake not released",
                     7: "collision", 8: "over-speed in teach drag", 9: "joint status abnormal", 10: "other abnormal",

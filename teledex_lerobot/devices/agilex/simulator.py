@@ -255,7 +255,7 @@ class PiperSimulator(BusSimulator):
         comm_errors = self._comm_error_joints | self._single_frame_errors
         self._single_frame_errors = set()
         if comm_errors:
-            arm_status = 0x05  # joint communication error
+            arm_status = pp.ARM_STATUS_COMM_ERROR
         err_code = pp.err_code_bits(self._angle_limit_joints, comm_errors)
         return struct.pack(">BBBBBBH", self.ctrl_mode, arm_status, self.move_mode, 0, int(moving), 0, err_code)
 
