@@ -99,8 +99,9 @@ def test_sigkill_at_20_instants_leaves_pairs_only(tmp_path):
         existed = root.exists()
         ended_early = kill_at(root, kind, delay, resume=existed, tmp=tmp_path)
         if ended_early is not None:
-            # Seen once in CI, not reproduced since: a resumed recording that ended before its episode. Its output
-            # is kept here for the next person; what is tested holds either way: repair, then the recording resumes.
+            # A resumed recording that ended before its episode. Seen twice in CI; the second time its output showed
+            # the cause (a kill inside LeRobot's write of stats.json, fixed in repair and tested below). Kept as a
+            # warning for any other cause; what is tested holds either way: repair, then the recording resumes.
             warnings.warn(f"kill {number}: the recording ended before its episode:\n{ended_early}")
             if (root / "meta" / "info.json").exists():
                 repair(root, None)
@@ -124,3 +125,70 @@ def test_sigkill_at_20_instants_leaves_pairs_only(tmp_path):
     # kills after LeRobot's commit keep the episode (repair commits the native staging); kills before it do not
     assert any(rolled for *_, rolled in outcomes) and any(not new for _, _, new, _ in outcomes), outcomes
     assert all(new for kind, _, new, _ in outcomes if kind == "native"), outcomes
+
+
+# Run teledex-record, dying (as SIGKILL would: nothing flushed) halfway through the `argv[3]`-th call (from 0) of
+# LeRobot's `argv[1]`, which writes meta/`argv[2]` in place, not atomically, during an episode's save.
+DIE_IN_WRITE = """
+import os, sys
+from lerobot.datasets import dataset_metadata
+from teledex_lerobot.cli import record
+
+name, file, call = sys.argv.pop(1), sys.argv.pop(1), int(sys.argv.pop(1))
+real = getattr(dataset_metadata, name)
+
+def dying(value, root):
+    real(value, root)
+    if dying.calls == call:
+        path = root / "meta" / file
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        os._exit(137)
+    dying.calls += 1
+
+dying.calls = 0
+setattr(dataset_metadata, name, dying)
+record.main()
+"""
+
+
+def record_then_die_in(root: Path, tmp: Path, write: str, file: str, call: int, episodes: int, resume: bool,
+                       task: str = "grasp") -> None:
+    import sys
+
+    args = record_args(root, resume)
+    args[args.index("--dataset.num_episodes=1")] = f"--dataset.num_episodes={episodes}"
+    args[args.index("--dataset.single_task=grasp")] = f"--dataset.single_task={task}"
+    died = subprocess.run([sys.executable, "-c", DIE_IN_WRITE, write, file, str(call), *args[1:]],
+                          env=command_env(tmp), capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+    assert died.returncode == 137, died.stdout[-3000:] + died.stderr[-3000:]
+
+
+@pytest.mark.parametrize("case", ["stats.json, first episode", "stats.json, second episode",
+                                  "tasks.parquet, a new task on resume"])
+def test_killed_while_lerobot_writes_metadata_resumes_after_repair(tmp_path, case):
+    """Seen in CI: the first episode's stats.json torn, its metadata never flushed; repair found "nothing to repair"
+    and the recording did not resume (JSONDecodeError). After repair the dataset resumes, keeping what was saved: the
+    episode being saved is rolled back, the ones before it are kept."""
+    from lerobot.datasets import LeRobotDataset
+
+    root = tmp_path / "ds"
+    if case.startswith("stats.json"):
+        saved = 0 if "first" in case else 1
+        record_then_die_in(root, tmp_path, "write_stats", "stats.json", saved, saved + 1, resume=False)
+    else:
+        saved = 1
+        run(record_args(root, resume=False), tmp_path)
+        record_then_die_in(root, tmp_path, "write_tasks", "tasks.parquet", 0, 1, resume=True, task="place")
+    repaired = io.StringIO()
+    with contextlib.redirect_stdout(repaired):
+        repair(root, None)
+    assert case.split(",")[0] in repaired.getvalue()
+    assert len(pairs(root)) == saved
+    resumed = record_args(root, resume=True)
+    resumed[resumed.index("--dataset.single_task=grasp")] = "--dataset.single_task=place"
+    run(resumed, tmp_path)
+    assert len(pairs(root)) == saved + 1
+    dataset = LeRobotDataset("local/kill", root=root)
+    assert dataset.meta.stats["action"]["mean"].shape
+    assert dataset.meta.tasks.index.tolist() == ["grasp"] * bool(saved) + ["place"]
+    assert [dataset[int(i)]["task"] for i in dataset.meta.episodes["dataset_from_index"]] == dataset.meta.tasks.index.tolist()

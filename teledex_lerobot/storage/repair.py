@@ -9,7 +9,8 @@ LeRobot dataset: a torn info.json is restored from the recorder's last good copy
 episode refers to (an episode whose save was cut short), LeRobot's leftover staging folders, and sidecars of
 episodes that were never committed; the last episodes' metadata rows are dropped when their rows or video never
 closed (LeRobot flushes the metadata even after its parquet footer failed); info.json's counts and stats.json are
-recomputed from the committed episodes.
+recomputed from the committed episodes (with none committed, stats.json is set aside), and tasks.parquet holds
+their tasks only.
 Native layout: a staged episode (`.partial`) whose uuid the LeRobot dataset committed is committed too (the
 recorder died between the two commits); every other staged episode, every episode that does not load, and every
 episode whose uuid is not the LeRobot episode's at the same index is set aside. LeRobot episodes with no native twin
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -152,6 +154,32 @@ def _drop_cut_short(repair: Repair, episodes: list[dict], info: dict, video_keys
     return kept
 
 
+def _reconcile_tasks(repair: Repair, episodes: list[dict]) -> int:
+    """meta/tasks.parquet holds exactly the committed episodes' tasks, indexed in order of first use (as LeRobot
+    assigns them); returns how many. A save cut short leaves its new tasks at the end, or the file torn (LeRobot
+    writes it in place): the file is rebuilt from the episodes, the old one set aside."""
+    path = repair.root / "meta" / "tasks.parquet"
+    used = list(dict.fromkeys(task for episode in episodes for task in episode["tasks"]))
+    if path.exists():
+        if not _readable(path):
+            repair.set_aside(path, "unreadable parquet: the process died while LeRobot wrote it")
+        else:
+            listed = pq.read_table(path).to_pandas().sort_values("task_index").index.tolist()
+            if listed == used:
+                return len(used)
+            if listed[:len(used)] != used:
+                raise DatasetError(f"{path} lists the tasks {listed}, but the committed episodes use {used} in that "
+                                   f"order of first use; this needs manual repair (done so far: "
+                                   f"{repair.actions or 'nothing'})")
+            repair.set_aside(path, f"tasks {listed[len(used):]} of an episode that was never committed")
+    if used:
+        staged = path.with_name(f"{path.name}.repair")
+        pd.DataFrame({"task_index": range(len(used))}, index=pd.Index(used, name="task")).to_parquet(staged)
+        os.replace(staged, path)
+        repair.actions.append(f"meta/tasks.parquet rebuilt from the committed episodes ({len(used)} task(s))")
+    return len(used)
+
+
 def repair_lerobot(root: Path, recompute_stats: Callable[[Path, list[dict]], None] | None = None
                    ) -> tuple[list[str], list[dict]]:
     """Returns (what was done, the committed episodes)."""
@@ -192,18 +220,25 @@ def repair_lerobot(root: Path, recompute_stats: Callable[[Path, list[dict]], Non
     for path in sorted((repair.root / SIDECAR_DIR).glob("*.json")):
         if path.stem not in committed_uuids:
             repair.set_aside(path, "sidecar of an episode that was never committed")
+    total_tasks = _reconcile_tasks(repair, episodes)
     total_frames = sum(e["length"] for e in episodes)
-    counts_wrong = (info["total_episodes"], info["total_frames"]) != (len(episodes), total_frames)
+    counts_wrong = (info["total_episodes"], info["total_frames"], info["total_tasks"]) != (
+        len(episodes), total_frames, total_tasks)
     # stats.json before info.json: a repair killed between the two finds the counts still wrong and does both again
     # (and one killed while writing stats.json, which LeRobot does not write atomically, finds it torn)
-    if (repair.actions or counts_wrong or not _readable_json(repair.root / "meta" / "stats.json")) \
-            and recompute_stats is not None and episodes:
+    stats = repair.root / "meta" / "stats.json"
+    if not episodes and stats.exists():
+        # written by a save whose episode never committed (perhaps torn): LeRobot would load it on resume
+        repair.set_aside(stats, "statistics of an episode that was never committed")
+    elif (repair.actions or counts_wrong or not _readable_json(stats)) and recompute_stats is not None and episodes:
         recompute_stats(repair.root, episodes)
         repair.actions.append("stats.json recomputed from the committed episodes")
     if counts_wrong:
         repair.actions.append(f"info.json: total_episodes {info['total_episodes']} -> {len(episodes)}, "
-                              f"total_frames {info['total_frames']} -> {total_frames}")
-        info.update(total_episodes=len(episodes), total_frames=total_frames, splits={"train": f"0:{len(episodes)}"})
+                              f"total_frames {info['total_frames']} -> {total_frames}, "
+                              f"total_tasks {info['total_tasks']} -> {total_tasks}")
+        info.update(total_episodes=len(episodes), total_frames=total_frames, total_tasks=total_tasks,
+                    splits={"train": f"0:{len(episodes)}"})
         write_json_atomic(repair.root / "meta" / "info.json", info)
     return repair.actions, episodes
 
