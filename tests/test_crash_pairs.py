@@ -127,19 +127,20 @@ def test_sigkill_at_20_instants_leaves_pairs_only(tmp_path):
     assert all(new for kind, _, new, _ in outcomes if kind == "native"), outcomes
 
 
-# Run teledex-record, dying (as SIGKILL would: nothing flushed) halfway through the `argv[3]`-th call (from 0) of
-# LeRobot's `argv[1]`, which writes meta/`argv[2]` in place, not atomically, during an episode's save.
+# Run teledex-record, dying (as SIGKILL would: nothing flushed) halfway through the call of LeRobot's `argv[1]`
+# (which writes meta/`argv[2]` in place, not atomically, during an episode's save) where `argv[3]` holds, an
+# expression of the call's `value` and of `calls`, how many calls came before it.
 DIE_IN_WRITE = """
 import os, sys
 from lerobot.datasets import dataset_metadata
 from teledex_lerobot.cli import record
 
-name, file, call = sys.argv.pop(1), sys.argv.pop(1), int(sys.argv.pop(1))
+name, file, when = sys.argv.pop(1), sys.argv.pop(1), sys.argv.pop(1)
 real = getattr(dataset_metadata, name)
 
 def dying(value, root):
     real(value, root)
-    if dying.calls == call:
+    if eval(when, {"value": value, "calls": dying.calls}):
         path = root / "meta" / file
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
         os._exit(137)
@@ -149,40 +150,47 @@ dying.calls = 0
 setattr(dataset_metadata, name, dying)
 record.main()
 """
+# (what is written, the writer, when to die in it, how many episodes are saved before)
+METADATA_WRITES = {
+    "stats.json, first episode": ("stats.json", "write_stats", "calls == 0", 0),
+    "stats.json, second episode": ("stats.json", "write_stats", "calls == 1", 1),
+    "info.json, second episode": ("info.json", "write_info", "value.total_episodes == 2", 1),
+    "tasks.parquet, a new task on resume": ("tasks.parquet", "write_tasks", "calls == 0", 1),
+}
 
 
-def record_then_die_in(root: Path, tmp: Path, write: str, file: str, call: int, episodes: int, resume: bool,
+def record_then_die_in(root: Path, tmp: Path, write: str, file: str, when: str, episodes: int, resume: bool,
                        task: str = "grasp") -> None:
     import sys
 
     args = record_args(root, resume)
     args[args.index("--dataset.num_episodes=1")] = f"--dataset.num_episodes={episodes}"
     args[args.index("--dataset.single_task=grasp")] = f"--dataset.single_task={task}"
-    died = subprocess.run([sys.executable, "-c", DIE_IN_WRITE, write, file, str(call), *args[1:]],
+    died = subprocess.run([sys.executable, "-c", DIE_IN_WRITE, write, file, when, *args[1:]],
                           env=command_env(tmp), capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
     assert died.returncode == 137, died.stdout[-3000:] + died.stderr[-3000:]
 
 
-@pytest.mark.parametrize("case", ["stats.json, first episode", "stats.json, second episode",
-                                  "tasks.parquet, a new task on resume"])
+@pytest.mark.parametrize("case", METADATA_WRITES)
 def test_killed_while_lerobot_writes_metadata_resumes_after_repair(tmp_path, case):
     """Seen in CI: the first episode's stats.json torn, its metadata never flushed; repair found "nothing to repair"
     and the recording did not resume (JSONDecodeError). After repair the dataset resumes, keeping what was saved: the
     episode being saved is rolled back, the ones before it are kept."""
     from lerobot.datasets import LeRobotDataset
 
+    file, write, when, saved = METADATA_WRITES[case]
     root = tmp_path / "ds"
-    if case.startswith("stats.json"):
-        saved = 0 if "first" in case else 1
-        record_then_die_in(root, tmp_path, "write_stats", "stats.json", saved, saved + 1, resume=False)
-    else:
-        saved = 1
+    if file == "tasks.parquet":
         run(record_args(root, resume=False), tmp_path)
-        record_then_die_in(root, tmp_path, "write_tasks", "tasks.parquet", 0, 1, resume=True, task="place")
+        record_then_die_in(root, tmp_path, write, file, when, 1, resume=True, task="place")
+    else:
+        record_then_die_in(root, tmp_path, write, file, when, saved + 1, resume=False)
     repaired = io.StringIO()
     with contextlib.redirect_stdout(repaired):
         repair(root, None)
-    assert case.split(",")[0] in repaired.getvalue()
+    # the torn file is set aside and restored, rebuilt or recomputed (not merely recounted)
+    assert any(file in line and "total_episodes" not in line for line in repaired.getvalue().splitlines()), \
+        repaired.getvalue()
     assert len(pairs(root)) == saved
     resumed = record_args(root, resume=True)
     resumed[resumed.index("--dataset.single_task=grasp")] = "--dataset.single_task=place"
@@ -191,4 +199,5 @@ def test_killed_while_lerobot_writes_metadata_resumes_after_repair(tmp_path, cas
     dataset = LeRobotDataset("local/kill", root=root)
     assert dataset.meta.stats["action"]["mean"].shape
     assert dataset.meta.tasks.index.tolist() == ["grasp"] * bool(saved) + ["place"]
-    assert [dataset[int(i)]["task"] for i in dataset.meta.episodes["dataset_from_index"]] == dataset.meta.tasks.index.tolist()
+    first_frames = dataset.meta.episodes["dataset_from_index"]
+    assert [dataset[int(i)]["task"] for i in first_frames] == dataset.meta.tasks.index.tolist()
