@@ -155,9 +155,11 @@ def _drop_cut_short(repair: Repair, episodes: list[dict], info: dict, video_keys
 
 
 def _reconcile_tasks(repair: Repair, episodes: list[dict]) -> int:
-    """meta/tasks.parquet holds exactly the committed episodes' tasks, indexed in order of first use (as LeRobot
-    assigns them); returns how many. A save cut short leaves its new tasks at the end, or the file torn (LeRobot
-    writes it in place): the file is rebuilt from the episodes, the old one set aside."""
+    """meta/tasks.parquet lists every task the committed episodes use; returns how many tasks it lists. LeRobot
+    writes it in place and appends a save's new tasks before the save commits: a torn file is rebuilt from the
+    episodes (indexed in order of first use, as LeRobot assigns them), and tasks appended after those of the
+    committed episodes are dropped; the old file is set aside. Any other order (e.g. after LeRobot's editing tools)
+    is left as it is."""
     path = repair.root / "meta" / "tasks.parquet"
     used = list(dict.fromkeys(task for episode in episodes for task in episode["tasks"]))
     if path.exists():
@@ -165,12 +167,11 @@ def _reconcile_tasks(repair: Repair, episodes: list[dict]) -> int:
             repair.set_aside(path, "unreadable parquet: the process died while LeRobot wrote it")
         else:
             listed = pq.read_table(path).to_pandas().sort_values("task_index").index.tolist()
-            if listed == used:
-                return len(used)
-            if listed[:len(used)] != used:
-                raise DatasetError(f"{path} lists the tasks {listed}, but the committed episodes use {used} in that "
-                                   f"order of first use; this needs manual repair (done so far: "
-                                   f"{repair.actions or 'nothing'})")
+            if missing := [task for task in used if task not in listed]:
+                raise DatasetError(f"{path} lacks the tasks {missing} that committed episodes use; this needs "
+                                   f"manual repair (done so far: {repair.actions or 'nothing'})")
+            if listed[:len(used)] != used or len(listed) == len(used):
+                return len(listed)
             repair.set_aside(path, f"tasks {listed[len(used):]} of an episode that was never committed")
     if used:
         staged = path.with_name(f"{path.name}.repair")
