@@ -229,7 +229,7 @@ class PiperJointDevice(RealJointDevice):
             self._comm_error_run = self._comm_error_run + 1 if flagged else 0
             self._comm_error_run_joints = joints
         if run_starts:
-            logger.warning("%s: the arm flags a communication error on joints %s", self.name, joints)
+            logger.warning("%s: the arm flags a communication error on joints %s", self.name, joints or "(none named)")
 
     # --- helpers ---
     def _measured_full(self, joints=None) -> np.ndarray:
