@@ -6,6 +6,7 @@ import io
 import os
 import signal
 import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -161,8 +162,6 @@ METADATA_WRITES = {
 
 def record_then_die_in(root: Path, tmp: Path, write: str, file: str, when: str, episodes: int, resume: bool,
                        task: str = "grasp") -> None:
-    import sys
-
     args = record_args(root, resume)
     args[args.index("--dataset.num_episodes=1")] = f"--dataset.num_episodes={episodes}"
     args[args.index("--dataset.single_task=grasp")] = f"--dataset.single_task={task}"

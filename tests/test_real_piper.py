@@ -3,6 +3,7 @@
 import struct
 import time
 
+import can
 import numpy as np
 import pytest
 from piper_sdk import C_PiperInterface_V2
@@ -149,13 +150,10 @@ def test_a_single_frame_communication_error_is_counted_not_latched(piper_rig):
     assert device.fault() is None and device.health()["comm_error_frames"] == 1
 
 
-
 def test_arm_status_communication_error_is_judged_by_consecutive_frames(piper_rig):
     """The SDK keeps the last status frame until the next (5 ms later): one frame with arm status 5 (joint
     communication error) must not be a fault while it is the SDK's latest (the single-frame test above failed by
     chance on a loaded host); two consecutive ones are."""
-    import can
-
     sim, device, part = piper_rig
     assert rearm_until_healthy(device)
     sim.silence()  # no more status frames from the arm: the SDK holds what the test injects
@@ -168,6 +166,7 @@ def test_arm_status_communication_error_is_judged_by_consecutive_frames(piper_ri
     assert device._device_error() is None and device.health()["comm_error_frames"] == 1
     receive(flagged)
     assert "communication error on joints [2]" in device._device_error()
+
 
 def test_emergency_stop_on_the_arm_is_a_fault(piper_rig):
     sim, device, part = piper_rig
