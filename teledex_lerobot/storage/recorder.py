@@ -274,8 +274,11 @@ class RecordingSession:
             return "discarded"
         if self.events.rerecord:
             return "dropped for re-recording"
-        if not len(log):
-            return "had no frames; not saved"
+        if len(log) < 2:
+            # LeRobot 0.6.1 writes a one-frame episode's statistics as integers (its single-sample path keeps the
+            # dtype) and every other episode's as floats: datasets then cannot read meta/episodes at all
+            return (f"had {len(log)} frame(s); not saved (an episode needs at least 2: LeRobot 0.6.1 stores a "
+                    "one-frame episode's statistics in a form that makes the whole dataset unreadable)")
         timing = log.timing(self.layout.fps)
         if self.timing_policy.on_exceed == "rerecord" and not self.timing_policy.within(timing):
             return (f"dropped {timing['dropped_ticks']} of {timing['frames_expected']} control ticks (more than "
