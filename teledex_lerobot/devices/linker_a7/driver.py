@@ -8,11 +8,13 @@ costs CPU, and dropping velocity (100 Hz) and torque (20 Hz) polling halves it. 
 profile position mode, enable) and the profile speed and acceleration from the config. Units are the SDK's, rad
 and rad/s, as float32 on the bus: one device unit is one float32 step.
 
-Two private SDK members are used, for reasons linkerbot gives no public way around:
+linkerbot members it does not publish are used where it gives no public way (hence linkerbot==0.5.4 in
+pyproject.toml):
 - A7._set_angles streams a joint target: move_j refuses a new target while its motion timer runs (StateError),
   which rules it out at a control rate; move_j itself calls _set_angles, and we keep its limit check.
 - A7._motors' `angle` properties hold the timestamped readings; A7.get_state() returns the same but also runs FK
   and builds pydantic models (~0.35 ms), too slow for the 100 Hz watchdog.
+- A7._can_dispatcher: its bus (for the receive timestamps), its bus error and stop(); A7._closed and _bus_error.
 
 Silence runs, per motor, from the first read request the motor left unanswered, judged on the bus linkerbot's
 dispatcher reads (can.liveness). linkerbot stops its dispatcher for good after ten consecutive bus errors;
