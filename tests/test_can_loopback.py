@@ -6,6 +6,7 @@ import os
 import select
 import subprocess
 import sys
+import threading
 import time
 
 import can
@@ -197,3 +198,18 @@ def test_a_broker_that_stops_ticking_makes_the_wire_late(open_buses, monkeypatch
         assert wait_until(reader.frames_pending, timeout_s=2.0)  # WIRE_LATE_S after its last tick
         reader.recv(timeout=0.01)
         assert reader.frames_pending()
+
+
+def test_frames_sent_just_before_a_node_closes_still_reach_the_others(broker, open_buses, monkeypatch):
+    """A node that closes with broker packets unread (heartbeats: piper_sdk's sending-only buses never read) makes
+    the kernel report a reset before the frames it sent last: those frames were on the wire and must arrive."""
+    sender, receiver = open_buses(), open_buses()
+    assert wait_until(lambda: sender.frames_pending(), 2.0)  # heartbeats wait unread at the sender
+    gate = threading.Event()
+    relay = broker._read
+    monkeypatch.setattr(broker, "_read", lambda node: (gate.wait(5.0), relay(node)))
+    for index in range(10):
+        sender.send(_frame(0x100 + index))
+    sender.shutdown()  # before the broker has read any of them
+    gate.set()
+    assert [message.arbitration_id for message in _drain(receiver, 1.0)] == [0x100 + i for i in range(10)]

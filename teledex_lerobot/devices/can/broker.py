@@ -197,6 +197,10 @@ class CanBroker:
                 packet = node.sock.recv(wire.MAX_PACKET)
             except BlockingIOError:
                 return
+            except ConnectionResetError:
+                # The node closed with packets of ours unread (heartbeats, on a bus it only sends on): Linux reports
+                # that once, before the frames the node sent last. Those were on the wire: relay them, then EOF.
+                continue
             except OSError:
                 packet = b""
             if not packet:
