@@ -78,6 +78,7 @@ print("ready", flush=True)
 sys.stdin.read()
 stop.set()
 for t in threads: t.join()
+arm.shutdown(); hand.shutdown()
 print(json.dumps(seen), flush=True)
 """
 

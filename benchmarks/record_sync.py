@@ -1,7 +1,8 @@
 """teledex-record on the simulated rig (Piper + LinkerHand O6 + one 320x240 simulated camera): frames stored against
 frames expected, dropped ticks and the sync figures, at 25 Hz and 50 Hz; optionally under CPU load (busy processes
 on every core). Every figure comes from sync.metrics, the definition the recorder and teledex-sync-report use; the
-recorder's own "Saved episode" lines are read back and must agree.
+recorder's own "Saved episode" lines are read back and must agree. "min Hz": the slowest episode's achieved rate
+(frames stored per second of its span).
 
 Run: .venv/bin/python benchmarks/record_sync.py [--episodes 2 --seconds 20 --load 2]
 """
@@ -19,7 +20,7 @@ from teledex_lerobot.storage.sync_readers import sync_from_lerobot, sync_from_na
 from teledex_lerobot.sync.report import report
 
 BIN = Path(sys.executable).parent
-SAVED = re.compile(r"Saved episode (\d+) \(([0-9a-f-]+)\): (\d+)/(\d+) frames \((\d+) dropped ticks\)")
+SAVED = re.compile(r"Saved episode (\d+) \([0-9a-f-]+\): (\d+)/(\d+) frames at ([\d.]+|None) Hz \((\d+) dropped ticks\)")
 
 
 def record(root: Path, fps: int, episodes: int, seconds: float) -> str:
@@ -51,7 +52,8 @@ def main() -> None:
     load = [multiprocessing.Process(target=_busy, args=(stop,), daemon=True) for _ in range(args.load)]
     for process in load:
         process.start()
-    print(f"{'rate':>6} {'stored':>7} {'expected':>9} {'stored %':>9} {'dropped':>8} {'gaps':>5} {'sync ok %':>10} "
+    print(f"{'rate':>6} {'stored':>7} {'expected':>9} {'stored %':>9} {'dropped':>8} {'gaps':>5} {'min Hz':>7} "
+          f"{'sync ok %':>10} "
           f"{'mean err ms':>12} {'p50 ms':>7} {'p99 ms':>7}   (busy processes: {args.load})")
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -62,14 +64,18 @@ def main() -> None:
                 lerobot = report(sync_from_lerobot(root))
                 for key in ("timing", "valid_frames", "frames"):  # max_diff is float32 in LeRobot, ns in native
                     assert native["overall"][key] == lerobot["overall"][key], f"the formats disagree on {key}"
-                printed = {int(m[1]): (int(m[3]), int(m[4]), int(m[5])) for m in SAVED.finditer(output)}
+                printed = {int(m[1]): (int(m[2]), int(m[3]), m[4], int(m[5])) for m in SAVED.finditer(output)}
+                assert len(printed) == len(native["episodes"]), f"{len(printed)} 'Saved episode' lines:\n{output}"
                 for index, episode in native["episodes"].items():
                     t = episode["timing"]
-                    assert printed[int(index)] == (t["frames_stored"], t["frames_expected"], t["dropped_ticks"]), \
+                    data = (t["frames_stored"], t["frames_expected"], str(t["achieved_hz"]), t["dropped_ticks"])
+                    assert printed[int(index)] == data, \
                         f"the recorder printed {printed[int(index)]} for episode {index}, the data says {t}"
                 o, t = native["overall"], native["overall"]["timing"]
+                slowest_hz = min(e["timing"]["achieved_hz"] for e in native["episodes"].values())
                 print(f"{fps:>4}Hz {t['frames_stored']:>7} {t['frames_expected']:>9} "
                       f"{100 * t['frames_stored'] / t['frames_expected']:>9.2f} {t['dropped_ticks']:>8} {t['gaps']:>5} "
+                      f"{slowest_hz:>7.2f} "
                       f"{100 * o['sync_success_rate']:>10.2f} {o['mean_sync_error_ms']:>12.2f} "
                       f"{o['max_diff_p50_ms']:>7.2f} {o['max_diff_p99_ms']:>7.2f}")
     finally:
