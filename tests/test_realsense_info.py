@@ -17,13 +17,17 @@ pytest.importorskip("pyrealsense2")  # needs libusb-1.0 (installed by `make`)
 
 from lerobot.cameras.realsense import RealSenseCamera, RealSenseCameraConfig  # noqa: E402
 
+import realsense_playback as playback  # noqa: E402  (imports librealsense, starts nothing)
 from lerobot_robot_teledex.camera_info import camera_info  # noqa: E402
+from realsense_playback import FPS, HEIGHT, SERIAL, WIDTH  # noqa: E402
 
-PLAYBACK = Path(__file__).parent / "realsense_playback.py"
-SERIAL, WIDTH, HEIGHT, FPS = "123456789012", 640, 480, 30
-COLOR = dict(fx=615.5, fy=616.25, cx=321.75, cy=238.5, distortion_model="inverse_brown_conrady",
-             distortion=[0.125, -0.0625, 0.001953125, -0.0009765625, 0.015625])  # as recorded by the helper
-DEPTH = dict(fx=390.5, fy=390.5, cx=320.25, cy=241.0, distortion_model="brown_conrady", distortion=[0.0] * 5)
+PLAYBACK = Path(playback.__file__)
+
+
+def _expected(values: dict) -> dict:
+    """What camera_info should report for intrinsics the helper recorded."""
+    return dict(fx=values["fx"], fy=values["fy"], cx=values["ppx"], cy=values["ppy"],
+                distortion_model=values["model"].name, distortion=list(values["coeffs"]))
 
 
 def _playback(*args: str) -> list[dict]:
@@ -59,13 +63,15 @@ def test_colour_intrinsics_are_the_recorded_ones(recording):
     read = _read(recording)
     assert read["shape"] == [HEIGHT, WIDTH, 3]
     assert (read["info"]["width"], read["info"]["height"]) == (WIDTH, HEIGHT)
-    assert _subset(read["info"], COLOR) == COLOR
+    expected = _expected(playback.COLOR)
+    assert _subset(read["info"], expected) == expected
 
 
 def test_depth_only_camera_records_the_depth_intrinsics(recording):
     read = _read(recording, use_rgb=False, use_depth=True)
     assert read["shape"] == [HEIGHT, WIDTH, 1]  # LeRobot reads depth as one channel
-    assert _subset(read["info"], DEPTH) == DEPTH
+    expected = _expected(playback.DEPTH)
+    assert _subset(read["info"], expected) == expected
 
 
 def test_rotated_or_unconnected_cameras_get_no_guessed_intrinsics(recording):
