@@ -1,6 +1,9 @@
 """Which grasps, contact settings, finger forces and objects hold: the hand alone on a stiff (welded) arm.
 
-    .venv/bin/python benchmarks/grasp_grid.py [--hand linkerhand_o6] [--hold-s 5] [--quick]
+    .venv/bin/python benchmarks/grasp_grid.py [--hand linkerhand_o6 [linkerhand_l10 ...]] [--hold-s 5] [--quick]
+
+The hands are those with measured grasps (teledex_lerobot/world/grasps.py GRASPS), or a hand URDF path given grasps
+there.
 
 Each trial (teledex_lerobot/world/grasp_rig.py): the hand comes down on one task object with the grasp's preshape,
 closes, lifts it 10 cm and holds still; "held" means the object came up with the hand and slipped < 5 mm in the hand
@@ -8,8 +11,8 @@ during the hold. Tables:
 1. contact model (both tasks' grasps): friction cone and impratio x noslip iterations x friction x contact stiffness;
 2. around the world's default contact model: condim, finger force limit, object mass, where the hand lands
    (placement error along and across the heading, heading error);
-3. grasp strategies: the measured ones against the ones that fail (a pitched pinch for the cube half, the
-   earlier fingertip pinch of the bottle with the hand pitched down).
+3. grasp strategies: the measured ones against the ones that fail (O6: a pitched pinch for the cube half, the
+   earlier fingertip pinch of the bottle with the hand pitched down; other hands: the measured ones alone).
 """
 
 import argparse
@@ -81,7 +84,7 @@ def trial(hand: str, task: str, grasp: Grasp, contact: ContactConfig, hold_s: fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--hand", default="linkerhand_o6")
+    parser.add_argument("--hand", nargs="+", default=["linkerhand_o6"])
     parser.add_argument("--hold-s", type=float, default=5.0)
     parser.add_argument("--quick", action="store_true", help="only the default settings and the strategies")
     args = parser.parse_args()
@@ -99,41 +102,43 @@ def main() -> None:
         held, total = held + result.held, total + 1
         print(row(task, grasp.name, setting, result, wall_s), flush=True)
 
-    if not args.quick:
-        header(f"1. Contact model (hold {args.hold_s:g} s)")
-        for task in OBJECTS:
-            grasp = grasp_for(args.hand, task)
-            for (cone, impratio), noslip, friction, timeconst in (
-                    (c, n, f, t) for c in (("pyramidal", 1.0), ("elliptic", 1.0), ("elliptic", 10.0),
-                                           ("elliptic", 100.0))
-                    for n in (0, 3) for f in (0.7, 1.0, 1.5) for t in (0.02, 0.005)):
-                contact = dataclasses.replace(default, cone=cone, impratio=impratio, noslip_iterations=noslip,
-                                              friction=friction, solref_timeconst_s=timeconst)
-                setting = f"{cone[:4]} impratio {impratio:3.0f} noslip {noslip} mu {friction} solref {timeconst}"
-                report(task, grasp, setting, lambda: trial(args.hand, task, grasp, contact, args.hold_s))
+    for hand in args.hand:
+        if not args.quick:
+            header(f"{hand}: 1. Contact model (hold {args.hold_s:g} s)")
+            for task in OBJECTS:
+                grasp = grasp_for(hand, task)
+                for (cone, impratio), noslip, friction, timeconst in (
+                        (c, n, f, t) for c in (("pyramidal", 1.0), ("elliptic", 1.0), ("elliptic", 10.0),
+                                               ("elliptic", 100.0))
+                        for n in (0, 3) for f in (0.7, 1.0, 1.5) for t in (0.02, 0.005)):
+                    contact = dataclasses.replace(default, cone=cone, impratio=impratio, noslip_iterations=noslip,
+                                                  friction=friction, solref_timeconst_s=timeconst)
+                    setting = f"{cone[:4]} impratio {impratio:3.0f} noslip {noslip} mu {friction} solref {timeconst}"
+                    report(task, grasp, setting, lambda: trial(hand, task, grasp, contact, args.hold_s))
 
-        header("2. Around the default contact model "
-               f"({default.cone}, impratio {default.impratio:g}, noslip {default.noslip_iterations}, "
-               f"mu {default.friction}, condim {default.condim}, solref {default.solref_timeconst_s})")
-        for task in OBJECTS:
-            grasp = grasp_for(args.hand, task)
-            variants = [(f"condim {c}", dict(contact=dataclasses.replace(default, condim=c))) for c in (3, 6)]
-            variants += [(f"finger force limit {e} N m", dict(effort_nm=e)) for e in (0.5, 1.0, 4.0)]
-            variants += [(f"object mass {m} kg", dict(mass_kg=m)) for m in MASSES_KG[task]]
-            variants += [(f"hand lands {1000 * d:+.0f} mm along heading", dict(offset_m=(d, 0.0, 0.0)))
-                         for d in (-0.005, 0.005)]
-            variants += [(f"hand lands {1000 * d:+.0f} mm across heading", dict(offset_m=(0.0, d, 0.0)))
-                         for d in (-0.005, 0.005)]
-            if grasp.symmetry:
-                variants += [(f"heading error {e:+d} deg", dict(heading_error_rad=np.radians(e))) for e in (-10, 10)]
-            for setting, options in variants:
-                contact = options.pop("contact", default)
-                report(task, grasp, setting, lambda: trial(args.hand, task, grasp, contact, args.hold_s, **options))
+            header(f"{hand}: 2. Around the default contact model "
+                   f"({default.cone}, impratio {default.impratio:g}, noslip {default.noslip_iterations}, "
+                   f"mu {default.friction}, condim {default.condim}, solref {default.solref_timeconst_s})")
+            for task in OBJECTS:
+                grasp = grasp_for(hand, task)
+                variants = [(f"condim {c}", dict(contact=dataclasses.replace(default, condim=c))) for c in (3, 6)]
+                variants += [(f"finger force limit {e} N m", dict(effort_nm=e)) for e in (0.5, 1.0, 4.0)]
+                variants += [(f"object mass {m} kg", dict(mass_kg=m)) for m in MASSES_KG[task]]
+                variants += [(f"hand lands {1000 * d:+.0f} mm along heading", dict(offset_m=(d, 0.0, 0.0)))
+                             for d in (-0.005, 0.005)]
+                variants += [(f"hand lands {1000 * d:+.0f} mm across heading", dict(offset_m=(0.0, d, 0.0)))
+                             for d in (-0.005, 0.005)]
+                if grasp.symmetry:
+                    variants += [(f"heading error {e:+d} deg", dict(heading_error_rad=np.radians(e)))
+                                 for e in (-10, 10)]
+                for setting, options in variants:
+                    contact = options.pop("contact", default)
+                    report(task, grasp, setting, lambda: trial(hand, task, grasp, contact, args.hold_s, **options))
 
-    header("3. Grasp strategies (default contact model)")
-    for task, grasps in alternative_grasps(args.hand).items():
-        for grasp in grasps:
-            report(task, grasp, "default", lambda: trial(args.hand, task, grasp, default, args.hold_s))
+        header(f"{hand}: 3. Grasp strategies (default contact model)")
+        for task, grasps in alternative_grasps(hand).items():
+            for grasp in grasps:
+                report(task, grasp, "default", lambda: trial(hand, task, grasp, default, args.hold_s))
     print(f"\nheld {held}/{total}")
 
 

@@ -1,8 +1,65 @@
-"""The one clock every capture timestamp in the system is taken on."""
+"""The clocks every capture timestamp is taken on.
+
+People and hardware live on the machine's monotonic clock (`now_ns`, `MONOTONIC`). A simulated world driven by a
+script or a policy can run on a `LockstepClock` instead: time stands still until the recorder advances the world by
+one control period, so no tick is ever dropped, runs are deterministic, and the CPU sets the pace, not the wall.
+Whoever reads a timestamp for a robot takes it from that robot's clock (the `Clocked` protocol).
+"""
 
 import time
+from typing import Protocol, runtime_checkable
 
 
 def now_ns() -> int:
     """Monotonic time in nanoseconds; unaffected by wall-clock changes, shared by every thread in the process."""
     return time.monotonic_ns()
+
+
+class Clock(Protocol):
+    def now_ns(self) -> int: ...
+
+
+class MonotonicClock:
+    """The machine's monotonic clock (real time)."""
+
+    lockstep = False
+
+    def now_ns(self) -> int:
+        return time.monotonic_ns()
+
+
+MONOTONIC = MonotonicClock()
+
+
+class LockstepClock:
+    """Simulated time that moves only when advanced. It starts at the monotonic time of its creation, so its stamps
+    sort with the machine's (logs, file times) and are never 0 (which callers may read as "no stamp")."""
+
+    lockstep = True
+
+    def __init__(self):
+        self._ns = time.monotonic_ns()
+
+    def now_ns(self) -> int:
+        return self._ns
+
+    def advance(self, duration_ns: int) -> None:
+        if duration_ns < 0:
+            raise ValueError(f"a clock cannot go back ({duration_ns} ns)")
+        self._ns += duration_ns
+
+
+@runtime_checkable
+class Clocked(Protocol):
+    """Something whose timestamps are taken on a clock of its own (a robot in a lockstep world)."""
+
+    @property
+    def clock(self) -> Clock: ...
+
+
+@runtime_checkable
+class ScriptedInput(Protocol):
+    """An input that is not a person (a script, a policy): nothing in it needs the wall clock, so a simulated world
+    it drives may run in lockstep (teledex-record resolves --robot.world.clock=auto with it)."""
+
+    scripted: bool

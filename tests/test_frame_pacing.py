@@ -6,6 +6,7 @@ import numpy as np
 
 from lerobot_robot_teledex import TeledexArm, TeledexArmConfig
 from lerobot_robot_teledex.frame_pacing import FramePacing
+from teledex_lerobot.clock import LockstepClock
 
 MS = 1_000_000
 
@@ -71,11 +72,11 @@ def test_robot_at_100_hz_with_a_30_fps_camera_takes_the_newest_frame(monkeypatch
     camera = NewestFrameOnly()
     robot.cameras = {"front": camera}
     robot.connect()
-    now = [0]
-    monkeypatch.setattr("lerobot_robot_teledex.teledex_robot.now_ns", lambda: now[0])
+    clock = LockstepClock()  # a clock that moves only when the test says
+    monkeypatch.setattr(TeledexArm, "clock", property(lambda _: clock))
     try:
-        for k in range(20):
-            now[0] = k * 10 * MS
+        for _ in range(20):
+            clock.advance(10 * MS)
             assert robot.get_observation()["front"].shape == (6, 8, 3)
     finally:
         robot.disconnect()

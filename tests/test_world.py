@@ -170,15 +170,13 @@ def test_robot_reset_episode_lays_out_the_episode_and_the_expert_replans():
     from lerobot_robot_teledex import Teledex, TeledexConfig
     from lerobot_teleoperator_teledex.world_expert import TeledexWorldExpert, TeledexWorldExpertConfig
 
-    from teledex_lerobot.world.devices import current_world
-
     robot = Teledex(TeledexConfig(backend="mujoco", preset_cameras=False))
     teleop = TeledexWorldExpert(TeledexWorldExpertConfig())
     teleop.connect()
     robot.connect()
     try:
-        robot.send_action(teleop.get_action())
-        world = current_world()
+        robot.send_action(teleop.get_action())  # the expert finds the world this process's robot runs
+        world = robot.world_runner.world
         world.set_targets("arm", robot.rig.parts["arm"].home + 0.3)  # the robot away from home
         assert robot.reset_episode(3) == 3  # world seed 0 + episode 3
         expected = World(robot.rig, WorldConfig(task="cube_assembly", seed=3))
@@ -262,7 +260,7 @@ def test_world_demo_records_both_formats_and_its_recorded_episode_replays_to_suc
 
     from teledex_lerobot.cli.conversions import lerobot_to_native, native_to_lerobot
     from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
-    from teledex_lerobot.world.episode import SuccessTracker
+    from teledex_lerobot.world.episode import EpisodeOutcome
 
     root = tmp_path / "demo"
     output = run(command("teledex-demo", "--episodes", "1", "--root", str(root)), tmp_path)
@@ -291,7 +289,7 @@ def test_world_demo_records_both_formats_and_its_recorded_episode_replays_to_suc
 
     def replay(seed: int) -> bool:
         world.reset(seed)
-        tracker = SuccessTracker(world)
+        tracker = EpisodeOutcome(world)
         for action, interval_ns in zip(np.stack(frames["action"]), intervals_ns, strict=True):
             for role, q in rig.split_action(dict(zip(rig.action_keys, action, strict=True)), "replay").items():
                 world.set_targets(role, q)
@@ -301,3 +299,32 @@ def test_world_demo_records_both_formats_and_its_recorded_episode_replays_to_suc
 
     assert replay(0)  # world.seed 0 + episode 0: the recorded layout
     assert not replay(1)  # the same actions in another layout miss
+
+
+def test_randomisation_is_seeded_recorded_restored_and_leaves_the_layout_alone():
+    from teledex_lerobot.world.randomization import RandomizationConfig
+
+    rig = Rig.from_preset(load_preset("piper_linkerhand_o6_single"))
+    plain = World(rig, WorldConfig(task="cube_assembly"))
+    varied = World(rig, WorldConfig(task="cube_assembly", randomize=RandomizationConfig(
+        mass_scale=[0.5, 2.0], friction_scale=[0.7, 1.3], colors=True, lighting=True)))
+    top = varied.model.body("cube_top").id
+    nominal_mass = plain.model.body_mass[top]
+    drawn = {}
+    for seed in (4, 5, 4):
+        plain.reset(seed)
+        varied.reset(seed)
+        assert np.array_equal(plain.object_state(), varied.object_state())  # the layout is the seed's, unchanged
+        description = varied.episode_description()["randomization"]
+        assert description["mass_kg"]["cube_top"] == pytest.approx(varied.model.body_mass[top], abs=1e-6)
+        drawn.setdefault(seed, []).append(description)
+    assert drawn[4][0] == drawn[4][1] != drawn[5][0]  # the same seed draws the same world
+    assert varied.model.body_mass[top] != nominal_mass and 0.5 <= varied.model.body_mass[top] / nominal_mass <= 2
+    assert set(drawn[4][0]["colors_rgb"]) == {"cube_top", "cube_bottom", "table"} and "light" in drawn[4][0]
+    narrow = World(rig, WorldConfig(task="cube_assembly", randomize=RandomizationConfig(layout_spread=0.0)))
+    narrow.reset(1)
+    middle = narrow.object_state()
+    narrow.reset(2)
+    assert np.allclose(narrow.object_state(), middle)  # no spread: every layout the middle of the ranges
+    with pytest.raises(ValueError, match="world.randomize.mass_scale"):
+        RandomizationConfig(mass_scale=[2.0, 1.0]).validate()

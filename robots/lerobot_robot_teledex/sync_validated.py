@@ -1,7 +1,8 @@
 """A sync-validation wrapper around any LeRobot Robot, ours or LeRobot's, that leaves the robot unchanged.
 
 get_observation() returns exactly what the robot returns; alongside, the wrapper collects every source's capture
-timestamp (clock.now_ns) for that observation, and validate() turns them, plus the input device's, into a SyncPacket.
+timestamp for that observation, and validate() turns them, plus the input device's, into a SyncPacket. Times are
+taken on the robot's clock (a lockstep world's) where it has one, else on the machine's monotonic clock.
 
 Where the timestamps come from:
 - joints: a robot with capture_timestamps_ns() (TeleDex robots) gives its devices' own message times, one source per
@@ -13,7 +14,8 @@ Where the timestamps come from:
 import time
 from typing import Any
 
-from teledex_lerobot.clock import now_ns
+from teledex_lerobot.clock import MONOTONIC, Clock, Clocked
+from teledex_lerobot.storage.recorder import JudgedRobot, LockstepRobot, WorldEpisodes
 from teledex_lerobot.sync import SyncPacket, SyncPolicy, validate_timestamps
 
 ROBOT_SOURCE = "robot"
@@ -25,19 +27,44 @@ def _perf_counter_to_monotonic_offset_ns() -> int:
 
 
 class SyncValidatedRobot:
+    """Everything else is the robot's own (attribute access falls through); the recorder's capabilities
+    (storage/recorder.py protocols) are answered here for any robot, neutrally where the robot lacks them, because
+    protocol checks look at the wrapper's class, not through it."""
+
     def __init__(self, robot, policy: SyncPolicy | None = None):
         self.robot = robot
         self.policy = policy or SyncPolicy()
         self.last_timestamps_ns: dict[str, int | None] = {}
         self._perf_offset_ns = _perf_counter_to_monotonic_offset_ns()
 
+    @property
+    def clock(self) -> Clock:
+        return self.robot.clock if isinstance(self.robot, Clocked) else MONOTONIC
+
+    @property
+    def lockstep(self) -> bool:
+        return isinstance(self.robot, LockstepRobot) and self.robot.lockstep
+
+    def advance(self, duration_ns: int) -> None:
+        self.robot.advance(duration_ns)
+
+    @property
+    def judges_episodes(self) -> bool:
+        return isinstance(self.robot, JudgedRobot) and self.robot.judges_episodes
+
+    def episode_outcome(self) -> dict | None:
+        return self.robot.episode_outcome() if isinstance(self.robot, JudgedRobot) else None
+
+    def world_episode(self) -> dict | None:
+        return self.robot.world_episode() if isinstance(self.robot, WorldEpisodes) else None
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.robot, name)
 
     def get_observation(self) -> dict:
-        started = now_ns()
+        started = self.clock.now_ns()
         observation = self.robot.get_observation()
-        finished = now_ns()
+        finished = self.clock.now_ns()
         if hasattr(self.robot, "capture_timestamps_ns"):
             stamps = dict(self.robot.capture_timestamps_ns())
         else:
@@ -55,4 +82,5 @@ class SyncValidatedRobot:
 
     def validate(self, extra_timestamps_ns: dict[str, int | None] | None = None) -> SyncPacket:
         """The packet for the last observation, with extra sources (e.g. the input device) added."""
-        return validate_timestamps({**self.last_timestamps_ns, **(extra_timestamps_ns or {})}, now_ns(), self.policy)
+        return validate_timestamps({**self.last_timestamps_ns, **(extra_timestamps_ns or {})}, self.clock.now_ns(),
+                                   self.policy)

@@ -11,7 +11,7 @@ from lerobot.robots import Robot
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
 from teledex_lerobot import viewer
-from teledex_lerobot.clock import now_ns
+from teledex_lerobot.clock import MONOTONIC, Clock
 from teledex_lerobot.control import robot_link
 from teledex_lerobot.control.safety import JointSafety
 from teledex_lerobot.devices.device_fault import DeviceFault
@@ -19,12 +19,15 @@ from teledex_lerobot.devices.joint_device import JointDevice, TactileLayout
 from teledex_lerobot.devices.registry import build_devices, tactile_layout
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
-from teledex_lerobot.world.devices import current_world
+from teledex_lerobot.world.devices import WorldJointDevice, WorldRunner
+from teledex_lerobot.world.episode import EpisodeOutcome
 from teledex_lerobot.world.world import object_state_names
 
 from .config_teledex import WORLD_BACKEND, TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
 from .frame_pacing import FramePacing
 from .render_camera import TeledexRenderCamera
+from .replay_layout import ReplayedEpisode, replayed_episode
+from .world_camera import TeledexWorldCamera
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +37,8 @@ CAMERA_WAIT_MS = 150
 STALE_FRAME_MAX_AGE_MS = 3_600_000
 # A frame published more than this fraction of a frame period before get_observation began is not fresh.
 FRESH_FRAME_PERIODS = 0.1
+# After an episode's reset, how many camera waits (CAMERA_WAIT_MS each) for a frame of the new scene.
+FIRST_FRAME_TRIES = 10
 
 
 class TeledexRobotBase(Robot):
@@ -64,6 +69,12 @@ class TeledexRobotBase(Robot):
         # the rig's kinematic models are not thread-safe; every render camera draws from its own thread
         self._scene_lock = threading.Lock()
         self._view = None  # the process's live view, fed while it runs
+        # backend=mujoco: the world the devices share, how its episode is going, and when the episode began (no
+        # observation may carry a measurement or frame captured before that)
+        self.world_runner: WorldRunner | None = None
+        self.outcome: EpisodeOutcome | None = None
+        self._episode_started_ns: int | None = None
+        self._replaying: ReplayedEpisode | None = None  # lerobot-replay of a world episode (replay_layout.py)
 
     def _build_rig(self) -> Rig:
         raise NotImplementedError
@@ -91,6 +102,11 @@ class TeledexRobotBase(Robot):
         not the robot: teledex-record writes them to observation.environment_state)."""
         world = self.config.world
         return object_state_names(world.task) if self.config.backend == WORLD_BACKEND and world.observe_objects else []
+
+    @property
+    def judges_episodes(self) -> bool:
+        """backend=mujoco: the world tells whether each episode succeeded (episode_outcome)."""
+        return self.config.backend == WORLD_BACKEND
 
     @cached_property
     def observation_features(self) -> dict[str, type | tuple]:
@@ -122,6 +138,14 @@ class TeledexRobotBase(Robot):
                 device.disconnect()
             raise
         self.devices = devices
+        self.world_runner = next((d.runner for d in devices.values() if isinstance(d, WorldJointDevice)), None)
+        if self.world_runner is not None:
+            self.outcome = EpisodeOutcome(self.world_runner.world)
+            self._replaying = replayed_episode()
+            if self._replaying is not None:
+                self.world_runner.reset_episode(self._replaying.seed)
+                print(f"Replaying episode {self._replaying.index} of {self._replaying.root} in its own layout (seed "
+                      f"{self._replaying.seed})", flush=True)
         self._attach_render_cameras()
         for cam in self.cameras.values():
             cam.connect()
@@ -136,12 +160,43 @@ class TeledexRobotBase(Robot):
         lays out episode `episode_index`'s scene (layout seed = world.seed + episode_index; None: the next one)
         with the robot at home, and returns the seed; other backends have nothing to reset (people reset a real
         scene) and return None."""
-        if self.config.backend != WORLD_BACKEND or not self.devices:
+        runner = self.world_runner
+        if runner is None:
             return None
-        runner = next(iter(self.devices.values())).runner
         seed = runner.reset_episode(None if episode_index is None else self.config.world.seed + episode_index)
+        self.outcome = EpisodeOutcome(runner.world)
+        self._episode_started_ns = self.clock.now_ns()
         self._publish_measured(self.rig.join(self.measured_positions()))
         return seed
+
+    @property
+    def clock(self) -> Clock:
+        """The clock every capture time of this robot is taken on: its lockstep world's, else the machine's."""
+        return self.world_runner.clock if self.world_runner is not None else MONOTONIC
+
+    @property
+    def lockstep(self) -> bool:
+        """Nothing moves until advance() is called (backend=mujoco with --robot.world.clock=lockstep)."""
+        return self.world_runner is not None and self.world_runner.lockstep
+
+    def advance(self, duration_ns: int) -> None:
+        """Lockstep: step the world by duration_ns (one control period, called by the recorder once per tick)."""
+        if not self.lockstep:
+            raise RuntimeError(f"{self} does not run in lockstep (--robot.backend=mujoco --robot.world.clock="
+                               "lockstep); its time passes by itself")
+        self.world_runner.advance(duration_ns)
+
+    def episode_outcome(self) -> dict | None:
+        """backend=mujoco: whether the task succeeded and the stages it reached so far, judged once per control tick
+        (each observation); None elsewhere (people judge a real scene: the recorder's s / f keys)."""
+        return None if self.outcome is None else self.outcome.as_dict()
+
+    def world_episode(self) -> dict | None:
+        """backend=mujoco: what laid out this episode (task, seed, clock, the randomised values), for its metadata."""
+        if self.world_runner is None:
+            return None
+        return {**self.world_runner.world.episode_description(), "clock": "lockstep" if self.lockstep else
+                "real_time"}
 
     @property
     def is_calibrated(self) -> bool:
@@ -162,12 +217,15 @@ class TeledexRobotBase(Robot):
         """Camera frames first (waiting for a fresh one only while the camera is no slower than the loop, see
         frame_pacing), then each part's measurement captured closest to the newest frame, so one observation
         describes one instant."""
-        started_ns = now_ns()
+        started_ns = self.clock.now_ns()
         self.pacing.observation_started(started_ns)
         images = {name: self._read_frame(name, cam, started_ns) for name, cam in self.cameras.items()}
         frame_times = [cam.capture_ns for cam in self.cameras.values() if getattr(cam, "capture_ns", None)]
-        reference_ns = max(frame_times) if frame_times else now_ns()
+        reference_ns = max(frame_times) if frame_times else self.clock.now_ns()
         states = {role: device.read_nearest(reference_ns) for role, device in self.devices.items()}
+        if self.outcome is not None:
+            with self.world_runner.world.lock:
+                self.outcome.update()
         self._observation_capture_ns = {role: state.capture_ns for role, state in states.items()}
         joints = self.rig.join({role: state.positions for role, state in states.items()})
         self._publish_measured(joints)
@@ -178,7 +236,7 @@ class TeledexRobotBase(Robot):
     def _object_state(self) -> dict[str, float]:
         if not self.environment_state_keys:
             return {}
-        world = current_world()
+        world = self.world_runner.world
         with world.lock:
             return dict(zip(self.environment_state_keys, world.object_state().tolist(), strict=True))
 
@@ -213,6 +271,11 @@ class TeledexRobotBase(Robot):
         return dict(zip(self.tactile_keys, values.tolist(), strict=True))
 
     def _read_frame(self, name: str, cam, started_ns: int):
+        captured_ns = getattr(cam, "capture_ns", None)
+        if self._episode_started_ns is not None and captured_ns is not None and captured_ns < self._episode_started_ns:
+            return self._first_frame_of_episode(name, cam)
+        if isinstance(cam, TeledexWorldCamera) and cam.lockstep:
+            return cam.read()  # rendered now, on the world's clock: nothing to wait for
         if not self.pacing.wait_for_next_frame(cam.fps):
             return cam.read_latest(max_age_ms=STALE_FRAME_MAX_AGE_MS)
         try:
@@ -228,6 +291,18 @@ class TeledexRobotBase(Robot):
             # the sync check marks the frame invalid.
             logger.warning("Camera %s: no new frame within %d ms; using the last one", name, CAMERA_WAIT_MS)
             return cam.read_latest(max_age_ms=STALE_FRAME_MAX_AGE_MS)
+
+    def _first_frame_of_episode(self, name: str, cam):
+        """A frame captured after the episode's reset: the latest may still show the previous episode's scene."""
+        for _ in range(FIRST_FRAME_TRIES):
+            try:
+                frame = cam.async_read(timeout_ms=CAMERA_WAIT_MS)
+            except TimeoutError:
+                continue
+            if cam.capture_ns >= self._episode_started_ns:
+                return frame
+        raise TimeoutError(f"Camera {name}: no frame captured since the episode began ({FIRST_FRAME_TRIES} waits of "
+                           f"{CAMERA_WAIT_MS} ms); its frames would show the previous episode's scene")
 
     @check_if_not_connected
     def send_action(self, action: dict) -> dict:
@@ -276,6 +351,11 @@ class TeledexRobotBase(Robot):
 
     @check_if_not_connected
     def disconnect(self) -> None:
+        if self._replaying is not None:
+            outcome = self.outcome.as_dict()
+            print(f"Replay of episode {self._replaying.index}: {'succeeded' if outcome['success'] else 'failed'} "
+                  f"(furthest stage: {outcome['stage']})", flush=True)
+            self._replaying = None
         for cam in self.cameras.values():
             if cam.is_connected:
                 cam.disconnect()
@@ -284,6 +364,7 @@ class TeledexRobotBase(Robot):
         self.devices = {}
         self._observation_capture_ns = {}
         self._view = None
+        self.world_runner, self.outcome, self._episode_started_ns = None, None, None
         if self.config.live_view.enabled:
             viewer.stop()
         spans = [float(np.max(high - low)) for low, high in self._sent_range.values()]
@@ -296,7 +377,11 @@ class TeledexRobotBase(Robot):
         centre = (points.min(axis=0) + points.max(axis=0)) / 2
         distance = 1.7 * max(float(np.ptp(points, axis=0).max()), 0.15)
         for cam in self.cameras.values():
-            if isinstance(cam, TeledexRenderCamera):
+            if isinstance(cam, TeledexWorldCamera):
+                if self.world_runner is None:
+                    raise RuntimeError(f"{cam} renders the MuJoCo world: it needs --robot.backend=mujoco")
+                cam.attach_world(self.world_runner)
+            elif isinstance(cam, TeledexRenderCamera):
                 cam.attach_scene(self._draw_scene, centre, distance)
 
     def _draw_scene(self) -> list[tuple[str, np.ndarray]]:

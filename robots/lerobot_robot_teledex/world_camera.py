@@ -1,31 +1,87 @@
-"""A camera that renders the MuJoCo world the robot runs in (EGL, headless), in its own capture thread."""
+"""A camera that renders the MuJoCo world the robot runs in (EGL, headless).
+
+In a real-time world it captures in its own thread, like any camera. In a lockstep world time stands still between
+ticks, so it renders on demand in the reader's thread: a frame is captured when the world's clock reaches the next
+frame time of the camera's rate, and stamped with that clock.
+"""
+
+import numpy as np
+
+from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 
 from teledex_lerobot.world.camera import WorldRenderer
-from teledex_lerobot.world.devices import current_world
+from teledex_lerobot.world.devices import WorldRunner
 
 from .config_world_camera import TeledexWorldCameraConfig
 from .render_camera import TeledexRenderCamera
 
 
 class TeledexWorldCamera(TeledexRenderCamera):
-    """The robot (backend mujoco) attaches it after its devices have started the world."""
+    """The robot (backend mujoco) attaches it to its world (attach_world) before connecting it."""
 
     def __init__(self, config: TeledexWorldCameraConfig):
         super().__init__(config)
-        self.name = ""
+        self.runner: WorldRunner | None = None
+        self._on_demand = False  # connected to a lockstep world
 
     def __str__(self) -> str:
         return f"TeledexWorldCamera({self.config.view})"
 
-    def attach_scene(self, scene, centre_m, distance_m) -> None:
-        world = current_world()
+    @property
+    def lockstep(self) -> bool:
+        return self.runner is not None and self.runner.lockstep
+
+    def attach_world(self, runner: WorldRunner) -> None:
+        world = runner.world
         name = next((n for n, view in world.cameras.items() if view == self.config.view), None)
         if name is None:
             raise RuntimeError(f"{self}: the world has no camera with view {self.config.view!r} "
                                f"(its cameras: {world.cameras}); name it in the robot's cameras.")
+        self.runner = runner
         self.renderer = WorldRenderer(world, name, self.width, self.height)
         self._scene = lambda: None
 
+    @property
+    def is_connected(self) -> bool:
+        return self._on_demand or super().is_connected
+
+    def connect(self, warmup: bool = True) -> None:
+        if not self.lockstep:
+            super().connect(warmup)
+            return
+        if self._on_demand:
+            raise DeviceAlreadyConnectedError(f"{self} is already connected.")
+        self._on_demand = True
+        if warmup:
+            self.read()
+
+    def async_read(self, timeout_ms: float = 200) -> np.ndarray:
+        if not self._on_demand:
+            return super().async_read(timeout_ms)
+        return self._frame_now()
+
+    def read_latest(self, max_age_ms: int = 500) -> np.ndarray:
+        if not self._on_demand:
+            return super().read_latest(max_age_ms)
+        return self._frame_now()
+
+    def _frame_now(self) -> np.ndarray:
+        """The frame of the camera's latest frame time: rendered when the clock has reached a new one."""
+        now = self.runner.clock.now_ns()
+        # 1 ms of slack for rounding: a 25 fps camera in a 25 Hz loop captures every tick
+        if self._frame is None or now - self._frame_capture_ns >= 1e9 / self.fps - 1e6 \
+                or now < self._frame_capture_ns:
+            self._frame = self.renderer.render()
+            self._frame_capture_ns = self._frame_published_ns = now
+            self._frame_counter += 1
+        return self._frame
+
     def disconnect(self) -> None:
-        super().disconnect()
-        self.renderer = None  # its OpenGL context belonged to the capture thread, which has ended
+        if self._on_demand:
+            self._on_demand = False
+            self.renderer.close()  # rendered in this thread, whose OpenGL context it is
+        elif not super().is_connected:
+            raise DeviceNotConnectedError(f"{self} is not connected.")
+        else:
+            super().disconnect()
+        self.renderer = None  # a capture thread's OpenGL context ended with the thread

@@ -16,7 +16,7 @@ from ..storage.frame import FrameLayout, RecordedFrame
 from ..storage.native import NativeEpisode, NativeSink, load_native_episode, native_episode_dirs
 from ..storage.repair import committed_episodes
 from ..storage.sink import EpisodeHeader, commit_pair
-from ..storage.teledex_columns import DEVICE_FAULT, FRAME_TIME, SYNC_VALID, TACTILE, source_column
+from ..storage.teledex_columns import DEVICE_FAULT, FRAME_TIME, SUCCESS, SYNC_VALID, TACTILE, source_column
 from ..storage.video import copy_video_segment, read_video_frames
 from ..sync import SyncPolicy, validate_timestamps
 from .lerobot_dataset import LeRobotSink, read_sidecar
@@ -30,7 +30,8 @@ def layout_of(episode: NativeEpisode) -> FrameLayout:
                        source_names=tuple(episode.names("source_names")),
                        fps=int(episode.metadata["collection"]["control_frequency_hz"]),
                        environment_names=tuple(episode.names("environment_names"))
-                       if "environment_names" in episode.telemetry else ())
+                       if "environment_names" in episode.telemetry else (),
+                       judged="success" in episode.telemetry)
 
 
 def _packet(stamps_row, frame_ns: int, sources, policy: SyncPolicy, recorded_valid: bool, where: str):
@@ -80,7 +81,7 @@ def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progr
                                        {name: frames[i] for name, frames in videos.items()}, packet,
                                        _faults(episode.metadata, t["device_fault"][i], f"{folder} frame {i}"),
                                        environment=t["environment_state"][i] if layout.environment_names
-                                       else np.zeros(0)))
+                                       else np.zeros(0), success=layout.judged and bool(t["success"][i])))
             metadata = {**episode.metadata, "lerobot": {**episode.metadata.get("lerobot", {}),
                                                         "episode_index": index}}
             commit_pair(sink, None, metadata)
@@ -112,7 +113,8 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
                 tactile_names=tuple(features[TACTILE]["names"]) if TACTILE in features else (),
                 cameras={n: (c.height, c.width, 3) for n, c in cameras.items()},
                 source_names=tuple(sidecar["source_names"]), fps=info["fps"],
-                environment_names=tuple(features[OBS_ENV_STATE]["names"]) if OBS_ENV_STATE in features else ())
+                environment_names=tuple(features[OBS_ENV_STATE]["names"]) if OBS_ENV_STATE in features else (),
+                judged=SUCCESS in features)
             policy = SyncPolicy(**sidecar["sync_policy"])
             data = lerobot_root / info["data_path"].format(chunk_index=episode["data/chunk_index"],
                                                           file_index=episode["data/file_index"])
@@ -141,7 +143,7 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
                                        np.asarray(row[TACTILE]) if layout.tactile_names else np.zeros(0), {}, packet,
                                        _faults(metadata, row[DEVICE_FAULT], where),
                                        environment=np.asarray(row[OBS_ENV_STATE]) if layout.environment_names
-                                       else np.zeros(0)))
+                                       else np.zeros(0), success=layout.judged and bool(row[SUCCESS])))
             commit_pair(sink, None, {**metadata, "lerobot": {**metadata.get("lerobot", {}), "episode_index": index}})
             written.append(sink.final_dir)
             progress(f"LeRobot episode {index} -> {sink.final_dir}")

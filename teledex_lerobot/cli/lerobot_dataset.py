@@ -10,7 +10,9 @@ metadata `info.teledex` as recording metadata, not a sensor):
 - frame_interval_ms (float32, 0 on an episode's first frame) and frame_after_gap (bool): the frame timing, because
   LeRobot's own `timestamp` column is frame_index / fps and cannot show a dropped tick;
 - device_fault (bool): a device was in fault (storage/teledex_columns.py): never sync_valid; once the fault latched,
-  the action is the target the hardware held; which device and why are in the episode's metadata ("faults").
+  the action is the target the hardware held; which device and why are in the episode's metadata ("faults");
+- next.success (bool, LeRobot's own name), from robots that judge their episodes (a simulated world): the task has
+  succeeded by this frame; an episode's last frame says whether it succeeded.
 Tactile taxels are the feature observation.tactile, never part of observation.state.
 
 Timestamps are int64 ns because float64 columns come back as float32 through the dataset's __getitem__.
@@ -43,6 +45,7 @@ from ..storage.teledex_columns import (
     FRAME_TIME,
     INFO_BACKUP,
     SIDECAR_DIR,
+    SUCCESS,
     SYNC_MAX_DIFF_MS,
     SYNC_VALID,
     TACTILE,
@@ -82,6 +85,8 @@ def dataset_features(layout: FrameLayout, use_video: bool) -> dict:
         DEVICE_FAULT: _column("bool", "a device was in fault: not a demonstration (once latched, the action is the "
                                       "target it held)"),
     })
+    if layout.judged:
+        features[SUCCESS] = _column("bool", "the task has succeeded by this frame (the simulated world's judgement)")
     for source in layout.source_names:
         features[source_column(source)] = _column(
             "int64", f"capture time of {source}, monotonic ns, -1 = none (never measured, or in fault)")
@@ -107,6 +112,8 @@ def lerobot_frame(layout: FrameLayout, frame: RecordedFrame, header: EpisodeHead
         values[TACTILE] = frame.tactile.astype(np.float32)
     if layout.environment_names:
         values[OBS_ENV_STATE] = frame.environment.astype(np.float32)
+    if layout.judged:
+        values[SUCCESS] = np.array([frame.success])
     for name, image in frame.images.items():
         values[f"observation.images.{name}"] = image
     for source in layout.source_names:

@@ -19,6 +19,7 @@ from ..storage.recorder import FAULT_POLICIES, STOP
 from ..sync import SyncPolicy, TimingPolicy
 from .errors import UserError
 
+KEEP_CHOICES = ("all", "successes")
 # Flags whose help needs LeRobot's device registry (each type has its own flags): answered by LeRobot's scoped help.
 _TYPED_FLAGS = ("--robot.type", "--teleop.type", "--config_path")
 
@@ -68,10 +69,17 @@ class RecordOptions:
     # "keep-and-mark" (record on, every frame in fault flagged). Either way, the next episode waits for the operator
     # to re-arm (the `a` key) once the cause is gone.
     fault_policy: str = STOP
+    # Robots that judge their episodes (the MuJoCo world): end each this many seconds after the task succeeded
+    # (a negative value records to --dataset.episode_time_s) ...
+    settle_s: float = 0.5
+    # ... and keep "all" episodes or only "successes" (failures dropped, each attempt on a new layout).
+    keep: str = "all"
 
     def __post_init__(self):
         if self.fault_policy not in FAULT_POLICIES:
             raise UserError(f"--fault_policy must be one of {', '.join(FAULT_POLICIES)} (got {self.fault_policy!r})")
+        if self.keep not in KEEP_CHOICES:
+            raise UserError(f"--keep must be one of {', '.join(KEEP_CHOICES)} (got {self.keep!r})")
 
 
 def print_help() -> None:

@@ -8,6 +8,7 @@ import shutil
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 # The record script imports every LeRobot device config, so any LeRobot robot or teleoperator can be recorded.
 from lerobot.scripts import lerobot_record  # noqa: F401
@@ -19,12 +20,16 @@ from lerobot.utils.import_utils import register_third_party_plugins
 from lerobot.utils.keyboard_input import create_key_listener
 
 from lerobot_robot_teledex.camera_info import camera_info
+from lerobot_robot_teledex.config_teledex import WORLD_BACKEND, TeledexRobotConfig
 from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 
+from ..clock import ScriptedInput
 from ..storage.frame import FrameLayout
 from ..storage.native import NATIVE_FORMAT, NativeSink, write_json_atomic
-from ..storage.recorder import INPUT_SOURCE, EpisodePlan, RecordingSession
+from ..storage.recorder import INPUT_SOURCE, EpisodePlan, JudgedRobot, RecordingSession
 from ..storage.video import silence_encoder_logs
+from ..world.devices import WorldRunner
+from ..world.world import AUTO, LOCKSTEP, REAL_TIME
 from .errors import UserError, run_command
 from .lerobot_dataset import LeRobotSink
 from .record import RecordOptions
@@ -79,9 +84,38 @@ def check_roots(cfg: TeledexRecordConfig) -> None:
                             "--native.root") from err
 
 
+@runtime_checkable
+class WorldRobot(Protocol):
+    world_runner: WorldRunner | None  # the simulated world it runs (backend mujoco), else None
+
+
+@runtime_checkable
+class WorldReader(Protocol):
+    def attach_world(self, runner: WorldRunner) -> None:
+        """Read this world (a scripted input that sees the scene)."""
+
+
+def resolve_world_clock(cfg: TeledexRecordConfig) -> None:
+    """--robot.world.clock=auto: lockstep when a script (or a policy) drives a simulated world, real time when a
+    person does; lockstep with a person is refused (the loop would run as fast as the CPU, not as they move)."""
+    robot = cfg.robot
+    if not isinstance(robot, TeledexRobotConfig) or robot.backend != WORLD_BACKEND:
+        return
+    scripted = isinstance(cfg.teleop, ScriptedInput) and cfg.teleop.scripted
+    if robot.world.clock == AUTO:
+        robot.world.clock = LOCKSTEP if scripted else REAL_TIME
+        print(f"World clock: {robot.world.clock} (--robot.world.clock=auto: "
+              f"{'a scripted input drives' if scripted else 'a person drives'})", flush=True)
+    elif robot.world.clock == LOCKSTEP and not scripted:
+        raise UserError(f"--robot.world.clock=lockstep needs a scripted input (e.g. --teleop.type=teledex_world_expert)"
+                        f": {cfg.teleop.type} is driven by a person, who needs the world in real time. Use "
+                        "--robot.world.clock=real_time (or auto).")
+
+
 class Recorder:
     def __init__(self, cfg: TeledexRecordConfig):
         self.cfg = cfg
+        resolve_world_clock(cfg)
         self.robot = SyncValidatedRobot(make_robot_from_config(cfg.robot), cfg.sync)
         if hasattr(cfg.teleop, "keyboard"):
             cfg.teleop.keyboard = False  # one keyboard listener, ours: it forwards the teleop's keys (_on_key)
@@ -94,7 +128,8 @@ class Recorder:
         self.layout = FrameLayout.from_features(
             self.robot.observation_features, self.robot.action_features, getattr(self.robot.robot, "tactile_keys", ()),
             [*self._joint_sources(), *self.robot.cameras, INPUT_SOURCE], cfg.dataset.fps,
-            getattr(self.robot.robot, "environment_state_keys", ()))
+            getattr(self.robot.robot, "environment_state_keys", ()), isinstance(self.robot, JudgedRobot)
+            and self.robot.judges_episodes)
         self.session: RecordingSession | None = None
         self.lerobot: LeRobotSink | None = None
 
@@ -153,6 +188,9 @@ class Recorder:
         try:
             self.teleop.connect()
             self.robot.connect()
+            if isinstance(self.robot.robot, WorldRobot) and self.robot.robot.world_runner is not None \
+                    and isinstance(self.teleop, WorldReader):
+                self.teleop.attach_world(self.robot.robot.world_runner)
             teleop_keys = getattr(self.teleop, "keyboard_help", lambda: "")()
             listener = create_key_listener(self._on_key, controls_help="n next, r re-record, d discard, s/f success/"
                                            "failure, a re-arm after a device fault, q quit"
@@ -161,8 +199,10 @@ class Recorder:
                 raise UserError("--wait_for_start and --confirm_episodes wait for keys, and no keyboard can be read "
                                 "here (no terminal, no desktop session): run teledex-record in a terminal, or drop them")
             self.session = self._open(keyboard=listener is not None)
-            saved = self.session.run(EpisodePlan(d.num_episodes, d.episode_time_s, d.reset_time_s, d.single_task,
-                                                 self.cfg.wait_for_start, self.cfg.confirm_episodes))
+            saved = self.session.run(EpisodePlan(
+                d.num_episodes, d.episode_time_s, d.reset_time_s, d.single_task, self.cfg.wait_for_start,
+                self.cfg.confirm_episodes, settle_s=self.cfg.settle_s if self.cfg.settle_s >= 0 else None,
+                successes_only=self.cfg.keep == "successes"))
         except BaseException as err:
             if _is_disk_full(err):
                 saved_now = len(self.session.saved_uuids) if self.session else 0

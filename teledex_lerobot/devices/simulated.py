@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..clock import now_ns
+from ..clock import MONOTONIC, Clock, now_ns
 from .joint_device import JointDevice, JointState
 
 # Feedback rates of the real devices: Piper streams joints at 200 Hz; LinkerHand angles are
@@ -84,14 +84,16 @@ _REPORTED_HISTORY = 64
 class LatentJointDevice(JointDevice):
     """A simulated device as its driver sees it: a command takes effect latency_ms after it is sent; reads return
     what the device last published (a real driver's cache), read_nearest the published measurement closest in time.
-    Subclasses step the device: _take_due() for the command in force, _publish() for each measurement."""
+    Subclasses step the device: _take_due() for the command in force, _publish() for each measurement. Commands are
+    stamped on `clock` (the world's, for a device in a lockstep world)."""
 
-    def __init__(self, initial_positions: np.ndarray, latency_ms: float):
+    def __init__(self, initial_positions: np.ndarray, latency_ms: float, clock: Clock = MONOTONIC):
         super().__init__(initial_positions)
         self.latency_ms = latency_ms
+        self.clock = clock
         self._lock = threading.Lock()
         self._pending: deque[tuple[int, np.ndarray]] = deque()  # (apply at, target)
-        self._published = JointState(self._initial.copy(), np.zeros(self.dof), now_ns())
+        self._published = JointState(self._initial.copy(), np.zeros(self.dof), clock.now_ns())
         self._reported: deque[JointState] = deque(maxlen=_REPORTED_HISTORY)
 
     def read(self) -> JointState:
@@ -105,9 +107,15 @@ class LatentJointDevice(JointDevice):
             return min(self._reported, key=lambda state: abs(state.capture_ns - capture_ns))
 
     def command(self, positions: np.ndarray) -> None:
-        apply_at = now_ns() + int(self.latency_ms * 1e6)
+        apply_at = self.clock.now_ns() + int(self.latency_ms * 1e6)
         with self._lock:
             self._pending.append((apply_at, np.asarray(positions, dtype=float).copy()))
+
+    def forget_history(self) -> None:
+        """Drop the commands in flight and the measurements reported so far (a new episode starts)."""
+        with self._lock:
+            self._pending.clear()
+            self._reported.clear()
 
     def _take_due(self, tick_ns: int) -> np.ndarray | None:
         """The newest target whose latency has elapsed by tick_ns, or None (the caller holds the lock)."""

@@ -25,15 +25,19 @@ class FrameLayout:
     # Observations about the scene rather than the robot (a simulated world's object poses): stored apart from the
     # state (LeRobot's observation.environment_state, the input of its state-based policies).
     environment_names: tuple[str, ...] = ()
+    # The robot judges its episodes (a simulated world): every frame records whether the task has succeeded by then
+    # (LeRobot's next.success, the native "success").
+    judged: bool = False
 
     @classmethod
     def from_features(cls, observation_features: dict, action_features: dict, tactile_names, source_names, fps: int,
-                      environment_names=()):
+                      environment_names=(), judged: bool = False):
         apart = (*tactile_names, *environment_names)
         return cls(state_names=tuple(k for k, v in observation_features.items() if v is float and k not in apart),
                    action_names=tuple(action_features), tactile_names=tuple(tactile_names),
                    cameras={k: tuple(v) for k, v in observation_features.items() if isinstance(v, tuple)},
-                   source_names=tuple(source_names), fps=fps, environment_names=tuple(environment_names))
+                   source_names=tuple(source_names), fps=fps, environment_names=tuple(environment_names),
+                   judged=judged)
 
 
 @dataclass
@@ -45,6 +49,7 @@ class RecordedFrame:
     packet: SyncPacket
     faults: dict[str, str] = field(default_factory=dict)  # part -> message, while a device reports a fault
     environment: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (len(environment_names),) float
+    success: bool = False  # layout.judged: the task has succeeded by this frame
 
     @property
     def frame_ns(self) -> int:
@@ -52,10 +57,11 @@ class RecordedFrame:
 
     @classmethod
     def from_observation(cls, layout: FrameLayout, observation: dict, action: dict, packet: SyncPacket,
-                         faults: dict[str, str] | None = None) -> "RecordedFrame":
+                         faults: dict[str, str] | None = None, success: bool = False) -> "RecordedFrame":
         return cls(state=np.array([observation[k] for k in layout.state_names], dtype=np.float64),
                    action=np.array([action[k] for k in layout.action_names], dtype=np.float64),
                    tactile=np.array([observation[k] for k in layout.tactile_names], dtype=np.float64),
                    images={name: observation[name] for name in layout.cameras}, packet=packet,
                    faults=dict(faults or {}),
-                   environment=np.array([observation[k] for k in layout.environment_names], dtype=np.float64))
+                   environment=np.array([observation[k] for k in layout.environment_names], dtype=np.float64),
+                   success=success)

@@ -11,7 +11,8 @@
                                      frame_after_gap (T,) bool; source_names (S,), source_timestamps_ns (T, S) int64
                                      (-1 = none: never measured, or the part was in fault); sync_valid, sync_fresh,
                                      sync_consistent (T,) bool; sync_max_diff_ns; device_fault (T,) bool: a device
-                                     was in fault (storage/teledex_columns.py)
+                                     was in fault (storage/teledex_columns.py); success (T,) bool, from robots that
+                                     judge their episodes (a simulated world): the task has succeeded by the frame
             manifest.json            format, episode uuid, frame count, every file with its size and SHA-256
             metadata.json            task, ids (episode uuid shared with the LeRobot episode), duration, hardware,
                                      cameras, collection settings, sync and frame-timing figures, faults
@@ -130,6 +131,7 @@ def telemetry_arrays(layout: FrameLayout, frames: list[RecordedFrame]) -> dict[s
         "sync_consistent": np.array([p.consistent for p in packets], dtype=bool),
         "sync_max_diff_ns": np.array([p.max_diff_ns for p in packets], dtype=np.int64),
         "device_fault": np.array([bool(f.faults) for f in frames], dtype=bool),
+        **({"success": np.array([f.success for f in frames], dtype=bool)} if layout.judged else {}),
     }
 
 

@@ -4,7 +4,13 @@ RecordedFrame to every sink; episodes end on the timer or a key, and are committ
 The robot is any object with get_observation(), send_action(action) -> sent action and validate(extra stamps) ->
 SyncPacket (lerobot_robot_teledex.SyncValidatedRobot around any LeRobot robot), optionally the pair device_faults()
 and clear_faults() -> the faults that remain; the input is any object with get_action() and optionally
-sample_capture_ns.
+sample_capture_ns. What else either can do is a protocol below:
+- LockstepRobot: a simulated world whose time stands still until advanced; the loop then advances it one control
+  period per tick and never sleeps (no tick is dropped, the CPU sets the pace, the wall clock plays no part);
+- JudgedRobot: it knows how the episode is going (success, stages): every frame records it, the episode ends
+  `settle_s` after success, and a plan may keep successes only;
+- CorrectedInput: the robot executes something else than the action recorded (recovery data: a perturbed target
+  executed, the expert's correction recorded).
 
 Device faults are part of the data: every frame records whether a device was in fault (its action is then the target
 the hardware held, and the frame is never sync-valid), each episode's metadata lists the faults, and the progress
@@ -21,6 +27,7 @@ import time
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -37,6 +44,36 @@ FAULT_POLICIES = (STOP, RERECORD, KEEP_AND_MARK)
 # Frames wait this long before the sinks take them: a fault is detected after its cause (a silence only once the
 # feedback timeout has passed), and the frames recorded since the cause are marked as in fault too.
 LOOKBACK_NS = 500_000_000
+# Keeping successes only, a session gives up after this many attempts per episode asked for (a task the input
+# cannot solve must not record forever).
+MAX_ATTEMPTS_PER_EPISODE = 5
+
+
+@runtime_checkable
+class LockstepRobot(Protocol):
+    lockstep: bool  # nothing moves until advance()
+
+    def advance(self, duration_ns: int) -> None: ...
+
+
+@runtime_checkable
+class JudgedRobot(Protocol):
+    judges_episodes: bool  # known before connecting: the dataset gets its success column or not
+
+    def episode_outcome(self) -> dict | None:
+        """{"success": bool, "stage": str, ...} for the episode so far, or None (nobody judges it)."""
+
+
+@runtime_checkable
+class WorldEpisodes(Protocol):
+    def world_episode(self) -> dict | None:
+        """What laid out this episode (a simulated world: task, seed, randomised values), or None."""
+
+
+@runtime_checkable
+class CorrectedInput(Protocol):
+    def executed_action(self, action: dict) -> dict:
+        """What the robot executes for the action the input returned (and the recording keeps)."""
 
 
 # The operator's verdict on an episode under review (--confirm_episodes), by key.
@@ -97,6 +134,7 @@ class EpisodeLog:
     stamps: list = field(default_factory=list)
     faults: dict = field(default_factory=dict)  # part -> {"message", "first_frame", "frames"}
     stopped_by_fault: bool = False  # the fault policy ended the episode when a fault latched
+    outcome: dict = field(default_factory=dict)  # a judged episode: its outcome at the last frame
 
     def add(self, frame: RecordedFrame) -> None:
         index = len(self.frame_ns)
@@ -135,6 +173,10 @@ class EpisodePlan:
     wait_for_start: bool = False
     # Show each episode's summary and wait for the operator's verdict: keep (k/enter), discard (d), re-record (r).
     confirm: bool = False
+    # A robot that judges its episodes: end each this long after success (None: at the time limit) ...
+    settle_s: float | None = None
+    # ... and save only those that succeeded (failures are dropped and another layout is tried).
+    successes_only: bool = False
 
 
 class RecordingSession:
@@ -157,9 +199,20 @@ class RecordingSession:
         self.keyboard = keyboard  # the operator has keys to press (re-arm after a fault); without, no key waits
         self.saved_uuids: list[str] = []
         self.unresolved_faults: dict[str, str] = {}  # at the end of run(): faults nobody cleared
+        # Every attempt lays out a new scene (a simulated world: layout seed = world seed + this), kept or not: a
+        # dropped attempt is not tried again on the same layout, which in lockstep would fail the same way.
+        self.next_layout = first_index
+        self.lockstep = isinstance(robot, LockstepRobot) and robot.lockstep
 
     def run(self, plan: EpisodePlan) -> int:
+        attempts = 0
         while len(self.saved_uuids) < plan.num_episodes and not self.events.stop:
+            if plan.successes_only and attempts >= MAX_ATTEMPTS_PER_EPISODE * plan.num_episodes:
+                print(f"Stopping: {attempts} attempts gave {len(self.saved_uuids)} successful episode(s) of "
+                      f"{plan.num_episodes}; the input does not solve the task often enough to keep successes only",
+                      flush=True)
+                break
+            attempts += 1
             self.events.next_episode()
             if not self._rearmed():
                 break
@@ -170,7 +223,8 @@ class RecordingSession:
                     break
             reset_episode = getattr(self.robot, "reset_episode", None)
             if reset_episode is not None:  # a simulated world lays out this episode's scene, the robot at home
-                reset_episode(self.next_index)
+                reset_episode(self.next_layout)
+            self.next_layout += 1
             header = EpisodeHeader.new(self.next_index, plan.task)
             print(f"Recording episode {header.index} ({len(self.saved_uuids) + 1}/{plan.num_episodes})", flush=True)
             viewer.start_episode(header.index, plan.episode_time_s)
@@ -178,13 +232,13 @@ class RecordingSession:
             for sink in sinks:
                 sink.begin(header)
             try:
-                log = self._drive(header, duration_s=plan.episode_time_s)
+                log = self._drive(header, duration_s=plan.episode_time_s, settle_s=plan.settle_s)
             except BaseException:
                 for sink in sinks:
                     sink.abort()
                 viewer.end_episode("interrupted")
                 raise
-            verdict = self._keep(log)
+            verdict = self._keep(log, plan)
             review = None
             if verdict is None and plan.confirm:
                 review = self._review(header, log)
@@ -266,7 +320,7 @@ class RecordingSession:
         print("Re-armed: the devices are healthy.", flush=True)
         return True
 
-    def _keep(self, log: EpisodeLog) -> str | None:
+    def _keep(self, log: EpisodeLog, plan: EpisodePlan) -> str | None:
         """Why the episode is not saved, or None to save it."""
         if log.stopped_by_fault and self.fault_policy == RERECORD:
             return f"stopped by a device fault from frame {log.first_fault_frame}: dropped, to be re-recorded"
@@ -279,17 +333,22 @@ class RecordingSession:
             # dtype) and every other episode's as floats: datasets then cannot read meta/episodes at all
             return (f"had {len(log)} frame(s); not saved (an episode needs at least 2: LeRobot 0.6.1 stores a "
                     "one-frame episode's statistics in a form that makes the whole dataset unreadable)")
+        if plan.successes_only and self.layout.judged and not log.outcome.get("success"):
+            return (f"failed (furthest stage: {log.outcome.get('stage')}): dropped, keeping successes only; "
+                    "the next attempt has a new layout")
         timing = log.timing(self.layout.fps)
         if self.timing_policy.on_exceed == "rerecord" and not self.timing_policy.within(timing):
             return (f"dropped {timing['dropped_ticks']} of {timing['frames_expected']} control ticks (more than "
                     f"{100 * self.timing_policy.max_dropped_fraction:g}%): re-recording it")
         return None
 
-    def _drive(self, header: EpisodeHeader | None, duration_s: float = float("inf"), stop=None) -> EpisodeLog:
+    def _drive(self, header: EpisodeHeader | None, duration_s: float = float("inf"), stop=None,
+               settle_s: float | None = None) -> EpisodeLog:
         """The control loop. With no header nothing is recorded (reset or waiting); with one, every frame goes to
-        every sink. The schedule never catches up in a burst: a tick that overran pushes the next one back, and the
-        frame after it shows the gap in its interval."""
-        period_s = 1.0 / self.layout.fps
+        every sink, and a judged episode ends settle_s after its success. In real time the schedule never catches up
+        in a burst: a tick that overran pushes the next one back, and the frame after it shows the gap in its
+        interval. In lockstep each tick advances the world one control period and nothing waits."""
+        period_ns = round(1e9 / self.layout.fps)
         log = EpisodeLog(self.layout.source_names)
         sinks = [s for s in (self.lerobot, self.native) if s is not None] if header is not None else []
         pending: deque[RecordedFrame] = deque()  # frames not yet handed to the sinks (LOOKBACK_NS)
@@ -297,13 +356,20 @@ class RecordingSession:
         started = time.perf_counter()
         next_tick = started
         next_report = started + 1.0
-        while (time.perf_counter() - started) < duration_s and not self.events.end_episode:
-            if stop is not None and stop():
+        ticks = 0
+        success_tick: int | None = None
+        settle_ticks = None if settle_s is None else round(settle_s * self.layout.fps)
+        while ticks * period_ns / 1e9 < duration_s if self.lockstep else time.perf_counter() - started < duration_s:
+            if self.events.end_episode or (stop is not None and stop()):
+                break
+            if success_tick is not None and settle_ticks is not None and ticks - success_tick > settle_ticks:
                 break
             observation = self.robot.get_observation()
+            outcome = self.robot.episode_outcome() if self.layout.judged else None
             action = self.teleop.get_action()
-            input_ns = getattr(self.teleop, "sample_capture_ns", None) or now_ns()
-            sent = self.robot.send_action(action)
+            input_ns = getattr(self.teleop, "sample_capture_ns", None) or self.robot.clock.now_ns()
+            executed = self.teleop.executed_action(action) if isinstance(self.teleop, CorrectedInput) else action
+            sent = self.robot.send_action(executed)
             # Read once, after the send: a device that latched during this tick held its target (the action stored),
             # and the frame's fault flag, its sync check and the fault policy all see the same faults.
             faults = self._faults()
@@ -315,7 +381,14 @@ class RecordingSession:
                 if faults.keys() - in_fault:
                     self._mark_since_cause(pending, {p: m for p, m in faults.items() if p not in in_fault})
                 in_fault = set(faults)
-                pending.append(RecordedFrame.from_observation(self.layout, observation, sent, packet, faults))
+                # the label is what the input asked for; the robot executed `sent` (the same unless perturbed)
+                recorded = sent if executed is action else action
+                succeeded = bool(outcome and outcome["success"])
+                pending.append(RecordedFrame.from_observation(self.layout, observation, recorded, packet, faults,
+                                                              success=succeeded))
+                if succeeded and success_tick is None:
+                    success_tick = ticks
+                log.outcome = outcome or {}
                 while pending and pending[0].frame_ns < pending[-1].frame_ns - LOOKBACK_NS:
                     self._store(pending.popleft(), sinks, log)
                 if faults and self.fault_policy != KEEP_AND_MARK:
@@ -323,8 +396,13 @@ class RecordingSession:
                     break
                 if time.perf_counter() >= next_report:
                     next_report += 1.0
-                    self._print_progress(header, log, time.perf_counter() - started)
-            next_tick = max(next_tick + period_s, time.perf_counter() - period_s / 2)
+                    self._print_progress(header, log, ticks * period_ns / 1e9 if self.lockstep
+                                         else time.perf_counter() - started)
+            ticks += 1
+            if self.lockstep:
+                self.robot.advance(period_ns)
+                continue
+            next_tick = max(next_tick + period_ns / 1e9, time.perf_counter() - period_ns / 2e9)
             delay_s = next_tick - time.perf_counter()
             if delay_s > 0:
                 time.sleep(delay_s)
@@ -357,6 +435,8 @@ class RecordingSession:
                     stamps, frame.packet.checked_ns, self.sync_policy))
 
     def _print_progress(self, header: EpisodeHeader, log: EpisodeLog, elapsed_s: float) -> None:
+        if not len(log):  # frames reach the log LOOKBACK_NS late; a slow first tick (planning) can come first
+            return
         timing = log.timing(self.layout.fps)
         sync = log.sync()
         recent = log.sync(last=self.layout.fps)  # the last second: who is behind right now
@@ -389,8 +469,14 @@ class RecordingSession:
             **self.metadata,
             "episode": {"task_name": header.task, "episode_id": f"episode_{header.index:06d}",
                         "episode_uuid": header.episode_uuid, "session_id": self.session_id,
-                        "duration_s": self._duration_s(log), "timesteps": len(log), "success": self.events.success,
+                        "duration_s": self._duration_s(log), "timesteps": len(log),
+                        # the operator's s / f key wins over the robot's judgement (None: nobody judged it)
+                        "success": self.events.success if self.events.success is not None
+                        else log.outcome.get("success"),
                         "recorded_utc": datetime.now(timezone.utc).isoformat()},
+            "outcome": log.outcome or None,  # a judged episode: success, furthest stage, the tick of each stage
+            "world": self.robot.world_episode() if isinstance(self.robot, WorldEpisodes) else None,
+            "clock": "lockstep" if self.lockstep else "real_time",
             "sync": {"policy": asdict(self.sync_policy), **log.sync()},
             "timing": {**timing, "policy": asdict(self.timing_policy),
                        "within_policy": self.timing_policy.within(timing)},

@@ -20,6 +20,8 @@ FRAME_AFTER_GAP = "frame_after_gap"
 # action is the target the hardware held, not the one asked for.
 DEVICE_FAULT = "device_fault"
 TACTILE = "observation.tactile"
+# The task has succeeded by this frame, as the robot judged it (a simulated world): LeRobot's own name for it.
+SUCCESS = "next.success"
 # Per-episode facts the parquet columns cannot hold (the native metadata.json and camera_info.json, the sync policy),
 # one JSON file per episode uuid, kept beside LeRobot's meta so both formats hold the same episode.
 SIDECAR_DIR = Path("meta") / "teledex_episodes"

@@ -1,9 +1,15 @@
-"""The world behind our robot classes: a real-time physics thread and one JointDevice per rig part.
+"""The world behind our robot classes: the physics, stepped in real time by its own thread or in lockstep by the
+recorder, and one JointDevice per rig part.
 
 The devices behave like the simulated ones (devices/joint_device.py): a command takes effect after latency_ms,
-measurements are published at the part's feedback rate with noise, stamped with clock.now_ns at capture, and
+measurements are published at the part's feedback rate with noise, stamped at capture on the runner's clock, and
 read_nearest picks from the recent ones. So sync validation judges world recordings as it judges hardware.
 `make_world_devices(rig, robot_config)` builds every part at once over one shared world.
+
+Clocks (--robot.world.clock): real_time, the physics thread keeps pace with the wall clock (a person drives); lockstep,
+nothing moves until the recorder calls `advance(duration_ns)`, which steps the physics exactly that long on a
+LockstepClock (a script or a policy drives). auto is real time unless the recorder resolves it (teledex-record picks
+lockstep for a scripted teleoperator).
 """
 
 import logging
@@ -11,11 +17,11 @@ import threading
 
 import numpy as np
 
-from ..clock import now_ns
+from ..clock import MONOTONIC, Clock, LockstepClock
 from ..devices.joint_device import JointDevice, JointState
 from ..devices.simulated import DEFAULT_FEEDBACK_HZ, LatentJointDevice, SimDynamicsConfig
 from ..rig import Rig
-from .world import World, WorldConfig
+from .world import LOCKSTEP, World, WorldConfig
 
 logger = logging.getLogger(__name__)
 
@@ -35,35 +41,54 @@ def current_world() -> World:
 
 
 class WorldRunner:
-    """Steps the world in real time in its own thread; publishes measurements to the devices at their rates."""
+    """Steps the world, in real time in its own thread or in lockstep when advanced; publishes measurements to the
+    devices at their rates, stamped on `clock`."""
 
-    def __init__(self, world: World, dynamics: SimDynamicsConfig):
+    def __init__(self, world: World, dynamics: SimDynamicsConfig, lockstep: bool = False):
         self.world = world
         self.dynamics = dynamics
+        self.lockstep = lockstep
+        self.clock: Clock = LockstepClock() if lockstep else MONOTONIC
         self.devices: dict[str, "WorldJointDevice"] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._started = False
+        self._next_publish_ns: dict[str, int] = {}  # per part, on the clock
         self.behind_s = 0.0  # how far physics lags the wall clock (a machine too slow for real time)
 
     def start(self) -> None:
         global _current_runner
-        if self._thread is not None:
+        if self._started:
             return
         _current_runner = self
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="world-physics", daemon=True)
-        self._thread.start()
+        self._started = True
+        if not self.lockstep:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="world-physics", daemon=True)
+            self._thread.start()
 
     def reset_episode(self, seed: int | None = None) -> int:
-        """Lay out a new episode (World.reset) with the robot at home; commands still in flight are dropped, so
-        the robot stays home until the next command."""
+        """Lay out a new episode (World.reset) with the robot at home. Commands still in flight and measurements
+        from before are forgotten: the robot stays home until the next command, and nothing captured before the
+        reset can reach an observation of the new episode."""
         with self.world.lock:
-            for device in self.devices.values():
-                device.drop_pending()
             seed = self.world.reset(seed)
+            now = self.clock.now_ns()
             for role, device in self.devices.items():
-                device.publish(self.world.joint_positions(role), self.world.joint_velocities(role), now_ns())
+                device.forget_history()
+                device.publish(self.world.joint_positions(role), self.world.joint_velocities(role), now)
+                self._next_publish_ns[role] = now + device.feedback_period_ns
         return seed
+
+    def advance(self, duration_ns: int) -> None:
+        """Lockstep: step the physics by duration_ns (whole physics steps), the clock with it."""
+        if not self.lockstep:
+            raise RuntimeError("advance() is for a lockstep world; a real-time world steps itself")
+        dt_ns = int(round(self.world.model.opt.timestep * 1e9))
+        with self.world.lock:
+            for _ in range(max(1, round(duration_ns / dt_ns))):
+                self._physics_step(self.clock.now_ns(), dt_ns)
+                self.clock.advance(dt_ns)
 
     def stop(self) -> None:
         global _current_runner
@@ -71,34 +96,39 @@ class WorldRunner:
         if self._thread is not None:
             self._thread.join(timeout=2.0)
             self._thread = None
+        self._started = False
         if _current_runner is self:
             _current_runner = None
 
-    def _run(self) -> None:
+    def _physics_step(self, tick_ns: int, dt_ns: int) -> None:
+        """One physics step from tick_ns: commands due by then take effect; a part whose feedback is due publishes
+        its state at the step's end (world lock held)."""
         world = self.world
-        dt_ns = int(world.model.opt.timestep * 1e9)
-        next_publish: dict[str, int] = {}  # parts connect one by one, while the thread already runs
-        started_ns = now_ns()
+        for device in self.devices.values():
+            device.apply_due(tick_ns)
+        world.step(1)
+        for role, device in self.devices.items():
+            if tick_ns + dt_ns >= self._next_publish_ns.setdefault(role, tick_ns):
+                self._next_publish_ns[role] += device.feedback_period_ns
+                device.publish(world.joint_positions(role), world.joint_velocities(role), tick_ns + dt_ns)
+
+    def _run(self) -> None:
+        dt_ns = int(round(self.world.model.opt.timestep * 1e9))
+        started_ns = self.clock.now_ns()
         sim_ns = 0
         while not self._stop.is_set():
-            wall_ns = now_ns() - started_ns
+            wall_ns = self.clock.now_ns() - started_ns
             if sim_ns > wall_ns:
                 self._stop.wait((sim_ns - wall_ns) / 1e9)
                 continue
-            tick_ns = started_ns + sim_ns
-            with world.lock:
-                for device in self.devices.values():
-                    device.apply_due(tick_ns)
-                world.step(1)
-                for role, device in self.devices.items():
-                    if sim_ns >= next_publish.get(role, 0):
-                        next_publish[role] = sim_ns + int(1e9 / device.feedback_hz)
-                        device.publish(world.joint_positions(role), world.joint_velocities(role), tick_ns)
+            with self.world.lock:
+                self._physics_step(started_ns + sim_ns, dt_ns)
             sim_ns += dt_ns
-            self.behind_s = (now_ns() - started_ns - sim_ns) / 1e9
+            self.behind_s = (self.clock.now_ns() - started_ns - sim_ns) / 1e9
             if self.behind_s > 0.5:  # never run a burst to catch up: drop the backlog and say so
                 logger.warning("World physics is %.1f s behind real time; skipping ahead", self.behind_s)
                 started_ns += int(self.behind_s * 1e9)
+                self._next_publish_ns = {role: started_ns + sim_ns for role in self._next_publish_ns}
 
 
 class WorldJointDevice(LatentJointDevice):
@@ -106,10 +136,13 @@ class WorldJointDevice(LatentJointDevice):
 
     def __init__(self, runner: WorldRunner, role: str, dynamics: SimDynamicsConfig, feedback_hz: float):
         world = runner.world
-        super().__init__(world.joint_positions(role), dynamics.latency_ms)
+        super().__init__(world.joint_positions(role), dynamics.latency_ms, runner.clock)
         self.runner, self.role, self.dynamics = runner, role, dynamics
         self.feedback_hz = dynamics.feedback_hz or feedback_hz
-        self._rng = np.random.default_rng(dynamics.seed)
+        self.feedback_period_ns = int(round(1e9 / self.feedback_hz))
+        # a lockstep run is deterministic per seed: its noise too, unless a seed is given
+        seed = dynamics.seed if dynamics.seed is not None or not runner.lockstep else 0
+        self._rng = np.random.default_rng(seed)
 
     def connect(self) -> None:
         self.runner.devices[self.role] = self
@@ -119,10 +152,6 @@ class WorldJointDevice(LatentJointDevice):
         self.runner.devices.pop(self.role, None)
         if not self.runner.devices:
             self.runner.stop()
-
-    def drop_pending(self) -> None:
-        with self._lock:
-            self._pending.clear()
 
     # ---- called by the physics thread, world lock held -----------------------------------------------------------
 
@@ -147,6 +176,6 @@ def make_world_devices(rig: Rig, robot_config) -> dict[str, JointDevice]:
     world_config: WorldConfig = robot_config.world
     views = {name: getattr(camera, "view", "oblique") for name, camera in robot_config.cameras.items()}
     world = World(rig, world_config, views or None)
-    runner = WorldRunner(world, robot_config.sim)
+    runner = WorldRunner(world, robot_config.sim, lockstep=world_config.clock == LOCKSTEP)
     return {role: WorldJointDevice(runner, role, robot_config.sim, DEFAULT_FEEDBACK_HZ[role])
             for role in rig.parts}

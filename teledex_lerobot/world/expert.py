@@ -1,4 +1,5 @@
-"""A scripted expert for the world's tasks: pre-shape, approach (our IK), close, lift, place or insert, release.
+"""A scripted expert for the world's tasks: approach (our IK) while pre-shaping the hand, descend, close, lift,
+place or insert, release. It moves from its first tick: an episode that starts still teaches a policy to wait.
 
 It reads the world's privileged state (object poses, the hand's pose) and returns what an operator's teleoperator
 returns: joint targets per rig part. Phases run on the world's simulated clock, so a slow machine changes nothing.
@@ -65,6 +66,8 @@ class Segment:
     hand_q: np.ndarray | None  # None: release from where the hand is measured at the segment's start
     arm_q: np.ndarray | None = None  # the arm's full configuration at the target, solved when planning
     joint_path: bool = False  # move along the arm's joint-space path to arm_q, not a straight line
+    # Millimetres decide here (closing on the object, placing, letting go): recovery perturbations fade out.
+    precise: bool = False
 
 
 class UnreachableGrasp(RuntimeError):
@@ -84,6 +87,7 @@ class ScriptedExpert:
         self.grasp: Grasp = grasp_for(self.hand.spec.model, task_name)
         self.preshape = self._shape(self.grasp.preshape)
         self.closed = self._shape(self.grasp.closed)
+        self._ik_starts = self.grasp.ik_starts(self.arm.spec.model, self.arm.model.joint_names, self.arm.home_full)
         self.segments: list[Segment] = []
         self.phase = ""
 
@@ -105,7 +109,14 @@ class ScriptedExpert:
         self._warm_start = None
         self._object_in_hand: np.ndarray | None = None
         self.segments = self._plan_cube(world) if self.task_name == "cube_assembly" else self._plan_bottle(world)
+        # the first segment moves from the first tick: an episode that starts still teaches a policy to wait
+        self._segment_goal_q = self.segments[0].hand_q
         self.phase = self.segments[0].name
+
+    @property
+    def precise_phase(self) -> bool:
+        """Whether the current phase is one where millimetres decide (see Segment.precise)."""
+        return self.segments[self._segment_index].precise
 
     @property
     def plan_duration_s(self) -> float:
@@ -153,7 +164,8 @@ class ScriptedExpert:
         for heading in self._headings(position_m, object_yaw):
             frame = heading_frame(position_m, heading)
             grasp = frame @ self.grasp.hand_in_heading()
-            q_pre = self.solve_within_margin(self._pre_grasp(frame, grasp), (self._q_arm_full, self.arm.home_full))
+            q_pre = self.solve_within_margin(self._pre_grasp(frame, grasp),
+                                             (self._q_arm_full, self.arm.home_full, *self._ik_starts))
             # the descent stays on the pre-grasp's IK branch (another branch would swing the wrist through the object)
             q_grasp = None if q_pre is None else self.solve_within_margin(grasp, (q_pre,))
             if q_grasp is not None:
@@ -176,16 +188,15 @@ class ScriptedExpert:
         resting = bottom.position_m + [0.0, 0.0, 2 * HALF_HEIGHT_M + PLACE_DROP_M]
         over_goal = self._over_goal(resting, bottom.yaw_rad, np.pi / 2, "cube_top")
         return [
-            Segment("preshape", 0.6, None, self.preshape),
             Segment("approach", 2.0, lambda w: pre_grasp, self.preshape, q_pre, joint_path=True),
             Segment("descend", 1.2, lambda w: grasp, self.preshape, q_grasp),
-            Segment("close", 1.0, None, self.closed),
+            Segment("close", 1.0, None, self.closed, precise=True),
             Segment("lift", 1.2, lambda w: lifted, self.closed),
             Segment("carry", 2.0, over_goal(0.03), self.closed),
-            Segment("place", 1.2, over_goal(0.0), self.closed),
+            Segment("place", 1.2, over_goal(0.0), self.closed, precise=True),
             *self._release(),
-            Segment("open", 0.6, None, self.preshape),
-            Segment("done", 1e9, None, self.preshape),
+            Segment("open", 0.6, None, self.preshape, precise=True),
+            Segment("done", 1e9, None, self.preshape, precise=True),
         ]
 
     def _plan_bottle(self, world) -> list[Segment]:
@@ -200,16 +211,15 @@ class ScriptedExpert:
         resting = base + [0.0, 0.0, BASE_FLOOR_M + BOTTLE_HALF_HEIGHT_M + INSERT_DEPTH_M]
         over_goal = self._over_goal(resting, 0.0, 0.0, "bottle")
         return [
-            Segment("preshape", 0.6, None, self.preshape),
             Segment("approach", 2.0, lambda w: pre_grasp, self.preshape, q_pre, joint_path=True),
             Segment("descend", 1.4, lambda w: grasp, self.preshape, q_grasp),
-            Segment("close", 1.0, None, self.closed),
+            Segment("close", 1.0, None, self.closed, precise=True),
             Segment("lift", 1.2, lambda w: lifted, self.closed),
             Segment("carry", 2.4, over_goal(lift), self.closed),
-            Segment("insert", 1.6, over_goal(0.0), self.closed),
+            Segment("insert", 1.6, over_goal(0.0), self.closed, precise=True),
             *self._release(),
-            Segment("open", 0.6, None, self.preshape),
-            Segment("done", 1e9, None, self.preshape),
+            Segment("open", 0.6, None, self.preshape, precise=True),
+            Segment("done", 1e9, None, self.preshape, precise=True),
         ]
 
     def _over_goal(self, resting_m: np.ndarray, goal_yaw: float, turn: float, name: str):
@@ -234,8 +244,10 @@ class ScriptedExpert:
 
     def _release(self) -> list[Segment]:
         if self.grasp.release_by_easing:
-            return [Segment("release", 0.4, None, None), Segment("retreat", 1.2, self._retreat, None)]
-        return [Segment("release", 0.6, None, self.preshape), Segment("retreat", 1.2, self._retreat, self.preshape)]
+            return [Segment("release", 0.4, None, None, precise=True),
+                    Segment("retreat", 1.2, self._retreat, None, precise=True)]
+        return [Segment("release", 0.6, None, self.preshape, precise=True),
+                Segment("retreat", 1.2, self._retreat, self.preshape, precise=True)]
 
     def _retreat(self, world) -> np.ndarray:
         pose = self._segment_start_pose.copy()

@@ -16,9 +16,18 @@ Grasps of the LinkerHand O6 (measured on the hand alone, benchmarks/grasp_grid.p
   bottle's top, thumb in the palm plane above the bottle; the hand slides down along the bottle before closing.
   The finger curl lies in a horizontal plane, so every finger force presses the bottle into the palm and friction
   carries its weight.
+
+Grasps of the LinkerHand L10 and L20: the same two strategies. Their fingers are the O6's (fingertips within 3 mm
+of the O6's at the pinch's curls); their thumbs are not, so each pinch has its own thumb pose and, from it, its
+own object position. Both thumbs are a post that reaches a little further into the pinch than the O6's (more
+flexion): with the O6's own thumb pose (which the L20 can copy exactly) the half came up 9.0 cm of 10 on the grasp
+rig and the hand landing 5 mm off lost it; flexed further, it comes up 9.2-9.7 cm in every placement tried.
+On the A7 our IK, started from its home, ends the level pinch at the shoulder roll limit; started with the elbow
+out (shoulder yaw about -1 rad) it reaches the pinch's poses 0.09-0.30 rad inside every limit (seeds 0-49): the
+pinches carry that configuration as a start for the IK (`ik_start_by_arm`).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,6 +47,23 @@ class Grasp:
     # The heading, relative to the direction from the arm's base to the object, that the arm reaches best (the
     # middle of the band our IK reaches with margin; a mounted hand reaches some headings only).
     preferred_heading_rad: float = 0.0
+    # Per arm model (the preset's arm.model): a configuration (joint name -> rad, the others at home) from which the
+    # expert's IK also looks for the pre-grasp pose, for an arm whose home leads our IK to a joint limit there.
+    ik_start_by_arm: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def ik_starts(self, arm_model: str, joint_names: list[str], home_full: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The extra IK starts for an arm (full configurations in joint_names order): none, or the one given."""
+        start = self.ik_start_by_arm.get(arm_model)
+        if start is None:
+            return ()
+        unknown = sorted(set(start) - set(joint_names))
+        if unknown:
+            raise ValueError(f"Grasp {self.name!r}: ik_start_by_arm[{arm_model!r}] names joints {unknown} that the "
+                             f"arm does not have; use its joints {list(joint_names)} (teledex_lerobot/world/grasps.py)")
+        q = np.array(home_full, dtype=float)
+        for joint, value in start.items():
+            q[joint_names.index(joint)] = value
+        return (q,)
 
     def hand_in_heading(self) -> np.ndarray:
         """4x4 pose of the hand in the heading frame when grasped."""
@@ -99,8 +125,75 @@ O6_BOTTLE_SIDE_WRAP = Grasp(
     preferred_heading_rad=1.3,  # Piper + O6: +1.0 to +1.6 rad (palm facing left, fingers pointing away)
 )
 
+# The A7 (right) with the hand level over the table: the elbow out, the wrist turned back (an IK solution of the
+# pinch's pre-grasp at (0.37, 0.05) m with 0.55 rad of joint margin, rounded).
+A7_LEVEL_PINCH_START = {"Right_Shoulder_Pitch_Joint": 0.3, "Right_Shoulder_Roll_Joint": -0.2,
+                        "Right_Shoulder_Yaw_Joint": -1.0, "Right_Elbow_Pitch_Joint": 1.8, "Right_Wrist_Yaw_Joint": 1.9,
+                        "Right_Wrist_Pitch_Joint": -0.4, "Right_Wrist_Roll_Joint": -0.2}
+
+# Level pinches of the L20 and L10: the O6's, with each hand's thumb post. The object sits where it does for the O6
+# relative to the thumb tip: y = tip y + 8.5 (bone radius) + 2 (clear of the table) - 10 (half height), z = tip z +
+# 8.5 + 6 + 20. Thumb tips at the preshape (FK): L20 (23.1, 67.9, 89.6) mm, L10 (26.8, 72.4, 89.2) mm.
+# L20: the O6's thumb would be roll 1.36, yaw 0.15, pitch 0.35, ip 0.65; this one is flexed to pitch 0.5, ip 0.85.
+# The fingers' pip follows 1.3 x dip: dip 0.205 and 0.445 put the pip where the O6's is at mcp 0.3 and 0.65.
+_L20_THUMB_POST = {"thumb_cmc_roll": 1.3, "thumb_cmc_yaw": 0.15, "thumb_cmc_pitch": 0.5, "thumb_ip": 0.85}
+L20_CUBE_LEVEL_PINCH = Grasp(
+    name="level_pinch",
+    hand_axes=O6_CUBE_LEVEL_PINCH.hand_axes,
+    object_in_hand_m=(0.0, 0.0684, 0.1241),
+    preshape={**_L20_THUMB_POST, "mcp_pitch": 0.3, "dip": 0.205},
+    closed={**_L20_THUMB_POST, "mcp_pitch": 0.65, "dip": 0.445},
+    approach_m=(0.0, 0.0, 0.05),
+    symmetry=4,
+    preferred_heading_rad=0.1,
+    ik_start_by_arm={"linker_a7": A7_LEVEL_PINCH_START},
+)
+# L10: its thumb roll stops at -1.01 rad, short of the O6's opposition, so the post comes from more flexion
+# (cmc pitch 0.65, which the mimics carry to mcp and ip) and yaw 0.22 away from the index finger.
+_L10_THUMB_POST = {"thumb_cmc_roll": -1.01, "thumb_cmc_yaw": 0.22, "thumb_cmc_pitch": 0.65}
+L10_CUBE_LEVEL_PINCH = Grasp(
+    name="level_pinch",
+    hand_axes=O6_CUBE_LEVEL_PINCH.hand_axes,
+    object_in_hand_m=(0.0, 0.0729, 0.1237),
+    preshape={**_L10_THUMB_POST, "mcp_pitch": 0.3},
+    closed={**_L10_THUMB_POST, "mcp_pitch": 0.65},
+    approach_m=(0.0, 0.0, 0.05),
+    symmetry=4,
+    preferred_heading_rad=0.1,
+    ik_start_by_arm={"linker_a7": A7_LEVEL_PINCH_START},
+)
+# Side wraps: the O6's hand pose, the thumb in the palm plane, the fingers curled to their limits. L20: thumb 0.6 rad
+# from the fingers like the O6's (yaw 0.15), mcp 1.4 (its limit) and dip 1.02 (pip 1.33). L10: thumb alongside
+# the index finger (yaw 0), mcp 1.5 (pip and dip follow: 1.35, 1.01). Both come from 13 cm above the grasp, not
+# 10: the A7's joint-space approach to a bottle at the left of its workspace (y > 0.1 m) swept the palm through it
+# from 10 cm (A7 + L10 46/50; from 13 cm 50/50, the Piper's 50/50 unchanged).
+L20_BOTTLE_SIDE_WRAP = Grasp(
+    name="side_wrap",
+    hand_axes=O6_BOTTLE_SIDE_WRAP.hand_axes,
+    object_in_hand_m=O6_BOTTLE_SIDE_WRAP.object_in_hand_m,
+    preshape={"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.15, "thumb_cmc_pitch": 0.0, "mcp_pitch": 0.0},
+    closed={"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.15, "thumb_cmc_pitch": 0.0, "mcp_pitch": 1.4, "dip": 1.02},
+    approach_m=(0.0, 0.0, 0.13),
+    symmetry=0,
+    release_by_easing=False,
+    preferred_heading_rad=1.3,
+)
+L10_BOTTLE_SIDE_WRAP = Grasp(
+    name="side_wrap",
+    hand_axes=O6_BOTTLE_SIDE_WRAP.hand_axes,
+    object_in_hand_m=O6_BOTTLE_SIDE_WRAP.object_in_hand_m,
+    preshape={"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0, "mcp_pitch": 0.0},
+    closed={"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0, "mcp_pitch": 1.5},
+    approach_m=(0.0, 0.0, 0.13),
+    symmetry=0,
+    release_by_easing=False,
+    preferred_heading_rad=1.3,
+)
+
 GRASPS: dict[str, dict[str, Grasp]] = {
     "linkerhand_o6": {"cube_assembly": O6_CUBE_LEVEL_PINCH, "bottle_peg_in_hole": O6_BOTTLE_SIDE_WRAP},
+    "linkerhand_l20": {"cube_assembly": L20_CUBE_LEVEL_PINCH, "bottle_peg_in_hole": L20_BOTTLE_SIDE_WRAP},
+    "linkerhand_l10": {"cube_assembly": L10_CUBE_LEVEL_PINCH, "bottle_peg_in_hole": L10_BOTTLE_SIDE_WRAP},
 }
 
 

@@ -4,16 +4,19 @@ Observations use the names lerobot-eval maps to a dataset's features: "agent_pos
 joints in action order), "environment_state" (observation.environment_state: the task's object poses, when
 observed, as teledex-record writes them) and "pixels": {camera: HxWx3} (observation.images.<camera>). Actions are
 absolute joint targets in action order.
-info["is_success"]: the task's predicate held for its success ticks.
+info["is_success"]: the task's predicate held for its success ticks; info["stage"]: the furthest stage reached
+(world/episode.py). The reward is that stage's progress (0, 0.2 reached ... 0.8 placed, 1 success), so lerobot-eval's
+per-episode max_reward says how far a failed episode got; render() (the rollout videos) writes the stage on the frame.
 """
 
+import cv2
 import gymnasium as gym
 import numpy as np
 
 from ..presets import load_preset
 from ..rig import Rig
 from .camera import WorldRenderer
-from .episode import SuccessTracker, control_tick
+from .episode import EpisodeOutcome, control_tick
 from .world import World, WorldConfig, object_state_names
 
 
@@ -45,7 +48,7 @@ class TeledexWorldEnv(gym.Env):
             spaces["pixels"] = gym.spaces.Dict(
                 {camera: gym.spaces.Box(0, 255, (height, width, 3), np.uint8)})
         self.observation_space = gym.spaces.Dict(spaces)
-        self._tracker = SuccessTracker(self.world)
+        self._outcome = EpisodeOutcome(self.world)
 
     def _observation(self) -> dict:
         observation = {"agent_pos": np.concatenate([self.world.joint_positions(role) for role in self.rig.parts])}
@@ -58,8 +61,8 @@ class TeledexWorldEnv(gym.Env):
     def reset(self, seed: int | None = None, options=None):
         super().reset(seed=seed)
         self.world.reset(seed if seed is not None else int(self.np_random.integers(2**31)))
-        self._tracker = SuccessTracker(self.world)
-        return self._observation(), {"is_success": False}
+        self._outcome = EpisodeOutcome(self.world)
+        return self._observation(), {"is_success": False, "stage": "none"}
 
     def step(self, action):
         action = np.asarray(action, dtype=float)
@@ -68,11 +71,18 @@ class TeledexWorldEnv(gym.Env):
             targets[role] = np.clip(action[start:start + len(part.joints)], part.lower, part.upper)
             start += len(part.joints)
         control_tick(self.world, targets, self.fps)
-        success = self._tracker.update()
-        return self._observation(), float(success), success, False, {"is_success": success}
+        success = self._outcome.update()
+        info = {"is_success": success, "stage": self._outcome.stage}
+        return self._observation(), self._outcome.progress, success, False, info
 
     def render(self):
-        return self._renderer.render()
+        """The camera's frame with the episode's seed, time and furthest stage written on it."""
+        image = np.ascontiguousarray(self._renderer.render())
+        text = f"seed {self.world.episode_seed}  {self.world.time_s:4.1f} s  {self._outcome.stage}"
+        colour = (60, 220, 60) if self._outcome.succeeded else (255, 255, 255)
+        cv2.putText(image, text, (6, 16), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (0, 0, 0), 3, cv2.LINE_AA)
+        cv2.putText(image, text, (6, 16), cv2.FONT_HERSHEY_SIMPLEX, 0.45, colour, 1, cv2.LINE_AA)
+        return image
 
     def close(self):
         self._renderer.close()

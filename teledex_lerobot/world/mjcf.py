@@ -1,8 +1,9 @@
 """A rig's URDFs -> MJCF: the robot half of the MuJoCo world.
 
 Our URDFs are kinematic (no meshes, often no inertials), so the physical model is derived from the kinematics:
-- collision: a capsule "bone" from each link's origin to each kept child joint's origin, and a box for a hand's
-  palm spanning the wrist and the finger bases;
+- collision: a capsule "bone" from each link's origin to each kept child joint's origin, and for a hand an oriented
+  box on its palm link spanning the wrist and the finger bases, in axes derived from them (`hand_palm`), whatever
+  way the URDF's axes point;
 - inertia: from that geometry at a fixed density (MuJoCo's inertiafromgeom), unless the URDF gives an <inertial>;
 - joints: every driven joint, with its URDF limits; mimic joints as joints tied by an equality constraint
   (q = multiplier * q_source + offset); moving joints that are neither driven nor mimics are frozen at home;
@@ -20,7 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from ..kinematics import KinematicModel, UrdfError
 from ..kinematics.urdf import JointSpec, UrdfDescription
+from ..retargeting.hand_layout import TIP_SUFFIX, build_layout, reference_pose
 from ..rig import Rig, RigPart
 
 # Collision bits: robot geoms (ROBOT) touch the scene (SCENE: table, objects) but not each other.
@@ -34,6 +37,9 @@ ARM_DISTAL_BONE_RADIUS_M = 0.022  # bones shorter than ARM_SHORT_BONE_M (wrist l
 ARM_SHORT_BONE_M = 0.1
 FINGER_BONE_RADIUS_M = 0.0085
 PALM_THICKNESS_M = 0.022
+PALM_BEHIND_SHARE = 0.6  # of the thickness behind the plane of the wrist and the finger bases (the back of the hand)
+# The finger bases' centroid must lie this far beyond the wrist for a palm to span them.
+PALM_MIN_LENGTH_M = 0.01
 MIN_BONE_LENGTH_M = 0.004
 # A body with joints but no geometry gets this much mass (a sphere of SMALL_BODY_RADIUS_M).
 SMALL_BODY_MASS_KG = 0.005
@@ -121,8 +127,89 @@ def _inertial_element(inertial: ET.Element) -> ET.Element:
     rotation = Rotation.from_euler("xyz", rpy).as_matrix()
     tensor = rotation @ tensor @ rotation.T  # into the link frame: MuJoCo takes fullinertia without a rotation
     tensor[np.diag_indices(3)] = np.maximum(np.diag(tensor), 1e-7)
+    moments, axes = np.linalg.eigh(tensor)
+    if moments[2] > moments[0] + moments[1]:
+        # Vendor files round small moments so that A + B < C, which no body has and MuJoCo rejects: raise the two
+        # smaller ones (in proportion) until they sum to the largest.
+        moments[:2] *= moments[2] * (1 + 1e-6) / max(moments[0] + moments[1], 1e-12)
+        tensor = axes @ np.diag(moments) @ axes.T
     full = [tensor[0, 0], tensor[1, 1], tensor[2, 2], tensor[0, 1], tensor[0, 2], tensor[1, 2]]
     return ET.Element("inertial", pos=_fmt(xyz), mass=f"{mass:.6g}", fullinertia=_fmt(full))
+
+
+@dataclass(frozen=True)
+class PalmBox:
+    """A hand's palm: a box in its palm link's frame. Its axes (the columns of `rotation`) run across the finger
+    bases, out of the palm face (the side the fingers flex toward) and from the wrist toward the finger bases."""
+
+    link: str
+    centre_m: np.ndarray
+    half_size_m: np.ndarray
+    rotation: np.ndarray
+
+
+def _palm_error(description: UrdfDescription, what: str) -> ValueError:
+    return ValueError(f"Cannot build a palm for the hand URDF {description.source} (root link "
+                      f"{description.root_link!r}): {what}. The world's palm spans the wrist and the first joints of "
+                      "at least two fingers, which must lie beyond the wrist; check the URDF's finger joints.")
+
+
+def _first_own_joint(model: KinematicModel, palm_link: str, tip_link: str) -> JointSpec | None:
+    """The first moving joint below the palm link on the way to a fingertip: where the finger leaves the palm."""
+    parent_joint = {joint.child: joint for joint in model.description.joints}
+    link, first = tip_link, None
+    while link != palm_link and link in parent_joint:
+        joint = parent_joint[link]
+        if joint.is_moving:
+            first = joint
+        link = joint.parent
+    return first
+
+
+def hand_palm(model: KinematicModel, side: str) -> PalmBox:
+    """The palm box of a hand URDF, from its fingers as the retargeting layout infers them (teledex_lerobot.
+    retargeting.hand_layout: the palm link, the wrist, which finger is the thumb, the fingers' flexion axis).
+
+    Finger bases: where each non-thumb finger's first joint below the palm link sits (the thumb's too when fewer
+    than two other fingers). Axes: across = the fingers' flexion axis (it runs across the palm whatever the pose of
+    the fingers); along = from the wrist to the bases' centroid, made perpendicular to it; normal = along x across.
+    The box runs from the wrist to the farthest base, as wide as the bases spread plus a finger bone's radius, with
+    PALM_THICKNESS_M about the plane of the wrist and the bases. Raises a ValueError naming the URDF where no palm
+    can be built."""
+    description = model.description
+    try:
+        layout = build_layout(model, side)
+    except (UrdfError, ValueError) as error:
+        raise _palm_error(description, f"its fingers cannot be told apart ({' '.join(str(error).split())})") from None
+    q = reference_pose(model)
+    palm_inverse = np.linalg.inv(model.frame_pose(q, layout.palm_link))
+    bases = {}
+    for finger in layout.fingers:
+        joint = _first_own_joint(model, layout.palm_link, finger.frames[-1].removesuffix(TIP_SUFFIX))
+        if joint is not None:
+            bases[finger.name] = (palm_inverse @ model.frame_pose(q, joint.child))[:3, 3]
+    spanning = {name: base for name, base in bases.items() if name != "thumb"}
+    if len(spanning) < 2:
+        spanning = bases
+    if len(spanning) < 2:
+        raise _palm_error(description, f"it has fewer than two finger bases below its palm link "
+                                       f"{layout.palm_link!r} (found: {sorted(bases) or 'none'})")
+    points = np.array(list(spanning.values()))
+    wrist = np.asarray(layout.wrist_offset_m, dtype=float)
+    across = layout.base_rotation[0]
+    along = points.mean(axis=0) - wrist
+    along -= (along @ across) * across
+    if np.linalg.norm(along) < PALM_MIN_LENGTH_M:
+        raise _palm_error(description, f"its finger bases ({', '.join(sorted(spanning))}) lie at the wrist (their "
+                                       f"centroid is {1e3 * np.linalg.norm(along):.1f} mm beyond it along the "
+                                       f"fingers, under {1e3 * PALM_MIN_LENGTH_M:.0f} mm)")
+    along /= np.linalg.norm(along)
+    rotation = np.stack([across, np.cross(along, across), along], axis=1)
+    local = (points - wrist) @ rotation
+    low = np.array([local[:, 0].min() - FINGER_BONE_RADIUS_M, -PALM_BEHIND_SHARE * PALM_THICKNESS_M, 0.0])
+    high = np.array([local[:, 0].max() + FINGER_BONE_RADIUS_M, (1 - PALM_BEHIND_SHARE) * PALM_THICKNESS_M,
+                     local[:, 2].max()])
+    return PalmBox(layout.palm_link, wrist + rotation @ ((low + high) / 2), (high - low) / 2, rotation)
 
 
 class PartBuilder:
@@ -141,6 +228,7 @@ class PartBuilder:
         self.equalities: list[ET.Element] = []
         self.is_hand = part.role == "hand"
         self.root_geoms_collide = self.is_hand
+        self.palm = hand_palm(part.model, part.spec.side) if self.is_hand else None
 
     def name(self, urdf_name: str) -> str:
         return self.prefix + urdf_name
@@ -207,8 +295,8 @@ class PartBuilder:
         density = HAND_DENSITY_KG_M3 if self.is_hand else ARM_DENSITY_KG_M3
         ends = [np.asarray(j.origin_xyz, dtype=float) for j in kept]
         ends = [end for end in ends if np.linalg.norm(end) >= MIN_BONE_LENGTH_M]
-        if self.is_hand and is_root and len(ends) >= 2:
-            self._palm(body, ends, contact, density)
+        if self.palm is not None and link == self.palm.link:
+            self._palm(body, contact, density)
             return True
         added = False
         for index, end in enumerate(ends):
@@ -224,19 +312,16 @@ class PartBuilder:
             added = True
         return added
 
-    def _palm(self, body: ET.Element, ends: list[np.ndarray], contact: dict, density: float) -> None:
-        """A box from the wrist to the finger bases, as wide as they spread, thickness along the palm normal (+y).
-
-        The thumb base is left out of the width: the palm of a hand is the four fingers' metacarpals."""
-        points = np.array([[0.0, 0.0, 0.0], *ends])
-        farthest = points[:, 2].max()
-        # finger bases: the kept children within 30 % of the farthest along +z
-        bases = points[points[:, 2] >= 0.7 * farthest]
-        low = np.array([bases[:, 0].min() - FINGER_BONE_RADIUS_M, -PALM_THICKNESS_M * 0.6, 0.0])
-        high = np.array([bases[:, 0].max() + FINGER_BONE_RADIUS_M, PALM_THICKNESS_M * 0.4, farthest])
-        centre, half = (low + high) / 2, (high - low) / 2
-        ET.SubElement(body, "geom", name=f"{self.name('palm')}", type="box", pos=_fmt(centre), size=_fmt(half),
-                      density=f"{density}", rgba="0.95 0.6 0.3 1", **{"class": GRIP_CLASS}, **contact)
+    def _palm(self, body: ET.Element, contact: dict, density: float) -> None:
+        """The palm box replaces the palm link's bones."""
+        palm = self.palm
+        orientation = {}
+        if not np.allclose(palm.rotation, np.eye(3), atol=1e-9):
+            x, y, z, w = Rotation.from_matrix(palm.rotation).as_quat()
+            orientation["quat"] = _fmt([w, x, y, z])
+        ET.SubElement(body, "geom", name=f"{self.name('palm')}", type="box", pos=_fmt(palm.centre_m),
+                      size=_fmt(palm.half_size_m), **orientation, density=f"{density}", rgba="0.95 0.6 0.3 1",
+                      **{"class": GRIP_CLASS}, **contact)
 
 
 def kept_arm_links(rig: Rig) -> set[str] | None:

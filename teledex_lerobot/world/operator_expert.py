@@ -52,6 +52,10 @@ class OperatorExpert:
         return self.scripted.phase
 
     @property
+    def precise_phase(self) -> bool:
+        return self.scripted.precise_phase
+
+    @property
     def plan_duration_s(self) -> float:
         return self.scripted.plan_duration_s
 

@@ -6,7 +6,7 @@ target by at most the joint's velocity limit times the timestep.
 """
 
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import mujoco
 import numpy as np
@@ -21,6 +21,7 @@ from .mjcf import (
     add_robot,
     arm_base_height_m,
 )
+from .randomization import RandomizationConfig, Randomizer
 from .tasks import ObjectPose, Task, make_task
 
 CAMERA_DISTANCE_M = 0.5
@@ -32,6 +33,10 @@ TABLE_HALF_WIDTH_M = 0.6
 TABLE_THICKNESS_M = 0.04
 FLOOR_M = -0.75  # what falls off the table lands here
 CAMERA_FOVY_DEG = 55.0  # as the stick-figure camera (devices/render.py)
+# How the world's time passes (world/devices.py): with the wall clock, one control period per recorded tick, or
+# whichever suits who drives (teledex-record: lockstep for a scripted teleoperator, real time for a person).
+REAL_TIME, LOCKSTEP, AUTO = "real_time", "lockstep", "auto"
+CLOCKS = (AUTO, REAL_TIME, LOCKSTEP)
 
 
 @dataclass
@@ -70,10 +75,19 @@ class WorldConfig:
     # environment state, appends them to observation.state).
     observe_objects: bool = True
     contact: ContactConfig = field(default_factory=ContactConfig)  # --robot.world.contact.*: the contact model
+    # real_time: physics keeps pace with the wall clock (a person drives); lockstep: it advances one control period
+    # per recorded tick, as fast as the CPU allows, deterministic per seed (a script or a policy drives); auto:
+    # teledex-record picks lockstep for a scripted teleoperator, real time otherwise.
+    clock: str = AUTO
+    # --robot.world.randomize.*: seeded per-episode variation (layout spread, mass, friction, colours, lighting)
+    randomize: RandomizationConfig = field(default_factory=RandomizationConfig)
 
     def validate(self) -> None:
         make_task(self.task)
         self.contact.validate()
+        self.randomize.validate()
+        if self.clock not in CLOCKS:
+            raise ValueError(f"world.clock must be one of {', '.join(CLOCKS)} (got {self.clock!r})")
 
 
 def object_state_names(task_name: str) -> list[str]:
@@ -178,6 +192,12 @@ class World:
                              if self.model.body(self.model.geom_bodyid[g]).name.startswith(("arm/", "hand/"))}
         self._hand_geoms = {g for g in range(self.model.ngeom)
                             if self.model.body(self.model.geom_bodyid[g]).name.startswith("hand/")}
+        free_objects = [name for name in self.task.objects if self.model.body(name).jntnum[0] > 0]
+        grip_geoms = [g for g in self._hand_geoms | {g for g in range(self.model.ngeom) if self.model.body(
+            self.model.geom_bodyid[g]).name in self.task.objects}]
+        self._randomizer = Randomizer(self.model, self.config.randomize, free_objects, sorted(grip_geoms), "table",
+                                      list(self.task.objects))
+        self.episode_randomization: dict = {}
         self._initial_positions: dict[str, np.ndarray] = {}
         self.episode_index = 0
         self.episode_seed = self.reset()
@@ -201,7 +221,8 @@ class World:
                 self.data.ctrl[self._actuator_ids[role]] = part.home
                 self.targets[self._actuator_ids[role]] = part.home
             self._apply_mimics()
-            for name, (position, yaw) in self.task.layout(rng).items():
+            self.episode_randomization = self._randomizer.apply(seed)
+            for name, (position, yaw) in self.task.layout(rng, self.config.randomize.layout_spread).items():
                 quat = np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
                 body = self.model.body(name)
                 if body.jntnum[0] > 0:  # a free object
@@ -227,6 +248,12 @@ class World:
 
     def initial_position(self, body: str) -> np.ndarray:
         return self._initial_positions[body]
+
+    def episode_description(self) -> dict:
+        """What laid out the current episode: the task, the seed, where each object started, what was randomised."""
+        return {"task": self.task.name, "seed": self.episode_seed,
+                "initial_positions_m": {name: np.round(p, 6).tolist() for name, p in self._initial_positions.items()},
+                "randomization": {"config": asdict(self.config.randomize), **self.episode_randomization}}
 
     # ---- stepping -----------------------------------------------------------------------------------------------
 
@@ -288,12 +315,13 @@ class World:
                 return True
         return False
 
-    def hand_contact_count(self, body: str) -> int:
+    def hand_bodies_touching(self, body: str) -> int:
+        """How many distinct hand links touch the body (two or more: held between them)."""
         body_id = self.model.body(body).id
-        count = 0
+        links = set()
         for index in range(self.data.ncon):
             contact = self.data.contact[index]
-            bodies = (self.model.geom_bodyid[contact.geom1], self.model.geom_bodyid[contact.geom2])
-            if body_id in bodies and (contact.geom1 in self._hand_geoms or contact.geom2 in self._hand_geoms):
-                count += 1
-        return count
+            for geom, other in ((contact.geom1, contact.geom2), (contact.geom2, contact.geom1)):
+                if geom in self._hand_geoms and self.model.geom_bodyid[other] == body_id:
+                    links.add(self.model.geom_bodyid[geom])
+        return len(links)

@@ -6,18 +6,22 @@ control chain a human operator's stream goes through. The expert plans afresh wh
 (teledex-record calls the robot's reset_episode() before each one); once done it holds still. Recorders that do not
 reset the world (lerobot-record) can let the expert lay out the next episode itself when it is done
 (--teleop.lay_out_next_episode=true, with --dataset.episode_time_s about the task's plan, ~10 s).
+
+It is not a person (`scripted`): teledex-record runs the world in lockstep with it. With --teleop.perturbation.* the
+robot executes the expert's targets plus seeded recovery perturbations (world/perturbation.py) while the recording
+keeps the expert's own targets as the actions (executed_action()).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from lerobot.teleoperators import Teleoperator, TeleoperatorConfig
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
-from teledex_lerobot.clock import now_ns
-from teledex_lerobot.world.devices import current_runner, current_world
+from teledex_lerobot.world.devices import WorldRunner, current_runner
 from teledex_lerobot.world.expert import ScriptedExpert
 from teledex_lerobot.world.operator_expert import OperatorExpert
+from teledex_lerobot.world.perturbation import PerturbationConfig, TargetPerturbation
 
 from .config_rig import TeledexRigTeleopConfig
 
@@ -34,10 +38,15 @@ class TeledexWorldExpertConfig(TeledexRigTeleopConfig):
     lay_out_next_episode: bool = False
     # Seconds the expert waits after finishing before it lays out the next episode (lay_out_next_episode).
     settle_s: float = 1.0
+    # Recovery data (teledex-record): seeded noise on the executed targets, the expert's correction recorded.
+    perturbation: PerturbationConfig = field(default_factory=PerturbationConfig)
+    # Not a person: a world it drives may run in lockstep (teledex-record's --robot.world.clock=auto).
+    scripted: bool = True
 
     def __post_init__(self):
         if self.route not in ROUTES:
             raise ValueError(f"route must be one of {ROUTES} (got {self.route!r})")
+        self.perturbation.validate()
 
 
 class TeledexWorldExpert(Teleoperator):
@@ -52,6 +61,10 @@ class TeledexWorldExpert(Teleoperator):
         self.connected = False
         self.sample_capture_ns: int | None = None
         self.episodes_started = 0
+        self.runner: WorldRunner | None = None
+        self.perturbation = TargetPerturbation(config.perturbation)
+        self._precise = False  # the expert's phase at the last action: perturbations fade in precise ones
+        self._tick_s = self._last_tick_s = 0.0  # world time of the last action and of the one before
 
     @cached_property
     def action_features(self) -> dict[str, type]:
@@ -89,21 +102,42 @@ class TeledexWorldExpert(Teleoperator):
             self.expert = scripted if self.config.route == "joints" else OperatorExpert(self.rig, scripted)
         return self.expert
 
+    def attach_world(self, runner: WorldRunner) -> None:
+        """The world to read (teledex-record passes the robot's); without, the one the robot in this process runs."""
+        self.runner = runner
+
     @check_if_not_connected
     def get_action(self) -> dict[str, float]:
-        world = current_world()
+        runner = self.runner or current_runner()
+        world = runner.world
         self._expert_for(world)
         with world.lock:
             if self._planned_episode is not None and self.config.lay_out_next_episode and self._finished(world):
-                current_runner().reset_episode()
+                runner.reset_episode()
             if world.episode_index != self._planned_episode:
                 self.expert.reset(world)
+                self.perturbation.reset(world.episode_seed)
                 self._planned_episode = world.episode_index
                 self._episode_start_s = world.time_s
                 self.episodes_started += 1
+                self._tick_s = world.time_s
             targets = self.expert.act(world)
-        self.sample_capture_ns = now_ns()
+            self._precise = self.expert.precise_phase
+            self._last_tick_s, self._tick_s = self._tick_s, world.time_s
+        self.sample_capture_ns = runner.clock.now_ns()
         return self.rig.join(targets)
+
+    def executed_action(self, action: dict[str, float]) -> dict[str, float]:
+        """What the robot executes for the expert's action: the action itself, or with this episode's recovery
+        perturbation added (teledex-record sends this and records the action)."""
+        if not self.perturbation.active:
+            return action
+        targets = self.rig.split_action(action, self.name)
+        parts = self.rig.parts
+        executed = self.perturbation.apply(targets, self._tick_s - self._last_tick_s, self._precise,
+                                           {r: p.lower for r, p in parts.items()},
+                                           {r: p.upper for r, p in parts.items()})
+        return self.rig.join(executed)
 
     def _finished(self, world) -> bool:
         elapsed = world.time_s - self._episode_start_s

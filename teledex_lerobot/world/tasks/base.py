@@ -32,6 +32,16 @@ class ObjectPose:
         return float(np.arccos(np.clip(self.rotation[2, 2], -1.0, 1.0)))
 
 
+def uniform(rng: np.random.Generator, low: float, high: float, spread: float = 1.0) -> float:
+    """rng.uniform(low, high) with the range scaled by `spread` about its middle (one draw either way, so a layout's
+    other values do not change with the spread)."""
+    value = rng.uniform(low, high)
+    if spread == 1.0:
+        return float(value)
+    middle = (low + high) / 2
+    return float(middle + spread * (value - middle))
+
+
 def yaw_quat(yaw_rad: float) -> np.ndarray:
     return np.array([np.cos(yaw_rad / 2), 0.0, 0.0, np.sin(yaw_rad / 2)])
 
@@ -64,13 +74,21 @@ def _volume(geom: dict) -> float:
     raise ValueError(geom["type"])
 
 
+# Stage "lifted": the object to move is this far above where it lay.
+LIFTED_M = 0.02
+
+
 class Task(ABC):
-    """One task of the world. Subclasses set `name`, `description` (the dataset's task text) and `objects`
-    (the bodies whose poses are observed, in observation order: whatever the layout moves, free or fixed)."""
+    """One task of the world. Subclasses set `name`, `description` (the dataset's task text), `objects` (the bodies
+    whose poses are observed, in observation order: whatever the layout moves, free or fixed) and `moved_object`
+    (the one the hand carries)."""
 
     name: str = ""
     description: str = ""
     objects: tuple[str, ...] = ()
+    moved_object: str = ""
+    # The objects the hand must have let go of for success (a static fixture it brushes does not count).
+    released: tuple[str, ...] = ()
     # Seconds of simulated time an episode may take (the evaluation horizon).
     episode_s: float = 20.0
     # Consecutive control ticks the predicate must hold for success.
@@ -81,12 +99,25 @@ class Task(ABC):
         """Add the task's bodies to the scene."""
 
     @abstractmethod
-    def layout(self, rng: np.random.Generator) -> dict[str, tuple[np.ndarray, float]]:
-        """Body name -> (xyz of its origin, yaw) for a new episode."""
+    def layout(self, rng: np.random.Generator, spread: float = 1.0) -> dict[str, tuple[np.ndarray, float]]:
+        """Body name -> (xyz of its origin, yaw) for a new episode, every range scaled by `spread` about its middle
+        (uniform() above: spread 1 draws exactly rng.uniform's values)."""
 
     @abstractmethod
+    def goal_geometry(self, world) -> bool:
+        """The objects stand as the goal wants them, at this instant (the hand may still touch them)."""
+
     def goal_reached(self, world) -> bool:
-        """The predicate at this instant (success needs it for success_ticks ticks in a row)."""
+        """The success predicate at this instant (success needs it for success_ticks ticks in a row): the goal's
+        geometry, and the hand has let go of every object."""
+        return self.goal_geometry(world) and not any(world.hand_touches(name) for name in self.released)
+
+    def stages(self, world) -> dict[str, bool]:
+        """Which stages (world/episode.py STAGES) hold at this instant."""
+        moved = self.moved_object
+        lift = world.object_pose(moved).position_m[2] - world.initial_position(moved)[2]
+        return {"reached": world.hand_touches(moved), "grasped": world.hand_bodies_touching(moved) >= 2,
+                "lifted": bool(lift >= LIFTED_M), "placed": self.goal_geometry(world)}
 
     def workspace_centre_m(self) -> np.ndarray:
         """Where the cameras look."""

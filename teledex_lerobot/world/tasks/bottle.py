@@ -6,7 +6,7 @@ apart. The bottle is a rigid cylinder here (the real one is a soft plastic bottl
 
 import numpy as np
 
-from .base import Task, free_body, static_body
+from .base import Task, free_body, static_body, uniform
 
 BOTTLE_RADIUS_M = 0.03
 BOTTLE_HALF_HEIGHT_M = 0.08
@@ -24,6 +24,8 @@ class BottlePegInHole(Task):
     name = "bottle_peg_in_hole"
     description = "Grasp the bottle from the side and insert it into the square base."
     objects = ("bottle", "base")
+    moved_object = "bottle"
+    released = ("bottle",)
     episode_s = 24.0
 
     def add_objects(self, worldbody) -> None:
@@ -38,20 +40,21 @@ class BottlePegInHole(Task):
         walls.append({"type": "box", "pos": f"0 0 {BASE_FLOOR_M / 2}", "size": f"{inner} {inner} {BASE_FLOOR_M / 2}"})
         static_body(worldbody, "base", "0.55 0.42 0.3 1", walls)
 
-    def layout(self, rng):
-        x = rng.uniform(0.36, 0.42)
-        bottle_y = rng.uniform(0.07, 0.11)
-        base_y = bottle_y - rng.uniform(*SEPARATION_M)
-        return {"bottle": (np.array([x + rng.uniform(-0.02, 0.02), bottle_y, BOTTLE_HALF_HEIGHT_M]), 0.0),
-                "base": (np.array([x + rng.uniform(-0.02, 0.02), base_y, 0.0]), rng.uniform(-0.3, 0.3))}
+    def layout(self, rng, spread=1.0):
+        x = uniform(rng, 0.36, 0.42, spread)
+        bottle_y = uniform(rng, 0.07, 0.11, spread)
+        base_y = bottle_y - uniform(rng, *SEPARATION_M, spread)
+        return {"bottle": (np.array([x + uniform(rng, -0.02, 0.02, spread), bottle_y, BOTTLE_HALF_HEIGHT_M]), 0.0),
+                "base": (np.array([x + uniform(rng, -0.02, 0.02, spread), base_y, 0.0]),
+                         uniform(rng, -0.3, 0.3, spread))}
 
-    def goal_reached(self, world) -> bool:
+    def goal_geometry(self, world) -> bool:
         bottle = world.object_pose("bottle")
         base = world.body_position("base")
         bottom = bottle.position_m - bottle.rotation[:, 2] * BOTTLE_HALF_HEIGHT_M
         inner = BASE_OUTER_HALF_M - BASE_WALL_M
         return bool(np.linalg.norm(bottom[:2] - base[:2]) < inner and bottom[2] < BASE_HEIGHT_M
-                    and bottle.tilt_rad < MAX_TILT_RAD and not world.hand_touches("bottle"))
+                    and bottle.tilt_rad < MAX_TILT_RAD)
 
     def workspace_centre_m(self):
         return np.array([0.36, -0.02, 0.07])

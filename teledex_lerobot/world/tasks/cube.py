@@ -7,7 +7,7 @@ The report gives the distance (the halves start about 10 cm apart) but not the s
 
 import numpy as np
 
-from .base import Task, free_body
+from .base import Task, free_body, uniform
 
 HALF_SIZE_M = 0.02  # half the edge of the whole cube
 HALF_HEIGHT_M = 0.01  # half the height of one half
@@ -26,6 +26,8 @@ class CubeAssembly(Task):
     name = "cube_assembly"
     description = "Pick up the half cube and place it on the other half to assemble the cube."
     objects = ("cube_top", "cube_bottom")
+    moved_object = "cube_top"
+    released = ("cube_top", "cube_bottom")
     episode_s = 20.0
 
     def add_objects(self, worldbody) -> None:
@@ -33,18 +35,18 @@ class CubeAssembly(Task):
         free_body(worldbody, "cube_top", "0.9 0.3 0.3 1", HALF_MASS_KG, box)
         free_body(worldbody, "cube_bottom", "0.3 0.8 0.4 1", HALF_MASS_KG, box)
 
-    def layout(self, rng):
-        x = rng.uniform(0.33, 0.41)
-        top_y = rng.uniform(0.03, 0.07)
-        bottom_y = top_y - rng.uniform(*SEPARATION_M)
+    def layout(self, rng, spread=1.0):
+        x = uniform(rng, 0.33, 0.41, spread)
+        top_y = uniform(rng, 0.03, 0.07, spread)
+        bottom_y = top_y - uniform(rng, *SEPARATION_M, spread)
         layout = {}
         for name, y in (("cube_top", top_y), ("cube_bottom", bottom_y)):
-            position = np.array([x + rng.uniform(-0.015, 0.015), y, HALF_HEIGHT_M])
-            turn = rng.uniform(0.0, MAX_TURN_FROM_ROBOT_RAD)
+            position = np.array([x + uniform(rng, -0.015, 0.015, spread), y, HALF_HEIGHT_M])
+            turn = uniform(rng, 0.0, MAX_TURN_FROM_ROBOT_RAD, spread)
             layout[name] = (position, float(np.arctan2(position[1], position[0])) + turn)
         return layout
 
-    def goal_reached(self, world) -> bool:
+    def goal_geometry(self, world) -> bool:
         top, bottom = world.object_pose("cube_top"), world.object_pose("cube_bottom")
         offset = np.linalg.norm(top.position_m[:2] - bottom.position_m[:2])
         height = top.position_m[2] - bottom.position_m[2]
@@ -52,8 +54,7 @@ class CubeAssembly(Task):
         start = world.initial_position("cube_bottom")
         return bool(offset < MAX_OFFSET_M and abs(height - 2 * HALF_HEIGHT_M) < STACK_TOLERANCE_M
                     and yaw_error < MAX_YAW_ERROR_RAD and top.tilt_rad < MAX_YAW_ERROR_RAD
-                    and np.linalg.norm(bottom.position_m[:2] - start[:2]) < MAX_BOTTOM_MOVE_M
-                    and not world.hand_touches("cube_top") and not world.hand_touches("cube_bottom"))
+                    and np.linalg.norm(bottom.position_m[:2] - start[:2]) < MAX_BOTTOM_MOVE_M)
 
     def workspace_centre_m(self):
         return np.array([0.36, 0.0, 0.04])

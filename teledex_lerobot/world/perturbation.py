@@ -1,0 +1,77 @@
+"""Recovery data: seeded perturbations of the expert's joint targets, DART-style (Laskey et al. 2017).
+
+The robot executes the expert's target plus a smooth random offset; the recording keeps the expert's own target as
+the action, so a policy sees states off the expert's path labelled with the correction back onto it. The offset is
+an Ornstein-Uhlenbeck process per joint (std and correlation time set per part). It fades out while the expert is in
+a phase where millimetres decide (closing on the object, placing, letting go): there a push off the path fails the
+episode instead of teaching a correction, and failed episodes are dropped anyway.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# How fast the offset fades in a precise phase: its half-life.
+FADE_HALF_LIFE_S = 0.1
+# The stream the perturbation draws from, beside the layout's (seed alone) and the randomisation's (1).
+STREAM = 2
+
+
+@dataclass
+class PerturbationConfig:
+    """--teleop.perturbation.*: noise on the executed targets of a share of the episodes (0 std: none)."""
+
+    arm_std_rad: float = 0.0  # steady-state std of each arm joint's offset
+    hand_std_rad: float = 0.0  # steady-state std of each hand joint's offset
+    correlation_time_s: float = 0.4  # how long an offset persists (the OU process's time constant)
+    # Share of episodes perturbed (drawn per episode from its layout seed); the others are the expert's own.
+    episode_share: float = 1.0
+
+    def validate(self) -> None:
+        if self.arm_std_rad < 0 or self.hand_std_rad < 0 or self.correlation_time_s <= 0:
+            raise ValueError("teleop.perturbation: arm_std_rad and hand_std_rad >= 0, correlation_time_s > 0")
+        if not 0 <= self.episode_share <= 1:
+            raise ValueError(f"teleop.perturbation.episode_share must be in [0, 1] (got {self.episode_share})")
+
+    @property
+    def enabled(self) -> bool:
+        return (self.arm_std_rad > 0 or self.hand_std_rad > 0) and self.episode_share > 0
+
+
+class TargetPerturbation:
+    """The offsets of one episode at a time: reset(seed) at its start, then apply() once per control tick."""
+
+    def __init__(self, config: PerturbationConfig):
+        config.validate()
+        self.config = config
+        self.active = False
+        self._rng = np.random.default_rng(0)
+        self._offsets: dict[str, np.ndarray] = {}
+
+    def reset(self, seed: int) -> bool:
+        """Start an episode; whether it is perturbed."""
+        self._rng = np.random.default_rng([seed, STREAM])
+        self.active = self.config.enabled and bool(self._rng.random() < self.config.episode_share)
+        self._offsets = {}
+        return self.active
+
+    def apply(self, targets: dict[str, np.ndarray], dt_s: float, precise: bool, lower: dict,
+              upper: dict) -> dict[str, np.ndarray]:
+        """The targets to execute this tick, dt_s after the last (within the joint limits). `precise`: the expert
+        is in a phase where the offset must fade."""
+        if not self.active:
+            return targets
+        decay = float(np.exp(-dt_s / self.config.correlation_time_s))
+        fade = 0.5 ** (dt_s / FADE_HALF_LIFE_S)
+        executed = {}
+        for role, target in targets.items():
+            std = self.config.arm_std_rad if role == "arm" else self.config.hand_std_rad
+            offset = self._offsets.get(role, np.zeros(len(target)))
+            noise = self._rng.standard_normal(len(target))  # drawn every tick: the stream stays in step
+            if precise:
+                offset = fade * offset
+            else:
+                offset = decay * offset + np.sqrt(1 - decay**2) * std * noise
+            self._offsets[role] = offset
+            executed[role] = np.clip(target + offset, lower[role], upper[role])
+        return executed
