@@ -62,7 +62,7 @@ test-deps:
 
 test: env test-deps
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -rs
 
 clean-demo:
 	rm -rf outputs/demo

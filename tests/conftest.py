@@ -1,6 +1,8 @@
-"""Keep every test offline, on this machine and away from the user's LeRobot home (calibration files, datasets)."""
+"""Keep every test offline, on this machine and away from the user's LeRobot home (calibration files, datasets), and
+fail a run in which a test skips without being listed as one that may (tests/README.md)."""
 
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -56,3 +58,54 @@ def network_guard_check():
     guard = NetworkGuard()
     yield guard
     guard.check()
+
+
+# ---- every skip is one the suite lists ---------------------------------------------------------------------------
+# A test that skips protects nothing where it skips: each one that may skip is listed, with what it needs, in
+# tests/README.md ("Tests that may skip"), and any other skip fails the run (after it has run to the end).
+
+SKIP_LIST = Path(__file__).parent / "README.md"
+_skips: list[pytest.TestReport | pytest.CollectReport] = []
+
+
+def listed_skips() -> dict[str, str]:
+    """The table rows of tests/README.md: "| `tests/test_x.py::test_name` | what it needs |" (a file alone covers
+    every test in it, a test every one of its parameter sets) -> what it needs."""
+    rows = re.findall(r"^\| `(tests/[^`]+)` \| (.*?) \|$", SKIP_LIST.read_text(encoding="utf-8"), re.MULTILINE)
+    return {node: needs.strip() for node, needs in rows if needs.strip()}
+
+
+def _skip_reason(report) -> str:
+    return report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+
+
+def unlisted_skips() -> list[str]:
+    listed = listed_skips()
+    return [f"{report.nodeid}: {_skip_reason(report)}" for report in _skips
+            if report.nodeid.split("[")[0] not in listed and report.nodeid.split("::")[0] not in listed]
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped and not hasattr(report, "wasxfail"):
+        _skips.append(report)
+
+
+def pytest_collectreport(report):
+    if report.skipped:
+        _skips.append(report)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if exitstatus == pytest.ExitCode.OK and unlisted_skips():
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter):
+    unlisted = unlisted_skips()
+    if unlisted:
+        terminalreporter.section(f"skips not listed in {SKIP_LIST.relative_to(terminalreporter.config.rootpath)}",
+                                 red=True)
+        for line in unlisted:
+            terminalreporter.line(line)
+        terminalreporter.line("Make the test run here (a fixture, a test extra), or list it in that file's table of "
+                              "tests that may skip, with what it needs. The run fails until then.", red=True)

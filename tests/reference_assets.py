@@ -1,17 +1,35 @@
-"""Where published reference artefacts live on this machine (never committed): tests and benchmarks skip without them.
+"""Published reference artefacts the tests check the project against, and the fixtures that carry their facts.
 
-One folder, `$TELEDEX_REFERENCE_ASSETS` (default `~/.cache/teledex/reference`), holding plain checkouts of
-- `dex-urdf/`: dexsuite/dex-urdf (the hand URDFs; meshes are not needed), checked at commit 93505db;
-- `dex-retargeting/`: dexsuite/dex-retargeting (its teleop configs and its example MediaPipe recording
-  `example/profiling/human_joint_right.pkl`, MIT), checked at commit 3f56141.
-Clone both repositories by those names into the folder (`git clone <host>/dexsuite/dex-urdf`, ...).
+From a package registry (test extras in pyproject.toml, so everywhere): dex-retargeting 0.5.0, its official configs
+(`dex_teleop_configs()`, identical to those of its repository at commit 3f56141) and its solver.
+
+Not on any registry, so their facts are fixtures under tests/fixtures/, each with its provenance (repository,
+paths, commit), written by tests/fixtures/regenerate.py from the artefact; the tests run on the fixtures
+everywhere and on the artefacts too where a checkout is here:
+- linker-bot/linkerhand-python-sdk, at `$LINKERHAND_SDK` (a checkout or its git directory): the vendor's LinkerHand
+  byte ranges per joint (LinkerHand/utils/mapping.py) and named poses (LinkerHand/config/L10_positions.yaml, the
+  presets of example/gui_control/config/constants.py) -> fixtures/linkerhand_sdk.json;
+- in `$TELEDEX_REFERENCE_ASSETS` (default `~/.cache/teledex/reference`), plain checkouts of
+  - `dex-urdf/`: dexsuite/dex-urdf (commit 93505db): its hand URDFs -> fixtures/dex_urdf_hands.json, each hand's
+    kinematic tree (joints, origins, axes, limits, mimics; no meshes or inertias) and its leaf links' positions at
+    two poses, computed on the real file, which the tree rebuilt from the fixture must reproduce;
+  - `dex-retargeting/`: dexsuite/dex-retargeting (commit 3f56141), for its example MediaPipe recording
+    `example/profiling/human_joint_right.pkl` (MIT), which no fixture replaces (it is a whole published file).
+Clone the repositories by those names into those places (`git clone <host>/dexsuite/dex-urdf`, ...).
 """
 
+import ast
+import importlib.resources
+import json
 import os
+import subprocess
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
+import yaml
 
+FIXTURES = Path(__file__).parent / "fixtures"
 ASSETS = Path(os.environ.get("TELEDEX_REFERENCE_ASSETS", Path.home() / ".cache" / "teledex" / "reference"))
 DEX_URDF_HANDS = ASSETS / "dex-urdf" / "robots" / "hands"
 DEX_RETARGETING = ASSETS / "dex-retargeting"
@@ -19,6 +37,8 @@ DEX_TELEOP_CONFIGS = DEX_RETARGETING / "src" / "dex_retargeting" / "configs" / "
 HUMAN_RECORDING = DEX_RETARGETING / "example" / "profiling" / "human_joint_right.pkl"
 MISSING = (f"reference assets not found under {ASSETS} (set TELEDEX_REFERENCE_ASSETS): clone dexsuite/dex-urdf and "
            "dexsuite/dex-retargeting there (see tests/reference_assets.py)")
+MISSING_URDFS = (f"no dexsuite/dex-urdf checkout at {DEX_URDF_HANDS.parents[1]} (set TELEDEX_REFERENCE_ASSETS; see "
+                 "tests/reference_assets.py)")
 
 # dex-retargeting's operator frame (x out of the palm, y from the little finger to the thumb on a right hand and
 # the reverse on a left hand, z from the wrist to the middle finger) to ours (x toward the little finger on a right
@@ -35,3 +55,215 @@ def human_recording() -> np.ndarray:
     wrist-centred, in dex-retargeting's operator frame. Stored as a pickled list of arrays (the file is read as
     published; it comes from a checkout the user made, not from a network source)."""
     return np.array(list(np.load(HUMAN_RECORDING, allow_pickle=True)), dtype=float)
+
+
+def load_fixture(name: str) -> dict:
+    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def facts_only(fixture: dict) -> dict:
+    """A fixture without its provenance: what must equal the facts read from the artefact."""
+    return {key: value for key, value in fixture.items() if key != "provenance"}
+
+
+def _git_commit(root: Path) -> str:
+    """The commit of a checkout or of a git directory."""
+    where = ["--git-dir", str(root)] if (root / "HEAD").is_file() else ["-C", str(root)]
+    return subprocess.run(["git", *where, "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+# ---- dex-retargeting (PyPI) ----------------------------------------------------------------------------------------
+
+def dex_teleop_configs() -> Path:
+    """The teleop configs shipped in dex-retargeting's wheel (a test extra)."""
+    try:
+        package = importlib.resources.files("dex_retargeting")
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("dex-retargeting, a test extra, is not installed: `make env` (or "
+                                  "`.venv/bin/pip install -e '.[test]'`)") from None
+    return Path(str(package / "configs" / "teleop"))
+
+
+def dex_vector_configs() -> list[Path]:
+    """Its vector configs of the hands (not the DexPilot ones, not the Panda gripper)."""
+    return sorted(p for p in dex_teleop_configs().glob("*_hand_*.yml") if "dexpilot" not in p.name)
+
+
+def read_dex_config(path: Path) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["retargeting"]
+
+
+# ---- linker-bot/linkerhand-python-sdk ------------------------------------------------------------------------------
+
+LINKERHAND_SDK_ENV = "LINKERHAND_SDK"
+# Where this workspace's fetch tool puts the repository (a git directory), used when LINKERHAND_SDK is unset.
+LINKERHAND_FETCHED = Path("/work/.mirror/linker-bot+linkerhand-python-sdk/repo")
+LINKERHAND_FIXTURE = "linkerhand_sdk.json"
+LINKERHAND_FILES = {"mapping": "LinkerHand/utils/mapping.py", "l10_positions": "LinkerHand/config/L10_positions.yaml",
+                    "gui_presets": "example/gui_control/config/constants.py"}
+LINKERHAND_MAPPED = ("o6", "l10", "l20")  # mapping.py's model prefixes of the hands we map
+LINKERHAND_GUI_MODELS = ("L10", "L20")
+MISSING_LINKERHAND = (f"no linker-bot/linkerhand-python-sdk checkout (set {LINKERHAND_SDK_ENV} to a checkout or its "
+                      "git directory; see tests/reference_assets.py)")
+
+
+def linkerhand_sdk() -> Path | None:
+    """The SDK checkout (or git directory) when one is here."""
+    root = Path(os.environ.get(LINKERHAND_SDK_ENV, LINKERHAND_FETCHED))
+    return root if (root / LINKERHAND_FILES["mapping"]).is_file() or (root / "HEAD").is_file() else None
+
+
+def _sdk_text(root: Path, path: str) -> str:
+    if (root / path).is_file():
+        return (root / path).read_text(encoding="utf-8")
+    return subprocess.run(["git", "--git-dir", str(root), "show", f"HEAD:{path}"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def linkerhand_facts(root: Path) -> dict:
+    """The vendor facts our LinkerHand mapping is checked against, read from the SDK's files without running them:
+    mapping.py's ranges and directions of the hands we map, the GUI's named poses of the L10 and L20, and the
+    L10 poses the SDK sends to each hand."""
+    tree = ast.parse(_sdk_text(root, LINKERHAND_FILES["mapping"]))
+    mapping = {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
+               if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+               and isinstance(node.value, ast.List) and node.targets[0].id.split("_")[0] in LINKERHAND_MAPPED}
+    presets = {}
+    for node in ast.walk(ast.parse(_sdk_text(root, LINKERHAND_FILES["gui_presets"]))):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if isinstance(key, ast.Constant) and key.value in LINKERHAND_GUI_MODELS and isinstance(value, ast.Call):
+                    presets[key.value] = next(ast.literal_eval(keyword.value) for keyword in value.keywords
+                                              if keyword.arg == "preset_actions")
+    poses = yaml.safe_load(_sdk_text(root, LINKERHAND_FILES["l10_positions"]))
+    l10_positions = {side: {pose["ACTION_NAME"]: pose["POSITION"] for pose in poses[f"{side.upper()}_HAND"]}
+                     for side in ("left", "right")}
+    return {"mapping": mapping, "gui_presets": presets, "l10_positions": l10_positions}
+
+
+def linkerhand_fixture_from(root: Path) -> dict:
+    provenance = {"repository": "linker-bot/linkerhand-python-sdk", "commit": _git_commit(root),
+                  "files": LINKERHAND_FILES, "written_by": "tests/fixtures/regenerate.py"}
+    return {"provenance": provenance} | linkerhand_facts(root)
+
+
+# ---- dexsuite/dex-urdf ---------------------------------------------------------------------------------------------
+
+DEX_URDF_FIXTURE = "dex_urdf_hands.json"
+
+
+def dex_urdf_checkout() -> Path | None:
+    return DEX_URDF_HANDS if DEX_URDF_HANDS.is_dir() else None
+
+
+def _floats(element, key: str) -> list[float] | None:
+    return None if element is None or element.get(key) is None else [float(v) for v in element.get(key).split()]
+
+
+def urdf_kinematics(text: str) -> dict:
+    """A URDF's kinematic tree as written (links, joints: type, parent, child, origin, axis, limits, mimic): all
+    that our loader and dex-retargeting's read for kinematics; meshes, inertias and collisions left out."""
+    robot = ET.fromstring(text)
+    joints = []
+    for element in robot.findall("joint"):
+        joint = {"name": element.get("name"), "type": element.get("type"),
+                 "parent": element.find("parent").get("link"), "child": element.find("child").get("link")}
+        for key in ("xyz", "rpy"):
+            if (value := _floats(element.find("origin"), key)) is not None:
+                joint[key] = value
+        if (axis := _floats(element.find("axis"), "xyz")) is not None:
+            joint["axis"] = axis
+        if (limit := element.find("limit")) is not None:
+            joint["limit"] = {key: float(value) for key, value in limit.attrib.items()}
+        if (mimic := element.find("mimic")) is not None:
+            joint["mimic"] = {key: value if key == "joint" else float(value) for key, value in mimic.attrib.items()}
+        joints.append(joint)
+    return {"robot": robot.get("name"), "links": [link.get("name") for link in robot.findall("link")],
+            "joints": joints}
+
+
+def kinematics_urdf(kinematics: dict) -> str:
+    """The URDF text of a kinematic tree from `urdf_kinematics`."""
+    def vector(values):
+        return " ".join(map(repr, values))
+
+    parts = [f'<robot name="{kinematics["robot"]}">', *(f'<link name="{name}"/>' for name in kinematics["links"])]
+    for joint in kinematics["joints"]:
+        origin = " ".join(f'{key}="{vector(joint[key])}"' for key in ("xyz", "rpy") if key in joint)
+        parts.append(f'<joint name="{joint["name"]}" type="{joint["type"]}"><parent link="{joint["parent"]}"/>'
+                     f'<child link="{joint["child"]}"/><origin {origin}/>')
+        if "axis" in joint:
+            parts.append(f'<axis xyz="{vector(joint["axis"])}"/>')
+        for tag in ("limit", "mimic"):
+            if tag in joint:
+                attributes = " ".join(f'{key}="{value if isinstance(value, str) else repr(value)}"'
+                                      for key, value in joint[tag].items())
+                parts.append(f"<{tag} {attributes}/>")
+        parts.append("</joint>")
+    return "\n".join(parts + ["</robot>"])
+
+
+def leaf_positions(urdf: Path) -> dict:
+    """The positions (root frame, metres) of a URDF's leaf links (its fingertips among them) at two poses: the
+    reference pose (zero angles clipped into the limits) and the middle of every joint's range."""
+    from teledex_lerobot.kinematics import KinematicModel
+
+    model = KinematicModel.from_urdf(urdf)
+    parents = {joint.parent for joint in model.description.joints}
+    leaves = [link for link in model.frame_names if link not in parents]
+    poses = {"reference": model.clip(np.zeros(len(model.joint_names))), "middle": (model.lower + model.upper) / 2}
+    return {"joints": model.joint_names, "leaves": leaves,
+            "poses": {name: {"q": q.tolist(), "positions": model.frame_positions(q, leaves).tolist()}
+                      for name, q in poses.items()}}
+
+
+# The Shadow hand's model is GPL-3.0: its geometry is not carried as a fixture; its tests run on a checkout only.
+COPYLEFT_HANDS = ("shadow_hand/",)
+
+
+def dex_urdf_files(hands: Path) -> list[str]:
+    return sorted(str(path.relative_to(hands)) for path in hands.rglob("*.urdf"))
+
+
+def in_fixture(name: str) -> bool:
+    """Whether a dex-urdf hand file (path under robots/hands) has its facts in the fixture."""
+    return not name.startswith(COPYLEFT_HANDS)
+
+
+def dex_urdf_facts(hands: Path) -> dict:
+    """Per hand URDF of the checkout (path under robots/hands): its kinematic tree and leaf positions, or the name
+    of an earlier file with the same tree (dex-urdf's *_glb.urdf variants differ only in their meshes)."""
+    facts, first = {}, {}
+    for name in filter(in_fixture, dex_urdf_files(hands)):
+        kinematics = urdf_kinematics((hands / name).read_text(encoding="utf-8"))
+        key = json.dumps(kinematics, sort_keys=True)
+        if key in first:
+            facts[name] = {"same_as": first[key]}
+        else:
+            first[key] = name
+            facts[name] = {"kinematics": kinematics, "leaf_positions": leaf_positions(hands / name)}
+    return {"hands": facts}
+
+
+def fixture_hand(fixture: dict, name: str) -> dict:
+    """One hand of the dex-urdf fixture: its kinematics and leaf positions."""
+    hand = fixture["hands"][name]
+    return fixture["hands"][hand["same_as"]] if "same_as" in hand else hand
+
+
+def dex_urdf_fixture_from(hands: Path) -> dict:
+    provenance = {"repository": "dexsuite/dex-urdf", "commit": _git_commit(hands), "path": "robots/hands",
+                  "written_by": "tests/fixtures/regenerate.py"}
+    return {"provenance": provenance} | dex_urdf_facts(hands)
+
+
+def write_fixture_hands(folder: Path) -> Path:
+    """The dex-urdf fixture's hands as URDF files under `folder`, at their paths in dex-urdf's robots/hands (the
+    layout dex-retargeting's configs name them by); returns `folder`."""
+    fixture = load_fixture(DEX_URDF_FIXTURE)
+    for name in fixture["hands"]:
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(kinematics_urdf(fixture_hand(fixture, name)["kinematics"]), encoding="utf-8")
+    return folder

@@ -1,70 +1,47 @@
-"""The LinkerHand byte mapping (devices/linkerhand/byte_map.py) against the vendor's own published files, read at test
-time from linker-bot/linkerhand-python-sdk (never copied here): our table is its LinkerHand/utils/mapping.py, and
-the byte vectors its SDK sends for named poses (config/L10_positions.yaml; the presets of its GUI,
-example/gui_control/config/constants.py) give the expected finger shapes in our URDFs: the open hand fans the
-fingers out and swings the thumb out to the side, the fist curls everything in front of the palm, the pinches
-close the thumb on the index finger. Set LINKERHAND_SDK to a checkout (or its git directory) of that repository;
-without it the vendor tests skip, saying so."""
+"""The LinkerHand byte mapping (devices/linkerhand/byte_map.py) against the vendor's own published files,
+linker-bot/linkerhand-python-sdk: our table is its LinkerHand/utils/mapping.py, and the byte vectors its SDK sends
+for named poses (config/L10_positions.yaml; the presets of its GUI, example/gui_control/config/constants.py) give
+the expected finger shapes in our URDFs: the open hand fans the fingers out and swings the thumb out to the side,
+the fist curls everything in front of the palm, the pinches close the thumb on the index finger.
 
-import ast
-import os
-import subprocess
-from pathlib import Path
+The vendor's facts come from tests/fixtures/linkerhand_sdk.json everywhere (numbers read from those files, with
+their commit), and from the files themselves too where a checkout of the SDK is here (LINKERHAND_SDK, see
+tests/reference_assets.py), where the fixture must also equal them."""
 
 import numpy as np
 import pytest
-import yaml
 
 from teledex_lerobot.devices.linkerhand import protocol as lp
 from teledex_lerobot.devices.linkerhand.byte_map import VENDOR_MAPPING, byte_scale
 from teledex_lerobot.kinematics import KinematicModel
 from teledex_lerobot.kinematics.catalogue import resolve_urdf
 
-VENDOR_SDK_ENV = "LINKERHAND_SDK"
-FETCHED_SDK = Path("/work/.mirror/linker-bot+linkerhand-python-sdk/repo")  # where this workspace's fetch put it
+import reference_assets
+
 CODES = {"linkerhand_o6": "O6", "linkerhand_l10": "L10", "linkerhand_l20": "L20"}
 SIDES = ("left", "right")
 FINGERS = ("thumb", "index", "middle", "ring", "pinky")
 # Joints whose sign flips between our left and right URDF (their headers' mirror rule).
 MIRROR_SIGN_FLIPPED = {"linkerhand_l10": {"index_mcp_roll", "ring_mcp_roll", "pinky_mcp_roll", "thumb_cmc_roll"},
                        "linkerhand_l20": set()}
+SDK = reference_assets.linkerhand_sdk()
 
 
-def vendor_text(path: str) -> str:
-    root = Path(os.environ.get(VENDOR_SDK_ENV, FETCHED_SDK))
-    if (root / path).is_file():
-        return (root / path).read_text(encoding="utf-8")
-    if root.is_dir():
-        shown = subprocess.run(["git", "--git-dir", str(root), "show", f"HEAD:{path}"], capture_output=True,
-                               text=True)
-        if shown.returncode == 0:
-            return shown.stdout
-    pytest.skip(f"linker-bot/linkerhand-python-sdk is not here ({path}): clone it and set {VENDOR_SDK_ENV} to the "
-                "checkout to test our mapping against the vendor's files")
+@pytest.fixture(scope="module", params=["fixture", *(["sdk"] if SDK else [])])
+def vendor(request) -> dict:
+    """The vendor's facts: mapping (mapping.py's lists), gui_presets (per model), l10_positions (per side)."""
+    if request.param == "sdk":
+        return reference_assets.linkerhand_facts(SDK)
+    return reference_assets.load_fixture(reference_assets.LINKERHAND_FIXTURE)
 
 
-def vendor_arrays() -> dict[str, list[float]]:
-    """mapping.py's module-level lists (e.g. l10_r_min), read without running it."""
-    tree = ast.parse(vendor_text("LinkerHand/utils/mapping.py"))
-    return {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.List)}
-
-
-def gui_presets(code: str) -> dict[str, list[int]]:
-    """The named poses of the vendor GUI's preset table for one model, read without running it."""
-    tree = ast.parse(vendor_text("example/gui_control/config/constants.py"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Dict):
-            for key, value in zip(node.keys, node.values, strict=True):
-                if isinstance(key, ast.Constant) and key.value == code and isinstance(value, ast.Call):
-                    return next(ast.literal_eval(kw.value) for kw in value.keywords if kw.arg == "preset_actions")
-    raise AssertionError(f"no {code} presets in the vendor GUI's constants.py")
-
-
-def yaml_poses(side: str) -> dict[str, list[int]]:
-    poses = yaml.safe_load(vendor_text("LinkerHand/config/L10_positions.yaml"))
-    return {pose["ACTION_NAME"]: pose["POSITION"] for pose in poses[f"{side.upper()}_HAND"]}
+def test_the_fixture_is_what_the_vendors_files_say():
+    if SDK is None:
+        pytest.skip(reference_assets.MISSING_LINKERHAND)
+    fixture = reference_assets.load_fixture(reference_assets.LINKERHAND_FIXTURE)
+    assert reference_assets.facts_only(fixture) == reference_assets.linkerhand_facts(SDK), (
+        f"tests/fixtures/{reference_assets.LINKERHAND_FIXTURE} (commit {fixture['provenance']['commit']}) is not what "
+        f"the SDK at {SDK} says: check our mapping against the change, then run tests/fixtures/regenerate.py")
 
 
 class Hand:
@@ -102,8 +79,8 @@ def test_our_urdf_limits_are_the_vendors_ranges_in_our_convention(model, side):
 
 
 @pytest.mark.parametrize("model, side", sorted(VENDOR_MAPPING))
-def test_our_table_is_the_vendors_mapping_file(model, side):
-    arrays = vendor_arrays()
+def test_our_table_is_the_vendors_mapping_file(vendor, model, side):
+    arrays = vendor["mapping"]
     prefix = f"{CODES[model].lower()}_{side[0]}"
     lows, highs, directions = (arrays[f"{prefix}_{name}"] for name in ("min", "max", "derict"))
     for joint in VENDOR_MAPPING[model, side]:
@@ -116,9 +93,9 @@ def test_our_table_is_the_vendors_mapping_file(model, side):
 @pytest.mark.parametrize("model, spread, together", [("linkerhand_l10", "侧摆1", "侧摆2"),
                                                      ("linkerhand_l20", "张开", "握拳")])
 @pytest.mark.parametrize("side", SIDES)
-def test_the_open_spread_fans_the_fingers_out(model, spread, together, side):
+def test_the_open_spread_fans_the_fingers_out(vendor, model, spread, together, side):
     """The spread bytes of the vendor's poses: the index tip toward the thumb side, the pinky tip away from it."""
-    hand, presets = Hand(model, side), gui_presets(CODES[model])
+    hand, presets = Hand(model, side), vendor["gui_presets"][CODES[model]]
     fanned, closed = hand.tips(presets[spread]), hand.tips(presets[together])
     assert hand.lateral_mm(fanned["index"]) - hand.lateral_mm(closed["index"]) > 10
     assert hand.lateral_mm(closed["pinky"]) - hand.lateral_mm(fanned["pinky"]) > 10
@@ -126,8 +103,8 @@ def test_the_open_spread_fans_the_fingers_out(model, spread, together, side):
 
 @pytest.mark.parametrize("model", ["linkerhand_l10", "linkerhand_l20"])
 @pytest.mark.parametrize("side", SIDES)
-def test_the_open_hand_swings_the_thumb_out_and_the_fist_curls_it_in(model, side):
-    hand, presets = Hand(model, side), gui_presets(CODES[model])
+def test_the_open_hand_swings_the_thumb_out_and_the_fist_curls_it_in(vendor, model, side):
+    hand, presets = Hand(model, side), vendor["gui_presets"][CODES[model]]
     open_hand, fist = hand.tips(presets["张开"]), hand.tips(presets["握拳"])
     # open: the thumb stands out beyond the index finger on the thumb side, every finger extended
     assert hand.lateral_mm(open_hand["thumb"]) - hand.lateral_mm(open_hand["index"]) > 50
@@ -138,18 +115,18 @@ def test_the_open_hand_swings_the_thumb_out_and_the_fist_curls_it_in(model, side
 
 
 @pytest.mark.parametrize("side", SIDES)
-def test_the_l20_ok_gesture_closes_the_thumb_on_the_index_tip(side):
-    hand, presets = Hand("linkerhand_l20", side), gui_presets("L20")
+def test_the_l20_ok_gesture_closes_the_thumb_on_the_index_tip(vendor, side):
+    hand, presets = Hand("linkerhand_l20", side), vendor["gui_presets"]["L20"]
     ok, open_hand = hand.tips(presets["OK"]), hand.tips(presets["张开"])
     assert _distance_mm(ok["thumb"], ok["index"]) < 25  # a pinch (our URDF's fingertips are points)
     assert _distance_mm(open_hand["thumb"], open_hand["index"]) > 100
 
 
 @pytest.mark.parametrize("side", SIDES)
-def test_the_l10_pinches_close_the_thumb_on_the_index(side):
+def test_the_l10_pinches_close_the_thumb_on_the_index(vendor, side):
     """Our L10 URDF is not the vendor's geometry (its thumb is shorter and set further back), so its 1 cm pinch
     leaves 4-5 cm between our fingertips; what must hold is the order of the pinches and that they close the gap."""
-    hand, poses, presets = Hand("linkerhand_l10", side), yaml_poses(side), gui_presets("L10")
+    hand, poses, presets = Hand("linkerhand_l10", side), vendor["l10_positions"][side], vendor["gui_presets"]["L10"]
     gap = {name: _distance_mm(*(hand.tips(poses[name])[finger] for finger in ("thumb", "index")))
            for name in ("张开", "捏合5CM", "捏合1CM")}
     assert gap["捏合1CM"] <= gap["捏合5CM"] < 0.8 * gap["张开"], gap

@@ -1,17 +1,22 @@
 """Hand URDFs as vendors publish them: loaded with no code change, fingers told apart by geometry, frame per convention.
 
-Always: a fixture written in the published style (numbered links whose numbers do not follow the fingers' order
-across the palm, velocity="0" effort="0", fixed-joint tip links, mesh files that do not exist, a wrist marker).
-With the dex-urdf checkout (tests/reference_assets.py): every hand URDF in it, and for every hand with an official
-dex-retargeting config, our inferred fingertips must be the config's, and our base frame within 5 degrees of our
-stated convention (those URDFs are rooted in dex-retargeting's operator frame, a fixed rotation of ours).
+A hand written here in the published style (numbered links whose numbers do not follow the fingers' order across
+the palm, velocity="0" effort="0", fixed-joint tip links, mesh files that do not exist, a wrist marker), and every
+hand URDF of dexsuite/dex-urdf: each builds a retargeter, and for every hand with an official dex-retargeting config
+(from its wheel, a test extra) our inferred fingertips must be the config's, and our base frame within 5 degrees of
+our stated convention (those URDFs are rooted in dex-retargeting's operator frame, a fixed rotation of ours).
+
+The dex-urdf hands are rebuilt everywhere from tests/fixtures/dex_urdf_hands.json (their kinematic trees, checked
+against the leaf positions computed on the real files), and read from the checkout too where it is here
+(tests/reference_assets.py), where the fixture must also equal it.
 """
 
 import logging
+import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from teledex_lerobot.kinematics import KinematicModel
 from teledex_lerobot.operator.stream import OperatorStream
@@ -111,46 +116,98 @@ def test_a_finger_ending_at_its_last_knuckle_gets_a_tip_offset(tmp_path):
 
 # ---- the published dex-urdf hands --------------------------------------------------------------------------------
 
-needs_assets = pytest.mark.skipif(not reference_assets.available(), reason=reference_assets.MISSING)
+CHECKOUT = reference_assets.dex_urdf_checkout()
 
 
-def _hand_files():
-    if not reference_assets.available():
-        return []
-    return sorted(p for p in reference_assets.DEX_URDF_HANDS.rglob("*.urdf") if "bimanual" not in p.name)
+@pytest.fixture(scope="module")
+def fixture_hands(tmp_path_factory) -> Path:
+    """dex-urdf's robots/hands rebuilt from the fixture (kinematics only)."""
+    return reference_assets.write_fixture_hands(tmp_path_factory.mktemp("dex-urdf-fixture"))
 
 
-@needs_assets
-def test_every_dex_urdf_hand_builds_a_retargeter():
-    files = _hand_files()
-    assert len(files) >= 30
-    for path in files:
-        side = "left" if "left" in path.name else "right"
-        retargeter = build_retargeter(str(path), "teledex", side)
-        assert np.isfinite(retargeter.retarget(OperatorStream.load(STREAMS_DIR / "open_close.npz")
-                                               .hand_keypoints_m[60].astype(float))).all(), path.name
+@pytest.fixture(scope="module", params=["fixture", *(["checkout"] if CHECKOUT else [])])
+def hands(request, fixture_hands) -> Path:
+    """A robots/hands folder of dex-urdf: rebuilt from the fixture, or the checkout's."""
+    return CHECKOUT if request.param == "checkout" else fixture_hands
 
 
-@needs_assets
-def test_a_two_hand_urdf_is_refused_with_a_clear_message():
+def _assert_same_leaf_positions(actual: dict, expected: dict, name: str):
+    assert (actual["joints"], actual["leaves"]) == (expected["joints"], expected["leaves"]), name
+    for pose, values in expected["poses"].items():
+        np.testing.assert_allclose(actual["poses"][pose]["q"], values["q"], atol=1e-12, err_msg=f"{name} {pose}")
+        np.testing.assert_allclose(actual["poses"][pose]["positions"], values["positions"], atol=1e-9,
+                                   err_msg=f"{name}: leaf positions at the {pose} pose")
+
+
+def test_the_rebuilt_hands_move_as_the_published_files(fixture_hands):
+    """Every hand rebuilt from the fixture puts its leaf links where the real file put them, at both poses."""
+    fixture = reference_assets.load_fixture(reference_assets.DEX_URDF_FIXTURE)
+    assert len(fixture["hands"]) >= 25
+    for name in fixture["hands"]:
+        _assert_same_leaf_positions(reference_assets.leaf_positions(fixture_hands / name),
+                                    reference_assets.fixture_hand(fixture, name)["leaf_positions"], name)
+
+
+def test_the_fixture_is_what_the_dex_urdf_checkout_says():
+    if CHECKOUT is None:
+        pytest.skip(reference_assets.MISSING_URDFS)
+    fixture = reference_assets.load_fixture(reference_assets.DEX_URDF_FIXTURE)
+    stale = (f"tests/fixtures/{reference_assets.DEX_URDF_FIXTURE} (commit {fixture['provenance']['commit']}) is not "
+             f"what the checkout at {CHECKOUT} says: run tests/fixtures/regenerate.py")
+    published = reference_assets.dex_urdf_facts(CHECKOUT)["hands"]
+    assert sorted(published) == sorted(fixture["hands"]), stale
+    for name, facts in published.items():
+        ours = fixture["hands"][name]
+        assert facts.keys() == ours.keys() and facts.get("same_as") == ours.get("same_as"), f"{name}: {stale}"
+        if "kinematics" in facts:
+            assert facts["kinematics"] == ours["kinematics"], f"{name}: {stale}"
+            _assert_same_leaf_positions(facts["leaf_positions"], ours["leaf_positions"], f"{name}: {stale}")
+
+
+def test_every_dex_urdf_hand_builds_a_retargeter(hands):
+    files = [name for name in reference_assets.dex_urdf_files(hands) if "bimanual" not in name]
+    assert len(files) >= 25
+    keypoints = OperatorStream.load(STREAMS_DIR / "open_close.npz").hand_keypoints_m[60].astype(float)
+    for name in files:
+        side = "left" if "left" in name else "right"
+        retargeter = build_retargeter(str(hands / name), "teledex", side)
+        assert np.isfinite(retargeter.retarget(keypoints)).all(), name
+
+
+def test_a_two_hand_urdf_is_refused_with_a_clear_message(hands, tmp_path):
+    """Two copies of a dex-urdf hand under one root (dex-urdf's own two-hand file is the Shadow pair, GPL-3.0)."""
+    hand = ET.parse(hands / "allegro_hand" / "allegro_hand_right.urdf").getroot()
+    pair = ET.Element("robot", name="two_hands")
+    ET.SubElement(pair, "link", name="base")
+    for prefix, y in (("left_", 0.3), ("right_", -0.3)):
+        for element in hand:
+            copy = ET.SubElement(pair, element.tag, {**element.attrib, "name": prefix + element.get("name")})
+            for child in element:
+                renamed = {k: prefix + v if k == "link" else v for k, v in child.attrib.items()}
+                copy.append(ET.Element(child.tag, renamed))
+                copy[-1].extend(list(child))
+        root = next(link.get("name") for link in hand.iter("link")
+                    if link.get("name") not in {c.get("link") for c in hand.iter("child")})
+        mount = ET.SubElement(pair, "joint", name=f"{prefix}mount", type="fixed")
+        ET.SubElement(mount, "parent", link="base")
+        ET.SubElement(mount, "child", link=prefix + root)
+        ET.SubElement(mount, "origin", xyz=f"0 {y} 0")
+    path = tmp_path / "two_hands.urdf"
+    ET.ElementTree(pair).write(path)
     with pytest.raises(ValueError, match="one hand per URDF"):
-        build_retargeter(str(reference_assets.DEX_URDF_HANDS / "shadow_hand" / "bimanual.urdf"), "teledex")
+        build_retargeter(str(path), "teledex")
 
 
-def _configured_hands():
-    if not reference_assets.available():
-        return []
-    return sorted(p for p in reference_assets.DEX_TELEOP_CONFIGS.glob("*_hand_*.yml") if "dexpilot" not in p.name)
-
-
-@needs_assets
-@pytest.mark.parametrize("config_path", _configured_hands(), ids=lambda p: p.stem)
-def test_fingers_and_frame_match_the_official_config(config_path):
-    config = yaml.safe_load(config_path.read_text())["retargeting"]
+@pytest.mark.parametrize("config_path", reference_assets.dex_vector_configs(), ids=lambda p: p.stem)
+def test_fingers_and_frame_match_the_official_config(hands, config_path):
+    config = reference_assets.read_dex_config(config_path)
+    if not (hands / config["urdf_path"]).is_file():
+        pytest.skip(f"{config['urdf_path']}: its model is GPL-3.0 and not carried as a fixture (a dex-urdf checkout "
+                    "runs it: TELEDEX_REFERENCE_ASSETS)")
     side = "left" if "left" in config_path.stem else "right"
-    model = KinematicModel.from_urdf(reference_assets.DEX_URDF_HANDS / config["urdf_path"])
+    model = KinematicModel.from_urdf(hands / config["urdf_path"])
     layout = build_layout(model, side)
     official = dict(zip(config["target_link_human_indices"][1], config["target_task_link_names"]))
     ours = dict(zip([f.human_indices[-1] for f in layout.fingers], layout.fingertip_frames))
-    assert ours == {tip: link for tip, link in official.items() if tip in (4, 8, 12, 16, 20)}
+    assert ours == {tip: link for tip, link in official.items() if tip in (4, 8, 12, 16, 20)}, config_path.name
     assert _angle_deg(_operator_from_root(model, layout), reference_assets.DEX_TO_OURS) < MAX_FRAME_ERROR_DEG
