@@ -18,7 +18,7 @@ from ..storage.repair import committed_episodes
 from ..storage.sink import EpisodeHeader, commit_pair
 from ..storage.teledex_columns import DEVICE_FAULT, FRAME_TIME, SUCCESS, SYNC_VALID, TACTILE, source_column
 from ..storage.video import copy_video_segment, read_video_frames
-from ..sync import SyncPolicy, validate_timestamps
+from ..sync import SyncPacket, SyncPolicy, validate_timestamps
 from .lerobot_dataset import LeRobotSink, read_sidecar
 
 
@@ -35,8 +35,7 @@ def layout_of(episode: NativeEpisode) -> FrameLayout:
 
 
 def _packet(stamps_row, frame_ns: int, sources, policy: SyncPolicy, recorded_valid: bool, where: str):
-    packet = validate_timestamps({s: (None if v < 0 else int(v)) for s, v in zip(sources, stamps_row, strict=True)},
-                                 int(frame_ns), policy)
+    packet = validate_timestamps(SyncPacket.stamps_from(sources, stamps_row), int(frame_ns), policy)
     if packet.valid != bool(recorded_valid):
         raise DatasetError(f"{where}: the recorded sync_valid disagrees with its timestamps under the recorded "
                            f"policy {policy}")

@@ -116,9 +116,8 @@ def lerobot_frame(layout: FrameLayout, frame: RecordedFrame, header: EpisodeHead
         values[SUCCESS] = np.array([frame.success])
     for name, image in frame.images.items():
         values[f"observation.images.{name}"] = image
-    for source in layout.source_names:
-        stamp = frame.packet.timestamps_ns.get(source)
-        values[source_column(source)] = np.array([-1 if stamp is None else stamp], dtype=np.int64)
+    for source, stamp in zip(layout.source_names, frame.packet.stamps(layout.source_names), strict=True):
+        values[source_column(source)] = np.array([stamp], dtype=np.int64)
     return values
 
 

@@ -123,8 +123,7 @@ def telemetry_arrays(layout: FrameLayout, frames: list[RecordedFrame]) -> dict[s
         "frame_interval_ns": timing.interval_ns,
         "frame_after_gap": timing.after_gap,
         "source_names": np.asarray(layout.source_names, dtype=str),
-        "source_timestamps_ns": np.array([[-1 if p.timestamps_ns.get(s) is None else p.timestamps_ns[s]
-                                           for s in layout.source_names] for p in packets],
+        "source_timestamps_ns": np.array([p.stamps(layout.source_names) for p in packets],
                                          dtype=np.int64).reshape(len(frames), len(layout.source_names)),
         "sync_valid": np.array([p.valid for p in packets], dtype=bool),
         "sync_fresh": np.array([p.fresh for p in packets], dtype=bool),

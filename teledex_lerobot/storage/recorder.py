@@ -141,8 +141,7 @@ class EpisodeLog:
         self.frame_ns.append(frame.frame_ns)
         self.valid.append(frame.packet.valid)
         self.max_diff_ms.append(frame.packet.max_diff_ms)
-        self.stamps.append([-1 if frame.packet.timestamps_ns.get(s) is None else frame.packet.timestamps_ns[s]
-                            for s in self.source_names])
+        self.stamps.append(frame.packet.stamps(self.source_names))
         for part, message in frame.faults.items():
             entry = self.faults.setdefault(part, {"message": message, "first_frame": index, "frames": 0})
             entry["frames"] += 1

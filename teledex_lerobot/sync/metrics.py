@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .timesync import NO_STAMP
+
 GAP_PERIODS = 1.5
 
 
@@ -32,8 +34,8 @@ def _mean(values: np.ndarray) -> float | None:
 
 
 def source_lags_ms(source_timestamps_ns: np.ndarray) -> np.ndarray:
-    """(T, S) capture times (-1 = none) -> (T, S) lag behind the frame's newest source in ms (NaN = none)."""
-    stamps = np.where(source_timestamps_ns >= 0, source_timestamps_ns, np.nan).astype(float)
+    """(T, S) capture times (NO_STAMP = none) -> (T, S) lag behind the frame's newest source in ms (NaN = none)."""
+    stamps = np.where(source_timestamps_ns != NO_STAMP, source_timestamps_ns, np.nan).astype(float)
     if not len(stamps):
         return stamps
     newest = np.nanmax(np.where(np.isnan(stamps).all(axis=1, keepdims=True), 0.0, stamps), axis=1, keepdims=True)

@@ -7,8 +7,11 @@ one monotonic clock (teledex_lerobot.clock). A frame is valid when
 The packet keeps every raw timestamp so the check can be redone offline with other thresholds.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+# How both formats store "this source has no capture time" (never measured, or its part was in fault).
+NO_STAMP = -1
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,16 @@ class SyncPacket:
     @property
     def max_diff_ms(self) -> float:
         return self.max_diff_ns / 1e6
+
+    @staticmethod
+    def stamps_from(sources: Sequence[str], row: Sequence[int]) -> dict[str, int | None]:
+        """A stored row back to timestamps (the inverse of stamps())."""
+        return {source: None if stamp == NO_STAMP else int(stamp) for source, stamp in zip(sources, row, strict=True)}
+
+    def stamps(self, sources: Sequence[str]) -> list[int]:
+        """Each source's capture time in that order, NO_STAMP where it has none: the stored row."""
+        return [NO_STAMP if self.timestamps_ns.get(source) is None else self.timestamps_ns[source]
+                for source in sources]
 
 
 def validate_timestamps(timestamps_ns: Mapping[str, int | None], checked_ns: int, policy: SyncPolicy) -> SyncPacket:
