@@ -66,3 +66,32 @@ def test_receiver_stamps_frames_with_capture_times():
     assert receiver.latest().capture_ns == 1050 * MS
     receiver.handle(b'{"timestamp_ns": "soon", "positions": {"j": 0}}', 1060 * MS)
     assert receiver.parse_failures == 1
+
+
+def test_a_stamp_far_ahead_is_refused_until_it_proves_a_clock_step():
+    capture, stamps, arrival = stream(seconds=6)
+    stamps[100] += 10**15  # one packet stamped eleven days ahead
+    stamps[270:] += 5_000_000_000  # the headset's clock steps forward 5 s at 3 s
+    clock = SenderClock()
+    estimated = [clock.capture_ns(s, a) for s, a in zip(stamps, arrival)]
+    assert estimated[100] is None  # refused: it would have shifted every capture time of the next 5 s
+    assert np.abs((np.array(estimated[101:270]) - capture[101:270]) / 1e6).max() < 3  # undisturbed
+    assert estimated[270] is None  # the step is not believed at once ...
+    assert np.abs((np.array(estimated[300:]) - capture[300:]) / 1e6).max() < 10  # ... but 0.2 s later
+
+
+@pytest.mark.parametrize("stamp", [1e30, 2**63, -1, float("nan")])
+def test_a_timestamp_beyond_int64_is_a_bad_packet_not_a_crash(stamp):
+    receiver = InputReceiver(parse_joints)
+    receiver.handle(encode_joints({"j": 0.0}, timestamp_ns=HEADSET_AHEAD_NS), 1000 * MS)
+    receiver.handle(b'{"timestamp_ns": %s, "positions": {"j": 0.5}}' % str(stamp).encode(), 1010 * MS)
+    assert receiver.parse_failures == 1 and receiver.latest().joint_positions == {"j": 0.0}
+
+
+def test_the_receiver_drops_and_counts_a_packet_stamped_far_ahead():
+    receiver = InputReceiver(parse_joints)
+    receiver.handle(encode_joints({"j": 0.0}, timestamp_ns=HEADSET_AHEAD_NS + 1000 * MS), 1002 * MS)
+    receiver.handle(encode_joints({"j": 0.9}, timestamp_ns=HEADSET_AHEAD_NS + 10**15), 1010 * MS)
+    receiver.handle(encode_joints({"j": 0.1}, timestamp_ns=HEADSET_AHEAD_NS + 1020 * MS), 1030 * MS)
+    assert receiver.implausible_stamps == 1 and receiver.packets == 2
+    assert receiver.latest().capture_ns == 1022 * MS

@@ -208,11 +208,19 @@ def test_each_device_is_valid_on_its_own():
     assert flags[8] & POSITION_VALID and not flags[8] & POSITION_TRACKED and flags[7] & POSITION_TRACKED
     assert frame.hand_keypoints_valid("right").all() and set(frame.hand_keypoints_m) == {"right"}
 
+    # the app writes every joint's flags as a double ("s":15.0, tests/xr_app.py); a fraction is not a flag word
+    assert '"s":15.0' in state and frame.hand_keypoints_valid("right").all()
+    fractional = json.loads(state)
+    fractional["Hand"]["rightHand"]["HandJointLocations"][3]["s"] = 15.5
+    frame = parse_xr_state(json.dumps(fractional).encode(), 10)
+    assert frame.bad_fields == ["right_hand: joint 3: location flags s must be a whole number >= 0, got 15.5"]
+    assert "right" not in frame.hand_keypoints_m and "left" in frame.hand_keypoints_m
+
     unfocused = parse_xr_state(xr_app.tracking_state(5, controllers={"right": right}, focus=False).encode(), 10)
     assert unfocused.poses == {} and unfocused.analog == {} and unfocused.invalid_devices == {
         "right_controller": "headset app not in focus"}
     assert parse_xr_state(b'{"timeStampNs": "soon"}', 10).bad_fields == [
-        "timeStampNs must be nanoseconds >= 0 on the sender's clock, got 'soon'"]
+        "timeStampNs must be nanoseconds on the sender's clock, 0 to 9223372036854775807 (int64), got 'soon'"]
 
 
 def test_listeners_are_local_unless_asked_and_say_so():

@@ -77,7 +77,8 @@ def hand(joints_xr: np.ndarray, *, is_active: int = 1, flags=None, radius: float
     """GetHandTrackingData: 26 OpenXR joints (positions in the XR frame, identity orientations)."""
     flags = [15] * len(joints_xr) if flags is None else flags
     return {"isActive": is_active, "count": len(joints_xr), "scale": 1.0, "HandJointLocations": [
-        {"p": pose_text(p, (0.0, 0.0, 0.0, 1.0)), "s": int(s), "r": radius} for p, s in zip(joints_xr, flags)]}
+        # the app's LitJson writes the C# ulong location flags as doubles ("s":15.0)
+        {"p": pose_text(p, (0.0, 0.0, 0.0, 1.0)), "s": float(s), "r": radius} for p, s in zip(joints_xr, flags)]}
 
 
 def tracking_state(timestamp_ns: int, *, head=None, controllers: dict | None = None, hands: dict | None = None,

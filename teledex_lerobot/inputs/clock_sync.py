@@ -6,8 +6,10 @@ delay >= the smallest delay the link ever has. The smallest value of arrival - s
 therefore offset + minimum delay, and sender_ns + that value is the capture time on our clock, late by only the
 link's minimum delay (well under a millisecond on a LAN; it cannot be measured from one-way stamps). Queueing,
 Wi-Fi retries and bursts (several states in one TCP read) add to the delay only, so they no longer hide in the
-timestamps. The window slides (clock drift of tens of ppm is followed); a backward step of the sender's clock
-(NTP, a new session) restarts the estimate once it has lasted `step_confirm_s`.
+timestamps. The window slides (clock drift of tens of ppm is followed); a step of the sender's clock (NTP, a new
+session) restarts the estimate once it has lasted `step_confirm_s`. Until then a sample stamped more than `step_ns`
+ahead of the estimate is implausible (a packet cannot arrive before it was sent): capture_ns() refuses it rather
+than let one bad stamp shift every capture time of the window.
 """
 
 from collections import deque
@@ -32,14 +34,19 @@ class SenderClock:
         """This machine's clock minus the sender's, plus the link's minimum delay; None before the first packet."""
         return self._lags[0][1] if self._lags else None
 
-    def capture_ns(self, sender_ns: int, arrival_ns: int) -> int:
-        """The capture time on this machine's clock of a sample stamped `sender_ns` that arrived at `arrival_ns`."""
+    def capture_ns(self, sender_ns: int, arrival_ns: int) -> int | None:
+        """The capture time on this machine's clock of a sample stamped `sender_ns` that arrived at `arrival_ns`;
+        None for a stamp implausibly far ahead of the estimate (not yet confirmed as a step of the sender's clock)."""
         lag = arrival_ns - sender_ns
-        if self._lags and lag > self._lags[0][1] + self.step_ns:
+        ahead = bool(self._lags) and lag < self._lags[0][1] - self.step_ns
+        if self._lags and (ahead or lag > self._lags[0][1] + self.step_ns):
             if self._step_since_ns is None:
                 self._step_since_ns = arrival_ns
             elif arrival_ns - self._step_since_ns >= self.step_confirm_ns:
                 self.reset()
+                ahead = False
+            if ahead:
+                return None
         else:
             self._step_since_ns = None
         while self._lags and self._lags[-1][1] >= lag:

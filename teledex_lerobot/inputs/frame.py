@@ -75,10 +75,16 @@ class OperatorFrame:
         return all(value < threshold for name, value in self.analog.items() if name.endswith("_trigger"))
 
 
+# Timestamps are stored as int64 nanoseconds (both formats): anything beyond cannot be a clock reading.
+MAX_TIMESTAMP_NS = 2**63 - 1
+
+
 def sender_timestamp_ns(value, field: str = "timestamp_ns") -> int | None:
     """A sender's timestamp field as integer ns (None if absent); ValueError naming the field if it is not one."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{field} must be nanoseconds >= 0 on the sender's clock, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or not \
+            0 <= value < MAX_TIMESTAMP_NS:
+        raise ValueError(f"{field} must be nanoseconds on the sender's clock, 0 to {MAX_TIMESTAMP_NS} (int64), got "
+                         f"{value!r}")
     return int(value)

@@ -5,7 +5,8 @@ control loop reads `latest()` or blocks in `wait_newer()` (input-paced control).
 accepted frame in the source's thread (button presses shorter than a control tick are not lost). A bad packet (not
 JSON, truncated, wrong schema) is counted in `parse_failures` and otherwise ignored: the previous frame stays the
 newest. Bad fields inside a good packet (a trigger of 5.0, a button sent as a string) are counted in `bad_fields`;
-the rest of that packet is used.
+the rest of that packet is used. A packet stamped implausibly far ahead of its sender's clock (clock_sync) is counted
+in `implausible_stamps` and dropped.
 
 Each frame's capture time is the sender's timestamp mapped onto our clock (clock_sync.SenderClock); a source calls
 `new_sender()` when a different sender (a new connection) takes over, since its clock is another one.
@@ -35,6 +36,7 @@ class InputReceiver:
         self.packets = 0  # valid packets
         self.parse_failures = 0
         self.bad_fields = 0
+        self.implausible_stamps = 0  # packets whose sender stamp was far ahead of the sender's clock
         self._latest: OperatorFrame | None = None
         self._sequence = 0
         self._changed = threading.Condition()
@@ -58,6 +60,12 @@ class InputReceiver:
             return
         if live_stamps and frame.sender_time_ns is not None:
             frame.capture_ns = self.sender_clock.capture_ns(frame.sender_time_ns, received_ns)
+            if frame.capture_ns is None:  # stamped ahead of the sender's clock as estimated: not a reading
+                self.implausible_stamps += 1
+                if self.implausible_stamps == 1 or self.implausible_stamps % 1000 == 0:
+                    logger.warning("Dropped input packets stamped implausibly far ahead of the sender's clock (%d so "
+                                   "far; sender stamp %d ns)", self.implausible_stamps, frame.sender_time_ns)
+                return
         if frame.bad_fields:
             self.bad_fields += len(frame.bad_fields)
             if self.bad_fields == len(frame.bad_fields) or self.bad_fields % 1000 < len(frame.bad_fields):

@@ -192,9 +192,11 @@ def _add_hand(frame: OperatorFrame, side: str, hand) -> None:
                 raise _BadField(f"joint {i}: expected an object")
             joints[i] = _floats(location.get("p"), 7)[:3]
             status = location.get("s", ALL_FLAGS)
-            if isinstance(status, bool) or not isinstance(status, int) or status < 0:
-                raise _BadField(f"joint {i}: location flags s must be an integer, got {status!r}")
-            flags[i] = status & ALL_FLAGS
+            # by value, not JSON type: the XRoboToolkit app's LitJson writes this C# ulong as a double ("s":15.0)
+            if isinstance(status, bool) or not isinstance(status, int | float) or not float(status).is_integer() \
+                    or status < 0:
+                raise _BadField(f"joint {i}: location flags s must be a whole number >= 0, got {status!r}")
+            flags[i] = int(status) & ALL_FLAGS
     except _BadField as problem:
         _bad(frame, device, problem)
         frame.invalid_devices[device] = f"bad hand ({problem})"
@@ -250,5 +252,5 @@ def encode_xr_state(*, timestamp_ns: int | None = None, head: np.ndarray | None 
         if webxr_hands:
             joints = joints[1:]
         state["Hand"][_SIDES[side]] = {"isActive": 1, "count": len(joints), "scale": 1.0, "HandJointLocations": [
-            {"p": _text(np.r_[p, 0.0, 0.0, 0.0, 1.0]), "s": ALL_FLAGS, "r": 0.01} for p in joints]}
+            {"p": _text(np.r_[p, 0.0, 0.0, 0.0, 1.0]), "s": float(ALL_FLAGS), "r": 0.01} for p in joints]}
     return json.dumps(state, separators=(",", ":")).encode()
