@@ -4,7 +4,7 @@ Prints the commands it runs, the running tally, and a table: success, the stage 
 times.
 
     .venv/bin/python benchmarks/sim_loop.py [--tasks cube_assembly bottle_peg_in_hole]
-        [--preset piper_linkerhand_o6_single] [--demos 200] [--perturbed-share 0.25] [--train-steps 12000]
+        [--preset piper_linkerhand_o6_single] [--demos 200] [--perturbed-share 0.25] [--train-steps 7000]
         [--train-budget-min 22] [--eval-episodes 50] [--out outputs/sim_loop]
 
 Each stage is a command run as a user would type it:
@@ -16,9 +16,10 @@ Each stage is a command run as a user would type it:
    attempt).
 2. lerobot-train, ACT without its VAE (a small transformer, 4 M parameters), the environment state normalised like
    the joints (LeRobot 0.6.1 leaves ENV features raw by default: --policy.normalization_mapping names it), chunks
-   of 20 actions of which 10 are executed before re-planning, one torch thread (on 2 shared cores a second thread
-   makes each step several times slower) and one data-loading worker (the other core), stopped at
-   --train-budget-min if the steps are not done (the newest checkpoint, saved every 1000 steps, is scored).
+   of 20 actions of which 10 are executed before re-planning, AdamW with the learning rate decayed over
+   --train-steps, one torch thread (on 2 shared cores a second thread makes each step several times slower) and one
+   data-loading worker (the other core); stopped at --train-budget-min if the steps are not done (the newest
+   checkpoint, saved every 1000 steps, is scored).
 3. lerobot-eval --env.type=teledex on --eval-episodes layouts from seed 1000 (never recorded), in runs of
    --eval-chunk episodes whose running tally is printed (a stopped benchmark keeps the chunks it scored). The env's
    reward is the furthest stage reached, so each episode's max_reward says where a failure stopped.
@@ -56,7 +57,16 @@ ACT_FLAGS = ["--policy.type=act", "--policy.device=cpu", "--policy.push_to_hub=f
              "--policy.pretrained_backbone_weights=null", f"--policy.normalization_mapping={NORMALIZATION}",
              "--policy.dim_model=256", "--policy.dim_feedforward=1024", "--policy.n_encoder_layers=2",
              "--policy.n_decoder_layers=1", "--policy.use_vae=false", "--policy.chunk_size=20",
-             "--policy.n_action_steps=10", "--policy.optimizer_lr=3e-4"]
+             "--policy.n_action_steps=10"]
+
+
+def schedule_flags(steps: int) -> list[str]:
+    """AdamW at 3e-4 decayed to 1e-5 over the run (cosine): the last checkpoint is the settled one. ACT's own preset
+    (constant 1e-5) is made for 100k GPU steps; at a constant 3e-4 one checkpoint to the next swung 85 % -> 65 %."""
+    return ["--use_policy_training_preset=false", "--optimizer.type=adamw", "--optimizer.lr=3e-4",
+            "--optimizer.weight_decay=1e-4", "--optimizer.grad_clip_norm=10",
+            "--scheduler.type=cosine_decay_with_warmup", "--scheduler.num_warmup_steps=200",
+            f"--scheduler.num_decay_steps={steps}", "--scheduler.peak_lr=3e-4", "--scheduler.decay_lr=1e-5"]
 STAGE_BY_REWARD = {round(stage_progress(stage), 3): stage for stage in ("none", *STAGES, "success")}
 ENVIRONMENT = {"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -109,7 +119,7 @@ def train(task: str, steps: int, budget_s: float, out: Path) -> tuple[float, int
     train_dir = out / "train"
     shutil.rmtree(train_dir, ignore_errors=True)
     wall_s = run([command("lerobot-train"), f"--dataset.repo_id=local/sim_{task}", f"--dataset.root={out / 'data'}",
-                  *ACT_FLAGS, f"--steps={steps}", "--batch_size=64", "--log_freq=200",
+                  *ACT_FLAGS, *schedule_flags(steps), f"--steps={steps}", "--batch_size=64", "--log_freq=200",
                   f"--save_freq={SAVE_EVERY_STEPS}", "--num_workers=1", "--wandb.enable=false",
                   f"--output_dir={train_dir}"], out / "train.log", budget_s)
     checkpoints = sorted((train_dir / "checkpoints").glob("[0-9]*"))
@@ -147,7 +157,7 @@ def main() -> None:
     parser.add_argument("--preset", default="piper_linkerhand_o6_single")
     parser.add_argument("--demos", type=int, default=200, help="successful demonstrations kept")
     parser.add_argument("--perturbed-share", type=float, default=0.25, help="share of episodes with perturbations")
-    parser.add_argument("--train-steps", type=int, default=12000, help="as many as the budget allows")
+    parser.add_argument("--train-steps", type=int, default=7000, help="the learning rate decays over these")
     parser.add_argument("--train-budget-min", type=float, default=22.0)
     parser.add_argument("--eval-episodes", type=int, default=50)
     parser.add_argument("--eval-chunk", type=int, default=10, help="episodes per lerobot-eval run")

@@ -68,6 +68,9 @@ class Segment:
     joint_path: bool = False  # move along the arm's joint-space path to arm_q, not a straight line
     # Millimetres decide here (closing on the object, placing, letting go): recovery perturbations fade out.
     precise: bool = False
+    # Start at rest (smoothstep); False starts at speed: the episode's first segment, so that a policy trained on it
+    # never sees the robot waiting at home (from rest, the first ticks barely move it and a re-planning policy stalls).
+    from_rest: bool = True
 
 
 class UnreachableGrasp(RuntimeError):
@@ -188,7 +191,7 @@ class ScriptedExpert:
         resting = bottom.position_m + [0.0, 0.0, 2 * HALF_HEIGHT_M + PLACE_DROP_M]
         over_goal = self._over_goal(resting, bottom.yaw_rad, np.pi / 2, "cube_top")
         return [
-            Segment("approach", 2.0, lambda w: pre_grasp, self.preshape, q_pre, joint_path=True),
+            Segment("approach", 2.0, lambda w: pre_grasp, self.preshape, q_pre, joint_path=True, from_rest=False),
             Segment("descend", 1.2, lambda w: grasp, self.preshape, q_grasp),
             Segment("close", 1.0, None, self.closed, precise=True),
             Segment("lift", 1.2, lambda w: lifted, self.closed),
@@ -211,7 +214,7 @@ class ScriptedExpert:
         resting = base + [0.0, 0.0, BASE_FLOOR_M + BOTTLE_HALF_HEIGHT_M + INSERT_DEPTH_M]
         over_goal = self._over_goal(resting, 0.0, 0.0, "bottle")
         return [
-            Segment("approach", 2.0, lambda w: pre_grasp, self.preshape, q_pre, joint_path=True),
+            Segment("approach", 2.0, lambda w: pre_grasp, self.preshape, q_pre, joint_path=True, from_rest=False),
             Segment("descend", 1.4, lambda w: grasp, self.preshape, q_grasp),
             Segment("close", 1.0, None, self.closed, precise=True),
             Segment("lift", 1.2, lambda w: lifted, self.closed),
@@ -275,7 +278,10 @@ class ScriptedExpert:
                 self._segment_goal_q = segment.hand_q
         self.phase = segment.name
         progress = np.clip((now - self._segment_start_s) / segment.duration_s, 0.0, 1.0)
-        smooth = progress * progress * (3 - 2 * progress)  # zero velocity at both ends
+        if segment.from_rest:
+            smooth = progress * progress * (3 - 2 * progress)  # zero velocity at both ends
+        else:  # at speed from the first tick, at rest at the end
+            smooth = 1 - (1 - progress) ** 2
         self.hand_progress = smooth
         hand_q = self._segment_start_q + smooth * (self._segment_goal_q - self._segment_start_q)
         self._warm_start = None
