@@ -1,5 +1,6 @@
 """The WebXR source without a browser: its certificate, the page over HTTPS, the WSS socket both ways (tracking in,
-status out), the newest page winning, the allow-list. Loopback only; the browser itself is in test_webxr_browser."""
+status out), the first page keeping tracking, the allow-list. Loopback only; the browser itself is in
+test_webxr_browser; Origin and pairing in test_one_operator."""
 
 import datetime
 import json
@@ -75,13 +76,11 @@ def test_socket_carries_tracking_in_and_status_out(server):
         assert status == {"type": "status", "state": "Teleoperation", "stale": False,
                           "faults": {"arm": "feedback timeout"}, "tracking": "this page", "pages": 2}
 
-        second.send(encode_xr_state(controllers={"right": {"pose": POSE, "trigger": 0.9}}))  # the newer page
+        second.send(encode_xr_state(controllers={"right": {"pose": POSE, "trigger": 0.9}}))  # refused: not its turn
+        assert json.loads(second.recv(timeout=5))["tracking"] == "another page"
+        first.send(encode_xr_state(controllers={"right": {"pose": POSE, "trigger": 0.1}}))
         wait_until(lambda: receiver.packets == 2)
-        assert json.loads(first.recv(timeout=5))["tracking"] == "another page"
-        first.send(encode_xr_state(controllers={"right": {"pose": POSE, "trigger": 0.1}}))  # ignored now
-        second.send(encode_xr_state(controllers={"right": {"pose": POSE, "trigger": 0.8}}))
-        wait_until(lambda: receiver.packets == 3)
-        assert receiver.latest().analog["right_trigger"] == 0.8 and source.dropped_tracking == 1
+        assert receiver.latest().analog["right_trigger"] == 0.1 and source.refused == 1
 
 
 def test_allow_list_refuses_pages_and_sockets_from_others(tmp_path):

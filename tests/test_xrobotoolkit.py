@@ -111,10 +111,17 @@ def test_source_reads_the_app_across_reconnects(source):
     second.sendall(xr_app.hello_frames() + xr_app.tracking_frame(state(5, left_on=True)))
     wait_until(lambda: receiver.packets == 6)
     assert source.connections == 2 and "left_controller" in receiver.latest().poses
-    third = xr_app.connect(source.address)  # a reconnect while the old socket still looks open: newest wins
+    third = xr_app.connect(source.address)  # anyone else while the link is held: refused (tests/test_one_operator)
     third.sendall(xr_app.hello_frames() + xr_app.tracking_frame(state(6)))
+    third.settimeout(5)
+    try:
+        assert third.recv(10) == b""  # closed unread
+    except ConnectionResetError:
+        pass  # closed with our bytes unread: the same refusal
+    second.sendall(xr_app.tracking_frame(state(7)))
     wait_until(lambda: receiver.packets == 7)
-    assert second.recv(10) == b""  # the replaced connection was closed
+    assert source.refused == 1 and receiver.latest().sender_time_ns == HEADSET_EPOCH_NS + 7 * 11_111_111
+    second.close()
     third.close()
     assert receiver.parse_failures == 0
 

@@ -5,13 +5,23 @@ teleoperation diagnostics line, state-machine transitions, device faults) at INF
 Importing LeRobot configures the root logger as a side effect (its import_utils logs through the root logger before
 anything is set up), so the set-up replaces whatever is there.
 
-Fails: on bad input, a bad configuration, an unreachable device or a bad disk, one line naming what is wrong and the
-fix, exit code 2, no traceback. A configuration error inside draccus' parsing is reported by its root cause, not by
-draccus' generic "Couldn't instantiate class". Anything else is a bug and keeps its traceback.
+Fails: on bad input, a bad configuration, an unreachable device, a port in use or a bad disk, one line naming what
+is wrong and the fix, exit code 2, no traceback. A configuration error inside draccus' parsing is reported by its
+root cause, not by draccus' generic "Couldn't instantiate class". Anything else is a bug and keeps its traceback.
+
+Stops: Ctrl-C (SIGINT) and SIGTERM unwind the command as Ctrl-C does (`Interrupted`, a KeyboardInterrupt), so every
+`finally` runs: devices are disconnected and files closed. A second signal while it unwinds only gets a note (it
+would cut the unwinding short and leave files half-written; SIGKILL still works). The command then ends with one
+line saying what was stopped and what it left behind (INTERRUPTED_NOTES), no traceback.
+
+Exit codes: 0 done; 2 bad input, configuration, device, port or disk (one line); 130 stopped by Ctrl-C (SIGINT),
+143 by SIGTERM (128 + the signal's number, as shells report it); 1 a bug (with its traceback).
 """
 
+import contextlib
 import errno
 import logging
+import signal
 import sys
 
 from ..storage.errors import DatasetError
@@ -20,10 +30,26 @@ OUR_LOGGERS = ("teledex_lerobot", "lerobot_robot_teledex", "lerobot_teleoperator
 _DISK_ERRORS = {errno.ENOSPC: "the disk is full", errno.EROFS: "the file system is read-only",
                 errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
                 errno.EDQUOT: "the disk quota is exceeded"}
+USER_ERROR_EXIT = 2
+_SIGNAL_NAMES = {signal.SIGINT: "Ctrl-C (SIGINT)", signal.SIGTERM: "SIGTERM"}
+# What a command stopped by a signal leaves behind, for its one line (others: nothing more is said).
+INTERRUPTED_NOTES = {
+    "teledex-record": "the episode in progress was saved as far as it got, marked \"interrupted\" in its metadata "
+                      "(dropped with --fault_policy=rerecord), and every episode before it is intact in both formats: "
+                      "add more with --resume=true",
+}
 
 
 class UserError(DatasetError):
     pass
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM: the command unwinds as from Ctrl-C."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
 
 
 def setup_logging(level: int = logging.INFO) -> None:
@@ -48,13 +74,22 @@ def _config_error(error: BaseException) -> BaseException | None:
 
 
 def run_command(name: str, function, *args):
-    """Set up logging, run the command; on bad input, config, device or disk print one line and exit with code 2."""
+    """Set up logging, run the command; on bad input, config, device, port or disk print one line and exit with
+    code 2; stopped by Ctrl-C or SIGTERM, print one line and exit with 128 + the signal's number."""
     setup_logging()
     try:
-        return function(*args)
+        with _signals_interrupt():
+            return function(*args)
+    except KeyboardInterrupt as err:
+        signum = err.signum if isinstance(err, Interrupted) else signal.SIGINT
+        note = INTERRUPTED_NOTES.get(name)
+        _end(name, f"stopped by {_SIGNAL_NAMES[signum]}" + (f": {note}" if note else ""), 128 + signum)
     except (DatasetError, ConnectionError) as err:
         _fail(name, err)
     except OSError as err:
+        if err.errno == errno.EADDRINUSE:
+            _fail(name, f"a network port it needs is in use ({err}): another program (or another run of this one) "
+                        "listens there; stop it, or choose another port")
         if err.errno not in _DISK_ERRORS:
             raise
         where = f" ({err.filename})" if err.filename else ""
@@ -67,6 +102,30 @@ def run_command(name: str, function, *args):
         _fail(name, f"bad configuration: {cause}")
 
 
+@contextlib.contextmanager
+def _signals_interrupt():
+    """SIGINT and SIGTERM raise Interrupted in the main thread, once; later ones only say it is stopping."""
+    def interrupt(signum, _frame):
+        for each in _SIGNAL_NAMES:
+            signal.signal(each, stopping)
+        raise Interrupted(signum)
+
+    def stopping(signum, _frame):
+        print(f"{_SIGNAL_NAMES[signum]} again: still stopping (closing files so that what is saved stays readable)",
+              file=sys.stderr, flush=True)
+
+    previous = {each: signal.signal(each, interrupt) for each in _SIGNAL_NAMES}
+    try:
+        yield
+    finally:
+        for each, handler in previous.items():
+            signal.signal(each, handler)
+
+
 def _fail(name: str, message) -> None:
-    print(f"{name}: error: {' '.join(str(message).split())}", file=sys.stderr)
-    sys.exit(2)
+    _end(name, f"error: {message}", USER_ERROR_EXIT)
+
+
+def _end(name: str, message: str, code: int) -> None:
+    print(f"{name}: {' '.join(str(message).split())}", file=sys.stderr)
+    sys.exit(code)

@@ -7,6 +7,10 @@ r / left arrow = re-record it; d = discard it and go on; s = mark it a success, 
 episode when --wait_for_start=true; a = re-arm the devices after a fault; q / Esc = save the episode and stop.
 Without a keyboard, episodes run on timers, and a device fault ends the session (see --fault_policy);
 a session ending with a fault unresolved exits with code 2.
+Ctrl-C or SIGTERM stops the recording in one line: the episode in progress is handled as a device fault would be
+(saved as far as it got and marked "interrupted", or dropped with --fault_policy=rerecord), every episode saved
+before stays intact in both formats, devices are disconnected; exit code 130 (Ctrl-C) or 143 (SIGTERM). Exit codes: 0 done,
+2 bad input, configuration, device, port in use or disk (one line naming the fix), 130/143 stopped, 1 a bug.
 Videos are always encoded while recording (LeRobot's streaming encoder, --dataset.rgb_encoder.*), once per frame for
 both formats.
 """

@@ -33,14 +33,50 @@ class RelativeArmConfig:
     operator_to_base: list[list[float]] = field(default_factory=lambda: [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
     ik_max_iterations: int = 100
     ik_orientation_weight_m_per_rad: float = 0.1
+    # Near a singular configuration (a straight wrist: two wrist axes aligned) reaching some orientations needs a
+    # large joint motion for a tiny one of the hand. Below this smallest singular value of the (orientation-weighted)
+    # Jacobian, motion along the ill-conditioned directions is damped, growing to ik_singular_damping at the
+    # singularity: the arm accepts a small orientation error there instead of spinning its wrist joints.
+    ik_singular_value_threshold: float = 0.02
+    ik_singular_damping: float = 0.1
+    # Each tick's IK solution moves no joint faster than this fraction of its URDF velocity limit (the whole step is
+    # scaled, so the hand keeps its direction), so the solver never runs ahead of what the arm can do.
+    ik_max_speed_fraction: float = 1.0
 
     def validate(self) -> None:
-        for name in ("translation_dead_zone_m", "rotation_dead_zone_rad"):
+        for name in ("translation_dead_zone_m", "rotation_dead_zone_rad", "ik_singular_value_threshold",
+                     "ik_singular_damping"):
             if getattr(self, name) < 0:
                 raise ValueError(f"relative_arm.{name} must be >= 0")
-        for name in ("translation_scale", "max_translation_m", "max_rotation_rad", "ik_max_iterations"):
+        for name in ("translation_scale", "max_translation_m", "max_rotation_rad", "ik_max_iterations",
+                     "ik_max_speed_fraction"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"relative_arm.{name} must be > 0")
+
+
+@dataclass
+class PoseBoundsConfig:
+    """What an operator pose (controller, wrist, head) may be before anything follows it. A pose outside these
+    bounds is dropped from the frame and counted (the arm holds, then re-anchors when a plausible pose returns):
+    never followed, so one absurd sample cannot swing the arm to its clamp."""
+
+    # Farther than this from the tracking origin (the headset's floor origin, the camera): not a hand.
+    max_distance_m: float = 5.0
+    # Between consecutive samples a pose moves at most max_speed_m_s x the time between their captures, plus
+    # jump_tolerance_m (tracking noise, a frame's timing jitter); farther is a jump, not a motion.
+    max_speed_m_s: float = 10.0
+    jump_tolerance_m: float = 0.05
+    # A pose that jumped (the tracking origin was reset, another sender) is accepted again once it has stayed
+    # consistent with itself this long; the arm then re-anchors there, with no motion.
+    jump_settle_s: float = 0.25
+
+    def validate(self) -> None:
+        for name in ("max_distance_m", "max_speed_m_s"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"pose_bounds.{name} must be > 0 (got {getattr(self, name)})")
+        for name in ("jump_tolerance_m", "jump_settle_s"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"pose_bounds.{name} must be >= 0 (got {getattr(self, name)})")
 
 
 @dataclass
@@ -106,6 +142,9 @@ class ControlConfig:
     strategy: StrategyConfig = field(default_factory=StrategyConfig)
     relative_arm: RelativeArmConfig = field(default_factory=RelativeArmConfig)
     output: OutputChainConfig = field(default_factory=OutputChainConfig)
+    pose_bounds: PoseBoundsConfig = field(default_factory=PoseBoundsConfig)
+    # With no fresh input for this long the robot holds the last command; relative control resumes by itself when
+    # the stream returns, re-anchored where the arm is (no re-press, no jump).
     stale_timeout_ms: float = 200.0
     # Input buttons -> the state machine's keys (L1 zero pose, L2 teleoperation, R1 emergency, R2 down, or ENGAGE:
     # L1, or L2 where L1 is not allowed). XR buttons are named in inputs.xr_state; hand tracking adds the gesture
@@ -124,6 +163,7 @@ class ControlConfig:
         self.strategy.validate()
         self.relative_arm.validate()
         self.output.validate()
+        self.pose_bounds.validate()
         if self.stale_timeout_ms <= 0 or self.diagnostics_period_s <= 0 or self.zero_pose_tolerance_rad <= 0:
             raise ValueError("stale_timeout_ms, diagnostics_period_s and zero_pose_tolerance_rad must be > 0")
         if not 0 < self.pinch_close_m < self.pinch_open_m:

@@ -6,6 +6,14 @@ anchored mount pose moved by the operator's displacement and rotation since its 
 frame), shaped as the Pico teleoperation guide does: a dead zone, a translation gain, then a clamp around the
 anchor. Damped least-squares IK (joint limits applied at every iteration) solves it, warm-started at the previous
 solution. Disengaging clears the anchors, so the next press re-anchors from wherever the robot was last commanded.
+
+Near a singular configuration (the Piper's straight wrist aligns joints 4 and 6) part of the target cannot be reached
+without a large joint motion: an 8 cm sideways move spun joints 4 and 6 by 1.5 rad in opposite directions. So before
+IK, the target's step from the previous solution is filtered along the Jacobian's singular directions: a direction
+whose singular value is below `ik_singular_value_threshold` keeps only σ²/(σ² + μ²) of its share, μ growing to
+`ik_singular_damping` at the singularity (damped least squares, damping only where it is needed; elsewhere the
+target is untouched). What is left unreached there is a small orientation error, not a spin. Then each tick's step
+is scaled so that no joint moves faster than `ik_max_speed_fraction` of its URDF velocity limit.
 """
 
 import time
@@ -54,8 +62,10 @@ class CartesianRelativeArm:
     def anchored(self) -> bool:
         return self._operator_anchor is not None
 
-    def __call__(self, operator_pose: np.ndarray, q_reference: np.ndarray, engaged: bool = True) -> np.ndarray:
-        """Operator pose [x,y,z,qx,qy,qz,qw] and the reference driven joints (the last command) -> driven target."""
+    def __call__(self, operator_pose: np.ndarray, q_reference: np.ndarray, engaged: bool = True,
+                 dt_s: float | None = None) -> np.ndarray:
+        """Operator pose [x,y,z,qx,qy,qz,qw] and the reference driven joints (the last command) -> driven target.
+        `dt_s`, the time since the previous tick, bounds the joint speed of the step (None: unbounded)."""
         self.last_ik_s = 0.0
         if not engaged:
             self.reset()
@@ -76,8 +86,39 @@ class CartesianRelativeArm:
         target[:3, 3] = self._mount_anchor[:3, 3] + displacement
         target[:3, :3] = rotvec_to_matrix(rotation_vector) @ self._mount_anchor[:3, :3]
         started = time.perf_counter()
-        result = solve_ik(model, self.part.mount_frame, target, self._q_full, max_iters=c.ik_max_iterations,
-                          orientation_weight=c.ik_orientation_weight_m_per_rad)
+        result = solve_ik(model, self.part.mount_frame, self._damped_near_singularity(target), self._q_full,
+                          max_iters=c.ik_max_iterations, orientation_weight=c.ik_orientation_weight_m_per_rad)
+        self._q_full = self._speed_bounded(result.q, dt_s)
         self.last_ik_s = time.perf_counter() - started
-        self._q_full = result.q
-        return result.q[self.part.indices]
+        return self._q_full[self.part.indices]
+
+    def _damped_near_singularity(self, target: np.ndarray) -> np.ndarray:
+        """The target moved back toward the current pose along the ill-conditioned directions (module docstring)."""
+        c = self.config
+        if c.ik_singular_value_threshold == 0 or c.ik_singular_damping == 0:
+            return target
+        pose, jacobian = self.part.model.frame_pose_and_jacobian(self._q_full, self.part.mount_frame)
+        weights = np.array([1.0, 1.0, 1.0] + [c.ik_orientation_weight_m_per_rad] * 3)
+        solved = weights > 0  # a zero orientation weight solves position only: orientation is not part of it
+        u, sigma, _ = np.linalg.svd(jacobian[solved] * weights[solved, None], full_matrices=False)
+        closeness = np.clip(1.0 - (sigma / c.ik_singular_value_threshold) ** 2, 0.0, None)
+        if not np.any(closeness):
+            return target
+        kept = sigma ** 2 / (sigma ** 2 + c.ik_singular_damping ** 2 * closeness)  # 0 exactly at the singularity
+        step = np.concatenate([target[:3, 3] - pose[:3, 3], matrix_to_rotvec(target[:3, :3] @ pose[:3, :3].T)])
+        weighted = weights[solved] * step[solved]
+        step[solved] = u @ (kept * (u.T @ weighted)) / weights[solved]
+        damped = np.eye(4)
+        damped[:3, 3] = pose[:3, 3] + step[:3]
+        damped[:3, :3] = rotvec_to_matrix(step[3:]) @ pose[:3, :3]
+        return damped
+
+    def _speed_bounded(self, q_full: np.ndarray, dt_s: float | None) -> np.ndarray:
+        """The step from the previous solution, scaled so no driven joint exceeds its share of the velocity limit."""
+        if dt_s is None:
+            return q_full
+        step = q_full - self._q_full
+        indices = self.part.indices
+        allowed = self.config.ik_max_speed_fraction * self.part.velocity_limits * dt_s
+        ratio = float(np.max(np.abs(step[indices]) / allowed, initial=0.0)) if dt_s > 0 else np.inf
+        return q_full if ratio <= 1.0 else self._q_full + step / ratio

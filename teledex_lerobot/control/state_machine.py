@@ -4,13 +4,15 @@ Keys (the gamepad keys L1/L2/R1/R2 of the Pico teleoperation guide) request tran
 where it is not allowed is ignored and the reason logged:
 
     key     allowed from              goes to
-    L1      Emergency, Down           ZeroPos
+    L1      any state                 ZeroPos
     L2      ZeroPos                   Teleoperation
     R1      any state                 Emergency
     R2      Emergency, Teleoperation  Down
-    ENGAGE  L1 where it is allowed, else L2: one button (or gesture) steps Emergency -> ZeroPos -> Teleoperation
+    ENGAGE  L1 from Emergency or Down, L2 from ZeroPos: one button (or gesture) steps Emergency -> ZeroPos ->
+            Teleoperation, and does nothing in Teleoperation
 
-Emergency holds the robot where it is measured to be: a software hold, not a hardware stop.
+Home (ZeroPos) and Emergency are reachable from every state: an operator who is lost can always stop, or send the
+arm home, with one key. Emergency holds the robot where it is measured to be: a software hold, not a hardware stop.
 """
 
 import enum
@@ -28,7 +30,7 @@ class TeleopState(enum.Enum):
 
 KEYS = ("L1", "L2", "R1", "R2", "ENGAGE")
 _TRANSITIONS = {
-    "L1": ({TeleopState.EMERGENCY, TeleopState.DOWN}, TeleopState.ZERO_POS),
+    "L1": (set(TeleopState), TeleopState.ZERO_POS),
     "L2": ({TeleopState.ZERO_POS}, TeleopState.TELEOPERATION),
     "R1": (set(TeleopState), TeleopState.EMERGENCY),
     "R2": ({TeleopState.EMERGENCY, TeleopState.TELEOPERATION}, TeleopState.DOWN),
@@ -44,7 +46,7 @@ class TeleopStateMachine:
         if key not in KEYS:
             raise ValueError(f"unknown key {key!r}; keys are {KEYS}")
         if key == "ENGAGE":
-            key = "L1" if self.state in _TRANSITIONS["L1"][0] else "L2"
+            key = "L1" if self.state in (TeleopState.EMERGENCY, TeleopState.DOWN) else "L2"
         allowed_from, target = _TRANSITIONS[key]
         if self.state not in allowed_from:
             names = ", ".join(sorted(s.value for s in allowed_from))

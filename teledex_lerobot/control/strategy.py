@@ -66,9 +66,10 @@ class RigStrategy:
         """Whether the arm follows this frame: its anchor input pressed, or always without one."""
         return not self.config.anchor_input or self.anchor_pressed(frame)
 
-    def targets(self, frame: OperatorFrame, reference: dict[str, np.ndarray], arm_enabled: bool = True
-                ) -> dict[str, np.ndarray]:
-        """Joint targets per role for one frame; `reference` is the last command sent per role."""
+    def targets(self, frame: OperatorFrame, reference: dict[str, np.ndarray], arm_enabled: bool = True,
+                dt_s: float | None = None) -> dict[str, np.ndarray]:
+        """Joint targets per role for one frame; `reference` is the last command sent per role; `dt_s` (the time
+        since the previous tick) bounds the arm IK's joint speed."""
         self.last_ik_s = 0.0
         targets = {role: np.array(q, dtype=float) for role, q in reference.items()}
         if "hand" in self.rig.parts:
@@ -76,7 +77,7 @@ class RigStrategy:
             if hand is not None:
                 targets["hand"] = hand
         if "arm" in self.rig.parts:
-            arm = self._arm_target(frame, reference["arm"], arm_enabled)
+            arm = self._arm_target(frame, reference["arm"], arm_enabled, dt_s)
             if arm is not None:
                 targets["arm"] = arm
         return targets
@@ -98,16 +99,18 @@ class RigStrategy:
             angles = angles_from_keypoints(keypoints, side)
         return None if angles is None else self.hand_map(angles)
 
-    def _arm_target(self, frame: OperatorFrame, reference: np.ndarray, arm_enabled: bool) -> np.ndarray | None:
+    def _arm_target(self, frame: OperatorFrame, reference: np.ndarray, arm_enabled: bool,
+                    dt_s: float | None) -> np.ndarray | None:
         if self.arm_control is None:  # direct: a leader arm
             if not all(joint in frame.joint_positions for joint in self.leader_joints):
                 return None
             return np.array([frame.joint_positions[joint] for joint in self.leader_joints])
         pose = frame.poses.get(self.config.arm_pose_source)
         if pose is None:
-            # no pose this frame (tracking lost): release the anchor, so it cannot jump when tracking returns
+            # no pose this frame (tracking lost, or dropped as implausible): release the anchor, so it cannot jump
+            # when tracking returns
             self.arm_control.reset()
             return None
-        target = self.arm_control(pose, reference, engaged=arm_enabled and self.engaged(frame))
+        target = self.arm_control(pose, reference, engaged=arm_enabled and self.engaged(frame), dt_s=dt_s)
         self.last_ik_s = self.arm_control.last_ik_s
         return target

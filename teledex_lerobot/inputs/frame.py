@@ -42,6 +42,8 @@ class OperatorFrame:
     # Per keypoint of hand_keypoints_m (side -> (21,) uint8): the OpenXR location flags above. A keypoint without
     # POSITION_VALID is not tracked this frame (its position is a guess); POSITION_TRACKED = measured, not inferred.
     hand_keypoint_flags: dict[str, np.ndarray] = field(default_factory=dict)
+    # Which sender it came from (InputReceiver.sender_id): when it changes, the arm re-anchors to the new one.
+    sender_id: int = 0
 
     def __post_init__(self):
         if self.capture_ns is None:

@@ -9,7 +9,8 @@ the rest of that packet is used. A packet stamped implausibly far ahead of its s
 in `implausible_stamps` and dropped.
 
 Each frame's capture time is the sender's timestamp mapped onto our clock (clock_sync.SenderClock); a source calls
-`new_sender()` when a different sender (a new connection) takes over, since its clock is another one.
+`new_sender()` when a different sender (a new connection) takes over, since its clock is another one. Every frame
+carries the number of its sender (`sender_id`), so the control layer re-anchors to a new one.
 """
 
 import logging
@@ -37,12 +38,23 @@ class InputReceiver:
         self.parse_failures = 0
         self.bad_fields = 0
         self.implausible_stamps = 0  # packets whose sender stamp was far ahead of the sender's clock
+        self.sender_id = 0  # counts new_sender() calls
         self._latest: OperatorFrame | None = None
         self._sequence = 0
         self._changed = threading.Condition()
 
-    def new_sender(self) -> None:
-        self.sender_clock.reset()
+    def new_sender(self, since_ns: int | None = None) -> None:
+        """Another sender (a new connection, made at `since_ns`) takes over from here."""
+        self.sender_clock.reset(now_ns() if since_ns is None else since_ns)
+        self.sender_id += 1
+
+    def parses(self, data: bytes) -> bool:
+        """Whether the parser accepts the packet (nothing is counted or kept): a sender of garbage is no sender."""
+        try:
+            self.parse(data, 0)
+        except Exception:  # noqa: BLE001 - whatever the parser raises, it is not a packet
+            return False
+        return True
 
     def handle(self, data: bytes, received_ns: int | None = None, live_stamps: bool = True) -> None:
         """One packet. `live_stamps=False`: its timestamps are not a live clock (a replayed file), so the capture
@@ -58,6 +70,7 @@ class InputReceiver:
                 logger.warning("Rejected input packet (%d so far): %s: %s", self.parse_failures,
                                type(error).__name__, error)
             return
+        frame.sender_id = self.sender_id
         if live_stamps and frame.sender_time_ns is not None:
             frame.capture_ns = self.sender_clock.capture_ns(frame.sender_time_ns, received_ns)
             if frame.capture_ns is None:  # stamped ahead of the sender's clock as estimated: not a reading

@@ -7,7 +7,8 @@
   over HTTPS + WSS).
 
 Network sources listen on 127.0.0.1 unless given another address, and drop senders outside their allow-list
-(senders.SenderFilter).
+(senders.SenderFilter). Each belongs to one sender at a time (the first; `refused` counts the others' input), and
+`hand_over()` lets the current one go from the console.
 """
 
 import logging
@@ -19,7 +20,7 @@ import time
 from ..clock import now_ns
 from .datagram_file import read_datagrams
 from .receiver import InputReceiver
-from .senders import LOCAL_BIND, SenderFilter
+from .senders import LOCAL_BIND, SenderFilter, SenderLock, cannot_listen
 
 logger = logging.getLogger(__name__)
 POLL_S = 0.05  # how often a blocked thread checks for stop()
@@ -31,6 +32,7 @@ class ThreadedSource:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.senders = SenderFilter()
+        self.clock = now_ns  # arrival times; tests inject their own
 
     def start(self, receiver: InputReceiver) -> None:
         self._thread = threading.Thread(target=self._run, args=(receiver,), name=type(self).__name__, daemon=True)
@@ -54,9 +56,17 @@ class _DatagramSocketSource(ThreadedSource):
         super().__init__()
         self.socket = sock
         self.socket.settimeout(POLL_S)
+        self.lock = SenderLock()
+
+    @property
+    def refused(self) -> int:
+        """Packets dropped because another sender owns the input."""
+        return self.lock.refused
+
+    def hand_over(self) -> None:
+        self.lock.release()
 
     def _run(self, receiver: InputReceiver) -> None:
-        last_sender = None
         while not self._stop.is_set():
             try:
                 data, sender = self.socket.recvfrom(MAX_DATAGRAM_BYTES)
@@ -66,13 +76,15 @@ class _DatagramSocketSource(ThreadedSource):
                 if not self._stop.is_set():
                     logger.exception("%s: socket error; input stopped", type(self).__name__)
                 return
-            received_ns = now_ns()
-            if isinstance(sender, tuple):
+            received_ns = self.clock()
+            if isinstance(sender, tuple):  # a network sender (a local socket's peers are this machine's programs)
                 if not self.senders.allows(sender[0]):
                     continue
-                if sender[0] != last_sender:  # another device: another clock
-                    last_sender = sender[0]
-                    receiver.new_sender()
+                owners = self.lock.owners
+                if not self.lock.admit(sender, received_ns):
+                    continue
+                if self.lock.owners != owners:  # another device: another clock
+                    receiver.new_sender(received_ns)
             receiver.handle(data, received_ns)
 
     def _close(self) -> None:
@@ -82,7 +94,11 @@ class _DatagramSocketSource(ThreadedSource):
 class UdpSource(_DatagramSocketSource):
     def __init__(self, bind: str = LOCAL_BIND, port: int = 5555, allow: list[str] | tuple[str, ...] = ()):
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        sock.bind((bind, port))
+        try:
+            sock.bind((bind, port))
+        except OSError as error:
+            sock.close()
+            raise cannot_listen(bind, port, error) from error
         self.address = sock.getsockname()  # port 0 binds a free port
         super().__init__(sock)
         self.senders = SenderFilter(allow)

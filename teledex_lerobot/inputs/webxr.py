@@ -9,29 +9,42 @@ first run (the browser warns once; the operator accepts it). `websockets` serves
   page's clock (timeStampNs: the browser's time origin plus the XR frame time).
 - Us -> headset: {"type": "status", ...} pushed by `publish_status` (state machine state, stale, robot faults), shown
   on the page and on a panel in the headset.
-- Several pages may be open (a laptop watching the status, a headset reconnecting after a Wi-Fi drop): tracking is
-  taken from the newest connection that sends any; an older one's tracking is dropped and it is told so.
+- Several pages may be open (a laptop watching the status): tracking belongs to the first page whose message parses
+  as a state, until it disconnects or the operator hands it over at the console (`hand_over`); the others' tracking
+  is refused (counted in `refused`) and they are told so. A garbage message takes nothing over.
+
+Who may connect (the threat model is in docs/inputs.md): the socket checks the Origin header a browser sends
+against the page's own origin (https://<Host>), so a page from another site cannot drive the robot or read its
+status through the operator's browser. Bound beyond loopback, a socket also needs pairing: a token made at start
+(secrets, 128 bits) in the page URL printed in the terminal; the first page that connects with it spends it and gets
+a session key for its reconnects; any other is refused. Handing over spends the session and makes a new token.
+On loopback (the default) only this machine can connect, and no token is asked for.
 """
 
 import asyncio
 import datetime
 import hashlib
+import io
 import ipaddress
 import json
 import logging
 import mimetypes
+import secrets
 import socket
 import ssl
+import threading
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import qrcode
 
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from ..clock import now_ns
 from .receiver import InputReceiver
-from .senders import LOCAL_BIND, SenderFilter
+from .senders import LOCAL_BIND, SenderFilter, cannot_listen, is_loopback
 from .sources import ThreadedSource
 
 logger = logging.getLogger(__name__)
@@ -105,19 +118,39 @@ def certificate_fingerprint(cert_path: Path) -> str:
     return ":".join(digest[i:i + 2] for i in range(0, len(digest), 2))
 
 
+def qr_code(text: str) -> str:
+    """`text` as a QR code drawn with block characters, for a terminal (dark on light)."""
+    code = qrcode.QRCode(border=2)
+    code.add_data(text)
+    code.make(fit=True)
+    drawn = io.StringIO()
+    code.print_ascii(out=drawn, invert=True)
+    return drawn.getvalue()
+
+
 class WebXRSource(ThreadedSource):
     def __init__(self, bind: str = LOCAL_BIND, port: int = 8012, allow: list[str] | tuple[str, ...] = (),
-                 certificate_dir: Path | str = DEFAULT_CERTIFICATE_DIR):
+                 certificate_dir: Path | str = DEFAULT_CERTIFICATE_DIR, pairing: bool | None = None):
         super().__init__()
         self.senders = SenderFilter(allow)
+        # Off loopback the network can reach the socket: a page must be paired (None = decide by the bind address).
+        self.pairing = not is_loopback(bind) if pairing is None else pairing
+        self._token: str | None = secrets.token_urlsafe(16) if self.pairing else None
+        self._session: str | None = None  # the paired page's key for its reconnects
+        self._paired: dict[ServerConnection, str] = {}  # handshakes that just spent the token -> their session
+        self._pairing_lock = threading.Lock()
+        self.refused = 0  # tracking messages refused because another page sends tracking
+        self.unpaired = 0  # socket handshakes refused: a foreign Origin, or no valid token / session
         self.cert_path, key_path = ensure_certificate(Path(certificate_dir), local_addresses(bind))
         self.ssl_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.ssl_context.load_cert_chain(self.cert_path, key_path)
-        self.socket = socket.create_server((bind, port))
+        try:
+            self.socket = socket.create_server((bind, port))
+        except OSError as error:
+            raise cannot_listen(bind, port, error) from error
         self.address = self.socket.getsockname()
         self.pages = {p.name: p.read_bytes() for p in PAGE_DIR.iterdir() if p.is_file()}
         self.connections = 0
-        self.dropped_tracking = 0  # tracking from a page that another, newer page superseded
         self._clients: dict[ServerConnection, int] = {}  # connection -> its number (newer = larger)
         self._active: ServerConnection | None = None
         self._status: dict = {}
@@ -128,6 +161,12 @@ class WebXRSource(ThreadedSource):
     def url(self) -> str:
         host, port = self.address[:2]
         return f"https://{host}:{port}/"
+
+    def page_url(self, host: str | None = None) -> str:
+        """The page's URL at `host` (default: the bind address), with the pairing token while one is unspent."""
+        base = self.url if host is None else f"https://{host}:{self.address[1]}/"
+        token = self._token
+        return base + (f"?token={token}" if token else "")
 
     @property
     def clients(self) -> int:
@@ -156,12 +195,21 @@ class WebXRSource(ThreadedSource):
         self.socket.close()
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
-        """Every HTTP request: the allow-list, then the socket path (the WebSocket handshake goes on) or a file."""
+        """Every HTTP request: the allow-list, then the socket path (its Origin and pairing checked, the WebSocket
+        handshake goes on) or a file."""
         if not self.senders.allows(connection.remote_address[0]):
             return connection.respond(403, "This address may not send input (see --teleop.allow).\n")
-        path = request.path.split("?", 1)[0]
-        if path == SOCKET_PATH:
-            return None
+        url = urlsplit(request.path)
+        if url.path == SOCKET_PATH:
+            refusal = self._refusal(connection, request.headers, parse_qs(url.query))
+            if refusal is None:
+                return None
+            self.unpaired += 1
+            if self.unpaired == 1 or self.unpaired % 100 == 0:  # a page retries every second
+                logger.warning("WebXR: refused a socket from %s (%d so far): %s", connection.remote_address[0],
+                               self.unpaired, refusal)
+            return connection.respond(403, refusal + "\n")
+        path = url.path
         name = "index.html" if path == "/" else path.lstrip("/")
         body = self.pages.get(name)
         if body is None:
@@ -173,33 +221,82 @@ class WebXRSource(ThreadedSource):
                            ("Cache-Control", "no-store")])
         return Response(200, "OK", headers, body)
 
+    def _refusal(self, connection: ServerConnection, headers: Headers, query: dict[str, list[str]]) -> str | None:
+        """Why this socket handshake is refused, or None. Browsers always send Origin: a page from elsewhere
+        (another site open in the operator's browser) is refused; a client that is no browser sends none."""
+        origin, host = headers.get("Origin"), headers.get("Host", "")
+        if origin is not None and origin != f"https://{host}":
+            return (f"Origin {origin} is not this page's (https://{host}): only the TeleDex page served here may "
+                    "connect")
+        if not self.pairing:
+            return None
+        token, session = (query.get(name, [""])[0].encode() for name in ("token", "session"))
+        with self._pairing_lock:
+            if self._session is not None and secrets.compare_digest(session, self._session.encode()):
+                return None
+            if self._token is not None and secrets.compare_digest(token, self._token.encode()):
+                self._token = None  # one time: it pairs this page only
+                self._session = self._paired[connection] = secrets.token_urlsafe(16)
+                logger.info("WebXR: paired the page at %s", connection.remote_address[0])
+                return None
+        return ("This page is not paired: open the URL printed in the teleop's terminal (its token pairs one page "
+                "once; press h at the console to hand over and get a new one)")
+
     async def _client(self, connection: ServerConnection, receiver: InputReceiver) -> None:
         self.connections += 1
         self._clients[connection] = self.connections
         host = connection.remote_address[0]
         logger.info("WebXR page connected from %s (%s)", host, connection.request.headers.get("User-Agent", "?"))
+        session = self._paired.pop(connection, None)
+        if session is not None:  # the page keeps it for its reconnects (the token in its URL is spent)
+            await connection.send(json.dumps({"type": "paired", "session": session}))
         self._send_status(connection)
         try:
             async for message in connection:
-                received_ns = now_ns()
-                if self._active is not connection:
-                    if self._active is not None and self._clients.get(self._active, 0) > self._clients[connection]:
-                        self.dropped_tracking += 1
-                        continue
-                    superseded, self._active = self._active, connection
-                    receiver.new_sender()
-                    if superseded is not None:
-                        self._send_status(superseded)
+                received_ns = self.clock()
+                data = message.encode() if isinstance(message, str) else message
+                if self._active is connection:
+                    receiver.handle(data, received_ns)
+                elif self._active is None:
+                    if receiver.parses(data):  # only a state takes tracking, never garbage
+                        self._active = connection
+                        receiver.new_sender(received_ns)
+                        logger.info("WebXR: tracking from %s", host)
+                        self._broadcast()
+                    receiver.handle(data, received_ns)
+                else:
+                    self.refused += 1
+                    if self.refused == 1 or self.refused % 1000 == 0:
+                        logger.warning("WebXR: refused tracking from %s (%d messages so far): another page sends "
+                                       "tracking (press h at the console to hand it over)", host, self.refused)
                     self._send_status(connection)
-                    logger.info("WebXR: tracking from %s", host)
-                receiver.handle(message.encode() if isinstance(message, str) else message, received_ns)
         except ConnectionClosed:
             pass
         finally:
             del self._clients[connection]
             if self._active is connection:
                 self._active = None
+                self._broadcast()
             logger.info("WebXR page at %s disconnected", host)
+
+    def hand_over(self) -> None:
+        """Let the page sending tracking go (from the console): its socket is closed, its pairing spent (with
+        pairing, a new token: `page_url()`), and the next page that sends takes tracking."""
+        with self._pairing_lock:
+            self._session = None
+            if self.pairing:
+                self._token = secrets.token_urlsafe(16)
+        if self._loop is not None:
+            try:
+                self._loop.call_soon_threadsafe(self._release_tracking)
+            except RuntimeError:
+                pass  # the loop has closed: stopping
+
+    def _release_tracking(self) -> None:
+        active, self._active = self._active, None
+        if active is not None:
+            logger.warning("WebXR: the page at %s handed over at the console", active.remote_address[0])
+            asyncio.ensure_future(active.close(1008, "handed over at the console"))
 
     def publish_status(self, status: dict) -> None:
         """Push the teleop's status to every open page (thread-safe; never waits for a slow headset)."""
@@ -218,7 +315,7 @@ class WebXRSource(ThreadedSource):
     def _send_status(self, connection: ServerConnection) -> None:
         if self._active is None:
             tracking = "none"
-        else:
+        else:  # "another page": this one's tracking is refused
             tracking = "this page" if connection is self._active else "another page"
         message = {"type": "status", **self._status, "tracking": tracking, "pages": len(self._clients)}
         broadcast([connection], json.dumps(message))

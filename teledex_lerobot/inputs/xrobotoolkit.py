@@ -16,9 +16,14 @@ UIUdpReceiver.cs) and its PC service (tcpserverworker.cpp, tcpconnectionmodel.cp
   are given (`announce_to`), so nothing is broadcast unless that address is itself a broadcast address.
 
 The stream is read as the PC service reads it: bytes before a head byte are skipped, a frame whose tail byte is
-wrong is dropped and the search resumes one byte later, so garbage and torn frames cost only themselves. A new
-connection replaces the previous one (the app's reconnect after a network drop arrives before the old socket has
-timed out).
+wrong is dropped and the search resumes one byte later, so garbage and torn frames cost only themselves.
+
+One operator: the link belongs to the first allowed connection until it drops (closed, a TCP keepalive that goes
+unanswered after a Wi-Fi drop, or silent for longer than the app's heartbeat period) or the operator hands it over
+at the console (`hand_over`); any other connection meanwhile is refused (logged, counted in `refused`, closed
+unread), so nobody else can press B for the operator. Whatever the old connection had not delivered dies with it,
+and the new one restarts the clock estimate, bounded by the last offset so that states the app queued during the
+drop are stamped when they were captured, not as fresh (inputs/clock_sync).
 """
 
 import json
@@ -26,12 +31,12 @@ import logging
 import selectors
 import socket
 import struct
+import threading
 import time
 from dataclasses import dataclass
 
-from ..clock import now_ns
 from .receiver import InputReceiver
-from .senders import LOCAL_BIND, SenderFilter
+from .senders import LOCAL_BIND, SenderFilter, cannot_listen
 from .sources import POLL_S, ThreadedSource
 
 logger = logging.getLogger(__name__)
@@ -45,6 +50,11 @@ FRAME_OVERHEAD = 15
 # a longer length field is garbage, and refusing it keeps one bad byte from stalling the stream.
 MAX_BODY_BYTES = 64 * 1024
 ANNOUNCE_PERIOD_S = 5.0
+# The app sends a heartbeat every 10 s even with tracking off: a connection silent longer has gone (a half-open
+# socket after a Wi-Fi drop, or something that connected and never spoke) and no longer holds the link.
+OWNER_SILENCE_S = 12.0
+# TCP keepalive on the owner's socket: probes after 2 s without data, 3 unanswered 1 s apart = the headset is gone.
+KEEPALIVE = {"TCP_KEEPIDLE": 2, "TCP_KEEPINTVL": 1, "TCP_KEEPCNT": 3}
 _HEADER = struct.Struct("<BBI")
 _TRAILER = struct.Struct("<qB")
 
@@ -114,7 +124,11 @@ class XRoboToolkitSource(ThreadedSource):
                  announce_to: str = ""):
         super().__init__()
         self.senders = SenderFilter(allow)
-        self.server = socket.create_server((bind, port))
+        try:
+            self.server = socket.create_server((bind, port))
+        except OSError as error:
+            raise cannot_listen(bind, port, error, "the XRoboToolkit app connects to this port only (XRoboToolkit's "
+                                "own PC service listens there too: stop it, we speak to the app ourselves)") from error
         self.server.setblocking(False)
         self.address = self.server.getsockname()
         self.announce_to = split_host_port(announce_to, DISCOVERY_PORT) if announce_to else None
@@ -128,13 +142,18 @@ class XRoboToolkitSource(ThreadedSource):
                 logger.warning("Announcing %s by broadcast to %s: every device on that network receives it",
                                self.announced_address, self.announce_to[0])
         self.connections = 0
+        self.refused = 0  # connections refused because another one held the link
+        self._refused_hosts: set[str] = set()
         self.device_serial = ""
         self.app_version = ""
         self.tracking_frames = 0
         self.other_frames = 0
         self._skipped_before = 0  # garbage from connections already closed
         self._connection: socket.socket | None = None
+        self._peer = ""
         self._reader: FrameReader | None = None
+        self._heard_ns = 0  # when the owner last sent anything
+        self._handing_over = threading.Event()
 
     @property
     def skipped_bytes(self) -> int:
@@ -164,6 +183,15 @@ class XRoboToolkitSource(ThreadedSource):
                         self._accept(selector, receiver)
                     else:
                         self._read(selector, receiver)
+                if self._handing_over.is_set():
+                    self._handing_over.clear()
+                    if self._connection is not None:
+                        logger.warning("XRoboToolkit: %s handed over at the console; the next connection takes the "
+                                       "link", self._peer)
+                        self._drop_connection(selector)
+                elif self._connection is not None and self.clock() - self._heard_ns > OWNER_SILENCE_S * 1e9:
+                    logger.warning("XRoboToolkit: %s silent for %.0f s: the link is free", self._peer, OWNER_SILENCE_S)
+                    self._drop_connection(selector)
         finally:
             self._drop_connection(selector)
             selector.close()
@@ -183,15 +211,29 @@ class XRoboToolkitSource(ThreadedSource):
             connection.close()
             return
         if self._connection is not None:
-            logger.info("XRoboToolkit: a new connection from %s:%d replaces the previous one", host, port)
-            self._drop_connection(selector)
+            self.refused += 1
+            if host not in self._refused_hosts:  # an app retries every 2 s: say it once per address
+                self._refused_hosts.add(host)
+                logger.warning("XRoboToolkit: refused a connection from %s:%d: the link belongs to %s until it drops "
+                               "(or press h at the console to hand it over)", host, port, self._peer)
+            connection.close()
+            return
         connection.setblocking(False)
         connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._connection, self._reader = connection, FrameReader()
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        for option, value in KEEPALIVE.items():
+            if hasattr(socket, option):  # Linux names; other systems keep their defaults
+                connection.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
+        self._connection, self._reader, self._peer = connection, FrameReader(), f"{host}:{port}"
+        self._heard_ns = self.clock()
         self.connections += 1
-        receiver.new_sender()
+        receiver.new_sender(self._heard_ns)
         selector.register(connection, selectors.EVENT_READ, "read")
         logger.info("XRoboToolkit headset connected from %s:%d", host, port)
+
+    def hand_over(self) -> None:
+        """Let the connection that holds the link go (from the console): the next one to connect takes it."""
+        self._handing_over.set()
 
     def _drop_connection(self, selector: selectors.BaseSelector) -> None:
         if self._connection is None:
@@ -213,7 +255,7 @@ class XRoboToolkitSource(ThreadedSource):
             logger.info("XRoboToolkit headset %s disconnected (the app reconnects by itself)", self.device_serial)
             self._drop_connection(selector)
             return
-        received_ns = now_ns()
+        received_ns = self._heard_ns = self.clock()
         for frame in self._reader.feed(data):
             self._handle(frame, receiver, received_ns)
 

@@ -9,6 +9,7 @@ sample_capture_ns. What else either can do is a protocol below:
   period per tick and never sleeps (no tick is dropped, the CPU sets the pace, the wall clock plays no part);
 - JudgedRobot: it knows how the episode is going (success, stages): every frame records it, the episode ends
   `settle_s` after success, and a plan may keep successes only;
+- EpisodeAwareInput: told when the robot has been reset for a new episode (it re-anchors to the robot's pose);
 - CorrectedInput: the robot executes something else than the action recorded (recovery data: a perturbed target
   executed, the expert's correction recorded).
 
@@ -23,6 +24,7 @@ recording nothing); without a keyboard the session ends. A session that ends wit
 (unresolved_faults), for a non-zero exit.
 """
 
+import signal
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
@@ -32,8 +34,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from .. import viewer
-from ..clock import now_ns
-from ..sync import SyncPolicy, TimingPolicy, sync_metrics, timing_metrics, validate_timestamps
+from ..sync import SyncPacket, SyncPolicy, TimingPolicy, sync_metrics, timing_metrics, validate_timestamps
 from ..sync.metrics import lagging_source
 from .frame import FrameLayout, RecordedFrame
 from .sink import EpisodeHeader, EpisodeSink, commit_pair
@@ -68,6 +69,13 @@ class JudgedRobot(Protocol):
 class WorldEpisodes(Protocol):
     def world_episode(self) -> dict | None:
         """What laid out this episode (a simulated world: task, seed, randomised values), or None."""
+
+
+@runtime_checkable
+class EpisodeAwareInput(Protocol):
+    def start_episode(self) -> None:
+        """The robot has just been reset for a new episode (a world lays out its scene, the robot at home): start
+        from where it is now, never drive it back to where the last episode ended."""
 
 
 @runtime_checkable
@@ -135,6 +143,7 @@ class EpisodeLog:
     faults: dict = field(default_factory=dict)  # part -> {"message", "first_frame", "frames"}
     stopped_by_fault: bool = False  # the fault policy ended the episode when a fault latched
     outcome: dict = field(default_factory=dict)  # a judged episode: its outcome at the last frame
+    interrupted: KeyboardInterrupt | None = None  # Ctrl-C or SIGTERM ended the episode
 
     def add(self, frame: RecordedFrame) -> None:
         index = len(self.frame_ns)
@@ -202,6 +211,7 @@ class RecordingSession:
         # dropped attempt is not tried again on the same layout, which in lockstep would fail the same way.
         self.next_layout = first_index
         self.lockstep = isinstance(robot, LockstepRobot) and robot.lockstep
+        self._storing = False  # a frame is being handed to the sinks (an interrupt then loses the episode)
 
     def run(self, plan: EpisodePlan) -> int:
         attempts = 0
@@ -223,6 +233,8 @@ class RecordingSession:
             reset_episode = getattr(self.robot, "reset_episode", None)
             if reset_episode is not None:  # a simulated world lays out this episode's scene, the robot at home
                 reset_episode(self.next_layout)
+                if isinstance(self.teleop, EpisodeAwareInput):
+                    self.teleop.start_episode()
             self.next_layout += 1
             header = EpisodeHeader.new(self.next_index, plan.task)
             print(f"Recording episode {header.index} ({len(self.saved_uuids) + 1}/{plan.num_episodes})", flush=True)
@@ -237,6 +249,9 @@ class RecordingSession:
                     sink.abort()
                 viewer.end_episode("interrupted")
                 raise
+            if log.interrupted is not None:
+                self._end_interrupted(header, log, sinks)
+                raise log.interrupted
             verdict = self._keep(log, plan)
             review = None
             if verdict is None and plan.confirm:
@@ -260,6 +275,21 @@ class RecordingSession:
                 self._drive(None, duration_s=plan.reset_time_s)
         self.unresolved_faults = self._faults()
         return len(self.saved_uuids)
+
+    def _end_interrupted(self, header: EpisodeHeader, log: EpisodeLog, sinks: list[EpisodeSink]) -> None:
+        """Ctrl-C or SIGTERM mid-episode, by the fault policy's rules: the episode so far is saved and marked
+        ("interrupted" in its metadata), or dropped with --fault_policy=rerecord (or when it has under 2 frames)."""
+        if self.fault_policy == RERECORD or len(log) < 2:
+            for sink in sinks:
+                sink.abort()
+            print(f"Episode {header.index}: interrupted after {len(log)} frames, dropped", flush=True)
+            return
+        metadata = self._episode_metadata(header, log)
+        metadata["interrupted"] = {"signal": _signal_name(log.interrupted), "frames": len(log)}
+        commit_pair(self.lerobot, self.native, metadata)
+        self.saved_uuids.append(header.episode_uuid)
+        self.next_index += 1
+        print(f"Episode {header.index}: interrupted after {len(log)} frames, saved and marked", flush=True)
 
     def summary(self, log: EpisodeLog) -> dict:
         """What the operator judges an episode by: duration, sync success, dropped ticks, faults."""
@@ -352,59 +382,44 @@ class RecordingSession:
         sinks = [s for s in (self.lerobot, self.native) if s is not None] if header is not None else []
         pending: deque[RecordedFrame] = deque()  # frames not yet handed to the sinks (LOOKBACK_NS)
         in_fault: set[str] = set()
-        started = time.perf_counter()
-        next_tick = started
+        started = next_tick = time.perf_counter()
         next_report = started + 1.0
-        ticks = 0
-        success_tick: int | None = None
+        ticks, success_tick = 0, None
         settle_ticks = None if settle_s is None else round(settle_s * self.layout.fps)
-        while ticks * period_ns / 1e9 < duration_s if self.lockstep else time.perf_counter() - started < duration_s:
-            if self.events.end_episode or (stop is not None and stop()):
-                break
-            if success_tick is not None and settle_ticks is not None and ticks - success_tick > settle_ticks:
-                break
-            observation = self.robot.get_observation()
-            outcome = self.robot.episode_outcome() if self.layout.judged else None
-            action = self.teleop.get_action()
-            input_ns = getattr(self.teleop, "sample_capture_ns", None) or self.robot.clock.now_ns()
-            executed = self.teleop.executed_action(action) if isinstance(self.teleop, CorrectedInput) else action
-            sent = self.robot.send_action(executed)
-            # Read once, after the send: a device that latched during this tick held its target (the action stored),
-            # and the frame's fault flag, its sync check and the fault policy all see the same faults.
-            faults = self._faults()
-            packet = self.robot.validate({INPUT_SOURCE: input_ns, **self._not_measured(faults)})
-            viewer.log_sync(packet)
-            if hasattr(self.teleop, "report_robot_faults"):  # shown to the operator (the headset's status panel)
-                self.teleop.report_robot_faults(faults)
-            if sinks:
-                if faults.keys() - in_fault:
-                    self._mark_since_cause(pending, {p: m for p, m in faults.items() if p not in in_fault})
-                in_fault = set(faults)
-                # the label is what the input asked for; the robot executed `sent` (the same unless perturbed)
-                recorded = sent if executed is action else action
-                succeeded = bool(outcome and outcome["success"])
-                pending.append(RecordedFrame.from_observation(self.layout, observation, recorded, packet, faults,
-                                                              success=succeeded))
-                if succeeded and success_tick is None:
-                    success_tick = ticks
-                log.outcome = outcome or {}
-                while pending and pending[0].frame_ns < pending[-1].frame_ns - LOOKBACK_NS:
-                    self._store(pending.popleft(), sinks, log)
-                if faults and self.fault_policy != KEEP_AND_MARK:
-                    log.stopped_by_fault = True
+        elapsed_s = (lambda: ticks * period_ns / 1e9) if self.lockstep else (lambda: time.perf_counter() - started)
+        try:
+            while elapsed_s() < duration_s and not self.events.end_episode and not (stop is not None and stop()):
+                if success_tick is not None and settle_ticks is not None and ticks - success_tick > settle_ticks:
                     break
-                if time.perf_counter() >= next_report:
-                    next_report += 1.0
-                    self._print_progress(header, log, ticks * period_ns / 1e9 if self.lockstep
-                                         else time.perf_counter() - started)
-            ticks += 1
-            if self.lockstep:
-                self.robot.advance(period_ns)
-                continue
-            next_tick = max(next_tick + period_ns / 1e9, time.perf_counter() - period_ns / 2e9)
-            delay_s = next_tick - time.perf_counter()
-            if delay_s > 0:
-                time.sleep(delay_s)
+                observation, recorded, faults, packet, outcome = self._tick()
+                if sinks:
+                    if faults.keys() - in_fault:
+                        self._mark_since_cause(pending, {p: m for p, m in faults.items() if p not in in_fault})
+                    in_fault = set(faults)
+                    succeeded = bool(outcome and outcome["success"])
+                    pending.append(RecordedFrame.from_observation(self.layout, observation, recorded, packet, faults,
+                                                                  success=succeeded))
+                    if succeeded and success_tick is None:
+                        success_tick = ticks
+                    log.outcome = outcome or {}
+                    while pending and pending[0].frame_ns < pending[-1].frame_ns - LOOKBACK_NS:
+                        self._store(pending.popleft(), sinks, log)
+                    if faults and self.fault_policy != KEEP_AND_MARK:
+                        log.stopped_by_fault = True
+                        break
+                    if time.perf_counter() >= next_report:
+                        next_report += 1.0
+                        self._print_progress(header, log, elapsed_s())
+                ticks += 1
+                if self.lockstep:
+                    self.robot.advance(period_ns)
+                    continue
+                next_tick = max(next_tick + period_ns / 1e9, time.perf_counter() - period_ns / 2e9)
+                time.sleep(max(0.0, next_tick - time.perf_counter()))
+        except KeyboardInterrupt as interrupt:  # Ctrl-C or SIGTERM (cli/errors.py): the episode ends here
+            if header is None or self._storing:  # a frame half-handed to the sinks: the episode cannot be kept
+                raise
+            log.interrupted = interrupt
         while pending:
             self._store(pending.popleft(), sinks, log)
         if log.stopped_by_fault:
@@ -412,11 +427,31 @@ class RecordingSession:
                   f"from frame {log.first_fault_frame}", flush=True)
         return log
 
-    @staticmethod
-    def _store(frame: RecordedFrame, sinks: list[EpisodeSink], log: EpisodeLog) -> None:
+    def _tick(self) -> tuple[dict, dict, dict[str, str], SyncPacket, dict | None]:
+        """One control tick: observe, ask the input, send. (observation, the action to record, faults, sync packet,
+        the robot's outcome so far)."""
+        observation = self.robot.get_observation()
+        outcome = self.robot.episode_outcome() if self.layout.judged else None
+        action = self.teleop.get_action()
+        input_ns = getattr(self.teleop, "sample_capture_ns", None) or self.robot.clock.now_ns()
+        executed = self.teleop.executed_action(action) if isinstance(self.teleop, CorrectedInput) else action
+        sent = self.robot.send_action(executed)
+        # Read once, after the send: a device that latched during this tick held its target (the action stored),
+        # and the frame's fault flag, its sync check and the fault policy all see the same faults.
+        faults = self._faults()
+        packet = self.robot.validate({INPUT_SOURCE: input_ns, **self._not_measured(faults)})
+        viewer.log_sync(packet)
+        if hasattr(self.teleop, "report_robot_faults"):  # shown to the operator (the headset's status panel)
+            self.teleop.report_robot_faults(faults)
+        # the label is what the input asked for; the robot executed `sent` (the same unless perturbed)
+        return observation, sent if executed is action else action, faults, packet, outcome
+
+    def _store(self, frame: RecordedFrame, sinks: list[EpisodeSink], log: EpisodeLog) -> None:
+        self._storing = True
         for sink in sinks:
             sink.add(frame)
         log.add(frame)
+        self._storing = False
 
     def _mark_since_cause(self, pending: deque, new_faults: dict[str, str]) -> None:
         """Frames recorded after a new fault's cause began (as far as the robot can tell: active_faults()) and before
@@ -452,6 +487,9 @@ class RecordingSession:
     def _print_saved(self, header: EpisodeHeader, log: EpisodeLog) -> None:
         sync, timing = log.sync(), log.timing(self.layout.fps)
         within = "" if self.timing_policy.within(timing) else "  TIMING BELOW POLICY (marked in metadata)"
+        if log.outcome:
+            within += (f", succeeded at {log.outcome['success_tick'] / self.layout.fps:.1f} s" if log.outcome["success"]
+                       else f", FAILED (furthest stage: {log.outcome['stage']})")
         if log.faults:
             within += (f"  DEVICE FAULT from frame {log.first_fault_frame}"
                        f"{' (the episode stopped when it latched)' if log.stopped_by_fault else ''}, marked in both "
@@ -484,3 +522,9 @@ class RecordingSession:
             "fault_policy": {"policy": self.fault_policy, "stopped_by_fault": log.stopped_by_fault},
             "lerobot": {**self.metadata.get("lerobot", {}), "episode_index": header.index},
         }
+
+
+def _signal_name(interrupt: KeyboardInterrupt) -> str:
+    """SIGTERM when the command's handler said so (cli/errors.py Interrupted), else Ctrl-C's SIGINT."""
+    signum = getattr(interrupt, "signum", signal.SIGINT)
+    return signal.Signals(signum).name

@@ -8,8 +8,12 @@ the action was captured, on this machine's clock: the sender's timestamp correct
 (inputs.clock_sync), or the arrival time for senders without one. The recorder uses it for its sync check. `frame`
 is that sample itself (per-device validity, arrival time).
 
-Headset pages get a status message a few times per second (state, stale input, robot faults); whoever runs the
-robot feeds its faults with `report_robot_faults`.
+Headset pages get a status message a few times per second and at once when it changes (state, what the arm does,
+stale input, robot faults); whoever runs the robot feeds its faults with `report_robot_faults`.
+
+When the robot is reset for a new episode (the recorder calls `start_episode`), every follower restarts from the
+pose the robot then measures. The input belongs to one operator at a time; `h` at the console (`hand_over`) lets the
+current one go (a new pairing URL for the WebXR page).
 """
 
 import logging
@@ -35,7 +39,7 @@ from teledex_lerobot.inputs.datagram_file import DatagramWriter
 from teledex_lerobot.inputs.frame import OperatorFrame
 from teledex_lerobot.inputs.senders import describe_listener
 from teledex_lerobot.inputs.sources import FileReplaySource, UdpSource, UnixDatagramSource
-from teledex_lerobot.inputs.webxr import WebXRSource, certificate_fingerprint
+from teledex_lerobot.inputs.webxr import WebXRSource, certificate_fingerprint, local_addresses, qr_code
 from teledex_lerobot.inputs.xrobotoolkit import TCP_PORT as XROBOTOOLKIT_PORT
 from teledex_lerobot.inputs.xrobotoolkit import XRoboToolkitSource
 from teledex_lerobot.paths import STREAMS_DIR
@@ -45,7 +49,8 @@ from teledex_lerobot.rig import Rig
 from .config_teledex_input import TeledexGloveConfig, TeledexInputConfig, TeledexKeypointsConfig, TeledexXRConfig
 
 logger = logging.getLogger(__name__)
-STATUS_PERIOD_NS = 200_000_000  # how often headset pages get the teleop's status
+STATUS_PERIOD_NS = 200_000_000  # how often headset pages get the teleop's status (and at once on a change)
+HAND_OVER_KEY = "h"  # the console key that lets the current operator's input go (see hand_over)
 
 
 def datagram_file_path(name_or_path: str) -> Path:
@@ -79,7 +84,7 @@ class TeledexInputTeleop(Teleoperator):
         self.frame: OperatorFrame | None = None  # the input sample behind the last action
         self.robot_faults: dict[str, str] = {}
         self._status_sent_ns: int | None = None
-        self._status_state: str | None = None
+        self._status_shown: tuple | None = None  # (state, stale, arm) last published
 
     @property
     def followers(self) -> dict[str, RigController]:
@@ -181,12 +186,25 @@ class TeledexInputTeleop(Teleoperator):
         print(describe_listener(f"{self.name} ({self.config.source})", self.config.bind, port, source.senders),
               flush=True)
         if isinstance(source, WebXRSource):
-            print(f"  open https://<this computer's address>:{port}/ in the headset's browser (here: {source.url}); "
-                  f"accept the self-signed certificate, SHA-256 {certificate_fingerprint(source.cert_path)}",
-                  flush=True)
+            print(f"  certificate (self-signed; the browser asks once) SHA-256 "
+                  f"{certificate_fingerprint(source.cert_path)}", flush=True)
+            self._print_page_url(source)
         if isinstance(source, XRoboToolkitSource) and source.announce_to:
             print(f"  announcing {source.announced_address} to the XRoboToolkit app at {source.announce_to[0]}:"
                   f"{source.announce_to[1]} every 5 s", flush=True)
+
+    def _print_page_url(self, source: WebXRSource) -> None:
+        """Where the headset's browser opens the page; off loopback the URL carries the one-time pairing token,
+        shown as a QR code too (the headset's camera or a phone reads it)."""
+        if not source.pairing:
+            print(f"  open {source.page_url()} in the headset's browser (this machine only: --teleop.bind=<LAN "
+                  "address> for a headset)", flush=True)
+            return
+        hosts = [a for a in local_addresses(self.config.bind) if a != "127.0.0.1"]
+        url = source.page_url(hosts[0] if hosts else "<this computer's address>")
+        print(f"  open {url} in the headset's browser (the token pairs one page, once"
+              + (f"; other addresses of this computer: {', '.join(hosts[1:])}" if hosts[1:] else "") + ")"
+              + (f":\n{qr_code(url)}" if hosts else ""), flush=True)
 
     def _port(self) -> int:
         return self.config.port or self.default_ports.get(self.config.source, 0)
@@ -219,12 +237,37 @@ class TeledexInputTeleop(Teleoperator):
         self.robot_faults = dict(faults)
 
     def press_keyboard_key(self, name: str) -> bool:
-        """A keyboard key, by LeRobot's key-listener name; keys without a binding are ignored (False)."""
+        """A keyboard key, by LeRobot's key-listener name: the state machine's bindings, and `h` to hand the input
+        over; keys without a binding are ignored (False)."""
+        if name.lower() == HAND_OVER_KEY:
+            return self.hand_over()
         key = self.control.keyboard_bindings.get(name.lower())
         return key is not None and self.state_machine.press(key)
 
     def keyboard_help(self) -> str:
-        return ", ".join(f"{name} = {key}" for name, key in self.control.keyboard_bindings.items())
+        keys = ", ".join(f"{name} = {key}" for name, key in self.control.keyboard_bindings.items())
+        return keys + (f", {HAND_OVER_KEY} = hand the input over" if hasattr(self._source, "hand_over") else "")
+
+    def hand_over(self) -> bool:
+        """Let the operator who holds the input go (their XRoboToolkit connection, UDP sender or WebXR page): the
+        next one to send takes it. The state machine goes to Emergency, so the robot holds until the new operator
+        steps it on. False when the input has no operator to let go (a replayed file, a leader arm here)."""
+        source = self._source
+        if not hasattr(source, "hand_over"):
+            return False
+        source.hand_over()
+        self.state_machine.press("R1")
+        print(f"{self.name}: input handed over (the robot holds, in Emergency); the next sender takes it", flush=True)
+        if isinstance(source, WebXRSource) and source.pairing:
+            self._print_page_url(source)  # the new operator's page pairs with a new token
+        return True
+
+    def start_episode(self) -> None:
+        """The robot has just been reset for a new episode (recorder: EpisodeAwareInput): every follower restarts
+        from the pose the robot then measures, and re-anchors there, so nothing drives it back toward where the
+        last episode ended; the state and the operator's engagement are kept."""
+        for controller in self.followers.values():
+            controller.start_episode()
 
     def _measured(self, prefix: str, controller: RigController):
         parts = {role: robot_link.read_measured([prefix + key for key in part.keys], self._connected_ns)
@@ -259,36 +302,50 @@ class TeledexInputTeleop(Teleoperator):
             action.update({prefix + key: value for key, value in controller.rig.join(commands).items()})
         self.frame = frame
         self.sample_capture_ns = frame.capture_ns if frame is not None else None
-        self.diagnostics.add_tick(time.perf_counter() - started, ik_s)
-        self._report(frame, now)
+        stale = any(c.stale for c in self.followers.values())
+        self.diagnostics.add_tick(time.perf_counter() - started, ik_s, stale)
+        self._report(frame, now, stale)
         view = viewer.active()
         if view is not None:
-            view.operator(frame, self.state_machine.state.value, any(c.stale for c in self.followers.values()))
+            view.operator(frame, self.state_machine.state.value, stale)
         return action
 
-    def _report(self, frame, now: int) -> None:
+    @property
+    def activity(self) -> str:
+        """What the arm does, in words: the single follower's, or each follower's by name."""
+        if len(self.followers) == 1:
+            return next(iter(self.followers.values())).activity
+        return "; ".join(f"{c.name}: {c.activity}" for c in self.followers.values())
+
+    def _report(self, frame, now: int, stale: bool) -> None:
         analog = frame.analog if frame is not None else {}
-        stale = any(c.stale for c in self.followers.values())
-        state = self.state_machine.state.value
+        state, activity = self.state_machine.state.value, self.activity
         line = self.diagnostics.maybe_report(
             now, input_age_ms=None if frame is None else (now - frame.received_ns) / 1e6,
             packets=self.receiver.packets, parse_failures=self.receiver.parse_failures,
-            triggers=(analog.get("left_trigger", 0.0), analog.get("right_trigger", 0.0)), stale=stale, state=state)
+            triggers=(analog.get("left_trigger", 0.0), analog.get("right_trigger", 0.0)), stale=stale, state=state,
+            arm=activity)
         if line is not None:
             logger.info(self.input_diagnostics())
         publish = getattr(self._source, "publish_status", None)
-        if publish is not None and (state != self._status_state or self._status_sent_ns is None
-                                    or now - self._status_sent_ns >= STATUS_PERIOD_NS):
-            self._status_sent_ns, self._status_state = now, state
-            publish({"state": state, "stale": stale, "faults": self.robot_faults, "buttons": self.button_keys.bindings,
+        shown = (state, stale, activity)
+        if publish is not None and (shown != self._status_shown or now - self._status_sent_ns >= STATUS_PERIOD_NS):
+            self._status_sent_ns, self._status_shown = now, shown
+            publish({"state": state, "stale": stale, "arm": activity,
+                     "holding": any(c.activity.startswith("holding") for c in self.followers.values()),
+                     "faults": self.robot_faults, "buttons": self.button_keys.bindings,
                      "input_age_ms": None if frame is None else round((now - frame.received_ns) / 1e6, 1)})
 
     def input_diagnostics(self) -> str:
-        """The input side of the diagnostics: senders dropped by the allow-list, bad fields, devices left out of
-        the newest sample and why, and how much later than captured it arrived (beyond the link's minimum)."""
+        """The input side of the diagnostics: senders dropped by the allow-list, others refused while one operator
+        holds the input, bad fields, implausible poses, devices left out of the newest sample and why, and how much
+        later than captured it arrived (beyond the link's minimum)."""
         frame, source = self.frame, self._source
         senders = getattr(source, "senders", None)  # a leader arm read in this process has no senders
-        parts = [f"dropped_senders={senders.dropped if senders else 0}", f"bad_fields={self.receiver.bad_fields}"]
+        parts = [f"dropped_senders={senders.dropped if senders else 0}", f"refused={getattr(source, 'refused', 0)}",
+                 f"bad_fields={self.receiver.bad_fields}",
+                 # every follower sees the same poses: the strictest bounds' count
+                 f"implausible_poses={max(c.implausible_poses for c in self.followers.values())}"]
         if frame is not None:
             parts.append(f"input_delay_ms={(frame.received_ns - frame.capture_ns) / 1e6:.1f}")
             if frame.invalid_devices:
@@ -296,7 +353,7 @@ class TeledexInputTeleop(Teleoperator):
         if isinstance(source, XRoboToolkitSource):
             parts.append(f"connections={source.connections} skipped_bytes={source.skipped_bytes}")
         if isinstance(source, WebXRSource):
-            parts.append(f"pages={source.clients} superseded_tracking={source.dropped_tracking}")
+            parts.append(f"pages={source.clients} unpaired={source.unpaired}")
         return "[teleop] input " + " ".join(parts)
 
     def send_feedback(self, feedback: dict) -> None:

@@ -2,7 +2,9 @@
 // joints) to the teleop over the page's own WSS socket, as one XR state object in XRoboToolkit's schema: poses
 // "x,y,z,qx,qy,qz,qw" in the reference space (metres, y up, -z forward), per-joint OpenXR location flags, and
 // timeStampNs = the browser's time origin + the frame time, in ns (the sample's time on this headset's clock).
-// The teleop pushes back its status (state machine, stale input, robot faults), shown below and in the headset.
+// The teleop pushes back its status (state machine, what the arm does, stale input, robot faults), shown below and
+// in the headset. Off this computer the socket needs pairing: the URL printed in the teleop's terminal carries a
+// one-time token; the teleop answers it with a session key that this tab keeps for its reconnects.
 "use strict";
 
 const HAND_JOINTS = [
@@ -20,13 +22,22 @@ const HAND_JOINTS = [
 const FLAGS_TRACKED = 15, FLAGS_INFERRED = 3, FLAGS_NONE = 0; // OpenXR location flags: valid 0x1|0x2, tracked 0x4|0x8
 const ZERO_POSE = "0,0,0,0,0,0,0"; // a device without a pose this frame (the teleop leaves it out)
 const MAX_BUFFERED_BYTES = 64 * 1024; // never queue old samples behind a slow link: skip frames instead
+const PAIRING_HINT = "From another device, open the exact URL the teleop printed: it carries the pairing token.";
 
 const page = { socket: null, connected: false, status: null, session: null, mode: "", sent: 0 };
 
 // ---------------------------------------------------------------- the socket and the status it brings
 
+function socketUrl() {
+  const session = sessionStorage.getItem("teledex-session");
+  const token = new URLSearchParams(location.search).get("token");
+  const key = session ? ["session", session] : token ? ["token", token] : null;
+  const pairing = key ? `${key[0]}=${encodeURIComponent(key[1])}` : "";
+  return `wss://${location.host}/ws` + (pairing ? `?${pairing}` : "");
+}
+
 function connect() {
-  const socket = new WebSocket(`wss://${location.host}/ws`);
+  const socket = new WebSocket(socketUrl());
   socket.onopen = () => { page.connected = true; showStatus(); };
   socket.onclose = () => {
     page.connected = false;
@@ -36,7 +47,10 @@ function connect() {
   };
   socket.onmessage = (event) => {
     const message = JSON.parse(event.data);
-    if (message.type === "status") {
+    if (message.type === "paired") { // the token is spent: reconnect with the session key, and drop the token
+      sessionStorage.setItem("teledex-session", message.session);
+      history.replaceState(null, "", location.pathname);
+    } else if (message.type === "status") {
       page.status = message;
       showStatus();
     }
@@ -46,11 +60,14 @@ function connect() {
 
 function statusLines() {
   const lines = [page.connected ? "Connected to TeleDex" : "Not connected (retrying)"];
+  if (!page.connected) lines.push(PAIRING_HINT);
   const s = page.status;
   if (s && page.connected) {
     if (s.state) lines.push(`State: ${s.state}`);
-    if (s.stale !== undefined) lines.push(s.stale ? "Input: STALE (robot holds)" : "Input: live");
-    if (s.tracking === "another page") lines.push("Another page is sending tracking: this one is ignored");
+    if (s.stale !== undefined) lines.push(s.stale ? "Input: STALE - the robot holds (follows again when it returns)" :
+      "Input: live");
+    if (s.arm) lines.push(`Arm: ${s.arm}`);
+    if (s.tracking === "another page") lines.push("Another page is sending tracking: this page is refused");
     if (s.buttons) lines.push("Buttons: " + Object.entries(s.buttons).map(([b, key]) => `${b} ${key}`).join(", "));
     for (const [part, fault] of Object.entries(s.faults || {})) lines.push(`FAULT ${part}: ${fault}`);
   }
@@ -120,7 +137,7 @@ const panel = { dirty: true, canvas: null, texture: null, program: null, buffer:
 function makePanel(gl) {
   panel.canvas = document.createElement("canvas");
   panel.canvas.width = 512;
-  panel.canvas.height = 160;
+  panel.canvas.height = 200;
   const shader = (type, source) => {
     const s = gl.createShader(type);
     gl.shaderSource(s, source);
@@ -131,7 +148,7 @@ function makePanel(gl) {
   gl.attachShader(program, shader(gl.VERTEX_SHADER,
     "attribute vec2 corner; uniform mat4 mvp; varying vec2 uv;" +
     "void main() { uv = vec2(corner.x * 0.5 + 0.5, 0.5 - corner.y * 0.5);" +
-    " gl_Position = mvp * vec4(corner.x * 0.24, corner.y * 0.075, 0.0, 1.0); }"));
+    " gl_Position = mvp * vec4(corner.x * 0.24, corner.y * 0.094, 0.0, 1.0); }"));
   gl.attachShader(program, shader(gl.FRAGMENT_SHADER,
     "precision mediump float; varying vec2 uv; uniform sampler2D text;" +
     "void main() { gl_FragColor = texture2D(text, uv); }"));
@@ -150,7 +167,7 @@ function paintPanel(gl) {
   ctx.fillRect(0, 0, panel.canvas.width, panel.canvas.height);
   ctx.fillStyle = "#fff";
   ctx.font = "28px sans-serif";
-  statusLines().filter((line) => !line.startsWith("Buttons")).slice(0, 4)
+  statusLines().filter((line) => !line.startsWith("Buttons") && line !== PAIRING_HINT).slice(0, 5)
     .forEach((line, i) => ctx.fillText(line, 16, 36 + i * 36));
   gl.bindTexture(gl.TEXTURE_2D, panel.texture);
   gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, panel.canvas);
