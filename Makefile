@@ -61,6 +61,7 @@ test-deps:
 	  echo "note: npm or the npm registry unavailable; the WebXR browser test will be skipped"
 
 test: env test-deps
+	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q -rs
 

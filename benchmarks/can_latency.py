@@ -31,8 +31,13 @@ import numpy as np
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.devices.registry import build_part_device
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
-from teledex_lerobot.devices.testing import (TeledexSimProcess, bus_config, rearm_until_healthy, unique_channel,
-                                             wait_for_fault)
+from teledex_lerobot.devices.testing import (
+    TeledexSimProcess,
+    bus_config,
+    rearm_until_healthy,
+    unique_channel,
+    wait_for_fault,
+)
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 

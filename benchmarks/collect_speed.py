@@ -65,7 +65,8 @@ def main() -> None:
         seconds, stored, expected = record(args.task, args.episodes, clock, camera_flags,
                                            args.out / clock / str(len(camera_flags)))
         rows.append((name, seconds, stored, expected))
-    print(f"\n{args.task}, {args.episodes} scripted episodes per row, load average {os.getloadavg()[0]:.1f} at the end\n")
+    load = os.getloadavg()[0]
+    print(f"\n{args.task}, {args.episodes} scripted episodes per row, load average {load:.1f} at the end\n")
     print(f"{'configuration':28s} {'wall s':>7s} {'episodes/min':>12s} {'frames/s':>9s} {'stored':>13s}")
     for name, seconds, stored, expected in rows:
         print(f"{name:28s} {seconds:7.1f} {60 * args.episodes / seconds:12.1f} {stored / seconds:9.1f} "

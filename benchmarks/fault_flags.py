@@ -13,9 +13,9 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
+from fault_timeouts import start_load, stop_load  # beside this file
 from piper_sdk import C_PiperInterface_V2
 
-from fault_timeouts import start_load, stop_load  # beside this file
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.devices import device_fault as df
 from teledex_lerobot.devices.agilex.config import PiperConfig

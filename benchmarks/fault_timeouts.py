@@ -29,8 +29,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-
 from can_latency import cable_pull_detection_ms  # beside this file
+
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.devices.can.broker import query_stats
 from teledex_lerobot.devices.testing import TeledexSimProcess

@@ -19,7 +19,6 @@ import argparse
 import dataclasses
 import time
 
-
 import numpy as np
 
 from teledex_lerobot.presets import PartSpec

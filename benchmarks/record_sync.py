@@ -20,7 +20,8 @@ from teledex_lerobot.storage.sync_readers import sync_from_lerobot, sync_from_na
 from teledex_lerobot.sync.report import report
 
 BIN = Path(sys.executable).parent
-SAVED = re.compile(r"Saved episode (\d+) \([0-9a-f-]+\): (\d+)/(\d+) frames at ([\d.]+|None) Hz \((\d+) dropped ticks\)")
+SAVED = re.compile(r"Saved episode (\d+) \([0-9a-f-]+\): (\d+)/(\d+) frames at ([\d.]+|None) Hz "
+                   r"\((\d+) dropped ticks\)")
 
 
 def record(root: Path, fps: int, episodes: int, seconds: float) -> str:

@@ -40,8 +40,8 @@ vector times the config's `scaling_factor`; "tip mm" is the mean over vectors an
   median and p99 over the repeat with the lowest median. On a machine shared with other work the CPU time is the
   steadier figure; neither is free of the other work (caches, a shared core).
 Rows: "ours" (our defaults), "ours, dex's filter" (our defaults with dex-retargeting's one-stage output filter
-at its config's low_pass_alpha: equal filtering), "dex vector", "dex DexPilot", "floor". JSON to --json. Not part of CI: timings depend
-on the machine and its load.
+at its config's low_pass_alpha: equal filtering), "dex vector", "dex DexPilot", "floor". JSON to --json. Not part of
+CI: timings depend on the machine and its load.
 """
 
 import argparse
@@ -356,7 +356,7 @@ def main(argv=None) -> None:
             dex = dex_retargeting(dex_python, assets, {
                 "vector": (configs["vector"], None, args.repeats), "dexpilot": (configs["dexpilot"], None, 1),
                 "vector_unfiltered": (configs["vector"], 1.0, 1)}, keypoints_dex)
-            for name, run in dex.items():
+            for run in dex.values():
                 run.joints = actuated(model, run.names, run.joints)
             runs |= {"dex vector": dex["vector"], "dex DexPilot": dex["dexpilot"]}
             dex_pinch = dex_retargeting(dex_python, assets, {"vector": (configs["vector"], None, 1),

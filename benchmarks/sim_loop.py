@@ -111,8 +111,12 @@ def collect(task: str, preset: str, demos: int, perturbed_share: float, out: Pat
                   f"--dataset.single_task={TASKS[task].description}", "--dataset.fps=25",
                   f"--dataset.num_episodes={demos}", f"--dataset.episode_time_s={TASKS[task].episode_s}",
                   "--dataset.reset_time_s=0", "--dataset.push_to_hub=false"], out / "record.log")
-    attempts = sum(1 for line in (out / "record.log").read_text().splitlines() if line.startswith("Recording episode"))
-    return wall_s, attempts
+    return wall_s, attempts_made(out)
+
+
+def attempts_made(out: Path) -> int:
+    """Episodes teledex-record started (failed attempts included), from its log."""
+    return sum(1 for line in (out / "record.log").read_text().splitlines() if line.startswith("Recording episode"))
 
 
 def train(task: str, steps: int, budget_s: float, out: Path) -> tuple[float, int]:
@@ -169,8 +173,10 @@ def main() -> None:
     for task in args.tasks:
         out = args.out / args.preset / task
         out.mkdir(parents=True, exist_ok=True)
-        collect_s, attempts = (0.0, 0) if args.skip_collect else collect(task, args.preset, args.demos,
-                                                                          args.perturbed_share, out)
+        if args.skip_collect:
+            collect_s, attempts = 0.0, attempts_made(out)
+        else:
+            collect_s, attempts = collect(task, args.preset, args.demos, args.perturbed_share, out)
         if args.skip_train:
             train_s, step = 0.0, int(sorted((out / "train" / "checkpoints").glob("[0-9]*"))[-1].name)
         else:

@@ -8,12 +8,10 @@ each reported with the key's dotted path.
 
 import dataclasses
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import draccus
 import yaml
-
-T = TypeVar("T")
 
 
 def resolve_file(name_or_path: str, folder: Path, suffixes: tuple[str, ...], what: str) -> Path:
@@ -44,7 +42,7 @@ def read_yaml_mapping(path: Path, what: str) -> dict:
     return data
 
 
-def decode_config(cls: type[T], data: dict[str, Any], where: str) -> T:
+def decode_config[T](cls: type[T], data: dict[str, Any], where: str) -> T:
     """A dataclass from a mapping; unknown keys and wrong types raise ValueError naming `where` and the key."""
     try:
         return draccus.decode(cls, data)
@@ -54,7 +52,7 @@ def decode_config(cls: type[T], data: dict[str, Any], where: str) -> T:
         raise ValueError(f"{where}: {error.__cause__ or error}") from error
 
 
-def load_config(cls: type[T], source: "str | dict | T | None", folder: Path, what: str,
+def load_config[T](cls: type[T], source: "str | dict | T | None", folder: Path, what: str,
                 **overrides: Any) -> T:
     """A config dataclass from None (defaults), a dict, an instance, a YAML path or a name in `folder`, then
     `overrides` (nested dicts merge into their sections)."""

@@ -1,6 +1,7 @@
 """Keep every test offline, on this machine and away from the user's LeRobot home (calibration files, datasets), and
 fail a run in which a test skips without being listed as one that may (tests/README.md)."""
 
+import logging
 import os
 import re
 import sys
@@ -17,6 +18,8 @@ os.environ.setdefault("HF_LEROBOT_HOME", tempfile.mkdtemp(prefix="teledex-tests-
 GUARD_DIR = Path(__file__).parent / "network_guard"
 sys.path.insert(0, str(GUARD_DIR))
 import network_guard  # noqa: E402
+
+from teledex_lerobot.cli.errors import OUR_LOGGERS  # noqa: E402
 
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="teledex-tests-"))
 GUARD_LOG = _SESSION_DIR / "network_guard.log"
@@ -58,6 +61,19 @@ def network_guard_check():
     guard = NetworkGuard()
     yield guard
     guard.check()
+
+
+@pytest.fixture(autouse=True)
+def logging_restored():
+    """A command run in-process sets logging up for a terminal (cli/errors.py setup_logging): its handler writes to
+    this test's captured stderr, closed once the test ends, so every later log line would fail. Put it back."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    levels = {name: logging.getLogger(name).level for name in OUR_LOGGERS}
+    yield
+    root.handlers[:], root.level = handlers, level
+    for name, each in levels.items():
+        logging.getLogger(name).setLevel(each)
 
 
 # ---- every skip is one the suite lists ---------------------------------------------------------------------------

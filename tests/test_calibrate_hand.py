@@ -90,3 +90,16 @@ def test_an_unknown_operator_names_the_known_ones(calibrations):
     with pytest.raises(ValueError, match="No calibration of operator 'frank'.*erin"):
         TeledexReplay(TeledexReplayConfig(replay_file="open_close", preset="piper_linkerhand_o6_single",
                                           hand_calibration="frank"))
+
+
+@pytest.mark.parametrize("name", ["../../x", "a/b", "..", ".hidden", ""])
+def test_an_operator_name_is_one_folder_never_a_path(calibrations, tmp_path, capsys, name):
+    with pytest.raises(SystemExit) as exit_info:
+        calibrate_hand(["--hand", PRESET_HAND, "--operator", name,
+                        "--recording", str(STREAMS_DIR / "open_close.datagrams.jsonl")])
+    assert exit_info.value.code == 2
+    assert "argument --operator: operator name" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing written, in the folder or beside it
+    with pytest.raises(ValueError, match="operator name"):
+        TeledexReplay(TeledexReplayConfig(replay_file="open_close", preset="piper_linkerhand_o6_single",
+                                          hand_calibration=name or "..."))

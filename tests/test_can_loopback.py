@@ -113,6 +113,17 @@ def test_channels_nobody_serves_fail_naming_teledex_sim(broker, open_buses, tmp_
         can.Bus(interface="teledex", channel="arm", broker=str(tmp_path / "nobody.sock"))
 
 
+def test_one_simulated_device_per_can_id_and_channel(broker, open_buses):
+    first = open_buses("hand", serve=True, answers="CAN ID 0x27")
+    with pytest.raises(can.CanInitializationError, match=r"already answers on CAN ID 0x27 of channel 'hand' \(pid"):
+        open_buses("hand", serve=True, answers="CAN ID 0x27")
+    open_buses("hand", serve=True, answers="CAN ID 0x28")  # the other hand: its own ID
+    open_buses("arm", serve=True, answers="CAN ID 0x27")  # another channel: another bus
+    first.shutdown()
+    assert wait_until(lambda: [n["channel"] for n in broker.stats()["nodes"]].count("hand") == 1, timeout_s=5)
+    open_buses("hand", serve=True, answers="CAN ID 0x27")  # its place is free once it has gone
+
+
 def test_a_reader_that_stops_reading_stalls_nobody(broker, open_buses):
     sender, reader, stalled = open_buses(), open_buses(), open_buses()  # `stalled` never reads
     batch, total = RECEIVE_QUEUE_FRAMES // 2, 3 * RECEIVE_QUEUE_FRAMES

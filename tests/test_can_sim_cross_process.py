@@ -2,7 +2,10 @@
 the unmodified piper_sdk, linkerbot's O6 and linkerbot's A7 each enable, move and read back their simulated device.
 Killing teledex-sim is a cable pull our drivers see within the feedback timeout; swapped arm/hand channels fail at
 connect saying so, and teledex-doctor says so too; a channel no teledex-sim serves fails naming it; a second
-teledex-sim joins the bus the first one runs."""
+teledex-sim joins the bus the first one runs, but not with a device already answering on its channel."""
+
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -17,8 +20,13 @@ from teledex_lerobot.devices.can.port import CanPortConfig
 from teledex_lerobot.devices.linkerhand.probe import probe_linkerhand
 from teledex_lerobot.devices.registry import build_part_device
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
-from teledex_lerobot.devices.testing import (TeledexSimProcess, bus_config, rearm_until_healthy, wait_for_fault,
-                                             wait_until)
+from teledex_lerobot.devices.testing import (
+    TeledexSimProcess,
+    bus_config,
+    rearm_until_healthy,
+    wait_for_fault,
+    wait_until,
+)
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 
@@ -170,3 +178,17 @@ def test_a_second_teledex_sim_joins_the_running_bus(teledex_sim):
         report = probe_linkerhand("linkerhand_l10", "left", CanPortConfig("teledex", "hand2"))
         assert report.problems == [] and any("LHL10-01-001-L" in fact for fact in report.facts), report.render()
     assert "(started)" in "".join(teledex_sim.lines)
+
+
+def test_a_second_simulator_of_the_same_device_on_its_channel_is_refused(teledex_sim):
+    """Two right O6 hands on one channel would answer every request twice (every feedback frame doubled); a left
+    hand, or the same hand on another channel, is welcome."""
+    done = subprocess.run([sys.executable, "-m", "teledex_lerobot.cli.sim", "--device", "linkerhand_o6:right:hand"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "teledex-sim: teledex CAN channel 'hand': a simulated device already answers on CAN ID 0x27 of channel 'hand' "
+        f"(pid {teledex_sim.process.pid}): a second one would answer every request twice. Stop the other teledex-sim, "
+        "or put this device on another channel"]
+    with TeledexSimProcess("--device", "linkerhand_o6:left:hand", "--device", "linkerhand_o6:right:hand3") as other:
+        assert "(joined)" in "".join(other.lines)

@@ -73,7 +73,7 @@ def test_commands_hold_or_respect_velocity_and_soft_limits(start, rate_hz, jitte
             controller.state_machine.press(a)
         elif kind == "stop":
             ticks = max(1, int(a * rate_hz / 1000))  # no packets for a while (trigger still held when it resumes)
-        for tick in range(ticks):
+        for _ in range(ticks):
             dt_s = (1 + jitter * rng.uniform(-1, 1)) / rate_hz
             now_ns += int(dt_s * 1e9)
             if kind not in ("stop", "key"):

@@ -6,10 +6,10 @@ import argparse
 from dataclasses import dataclass
 
 import draccus
+import dummy_vendor
 import pytest
 from lerobot.robots import RobotConfig
 
-import dummy_vendor
 from lerobot_robot_teledex.config_teledex import TeledexConfig, TeledexHandConfig
 from lerobot_robot_teledex.teledex_robot import Teledex, TeledexHand
 from teledex_lerobot.cli import doctor, sim

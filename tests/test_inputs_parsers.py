@@ -10,8 +10,17 @@ import pytest
 import xr_app
 from scipy.spatial.transform import Rotation
 
-from teledex_lerobot.inputs import (InputReceiver, encode_joints, encode_keypoints, encode_udexreal, encode_xr_state,
-                                    parse_joints, parse_keypoints, parse_udexreal, parse_xr_state)
+from teledex_lerobot.inputs import (
+    InputReceiver,
+    encode_joints,
+    encode_keypoints,
+    encode_udexreal,
+    encode_xr_state,
+    parse_joints,
+    parse_keypoints,
+    parse_udexreal,
+    parse_xr_state,
+)
 from teledex_lerobot.inputs.datagram_file import DatagramWriter, read_datagrams, write_datagrams
 from teledex_lerobot.inputs.frame import POSITION_TRACKED, POSITION_VALID
 from teledex_lerobot.inputs.sources import FileReplaySource, UdpSource, UnixDatagramSource, send_datagrams
@@ -106,6 +115,9 @@ def test_datagram_file_round_trip_and_recorder(tmp_path):
     assert read_datagrams(recorded)[1] == datagrams
     (tmp_path / "bad.jsonl").write_text('{"format": "other"}\n')
     with pytest.raises(ValueError, match="not a teledex-datagrams/1 file"):
+        read_datagrams(tmp_path / "bad.jsonl")
+    (tmp_path / "bad.jsonl").write_text(recorded.read_text().replace('"data": "', '"data": "#', 1))
+    with pytest.raises(ValueError, match="line 2: not a teledex-datagrams/1 file"):
         read_datagrams(tmp_path / "bad.jsonl")
 
 
@@ -225,7 +237,6 @@ def test_each_device_is_valid_on_its_own():
 
 def test_listeners_are_local_unless_asked_and_say_so():
     from lerobot_teleoperator_teledex import TeledexGloveConfig, TeledexXRConfig
-
     from teledex_lerobot.inputs.senders import SenderFilter, describe_listener
 
     assert TeledexXRConfig().bind == TeledexGloveConfig().bind == "127.0.0.1"

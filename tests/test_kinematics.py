@@ -9,12 +9,12 @@ import pytest
 from teledex_lerobot.kinematics import (
     KinematicModel,
     UrdfError,
+    catalogue,
     linker_a7_urdf_path,
     parse_urdf,
     solve_ik,
     urdf_path,
 )
-from teledex_lerobot.kinematics import catalogue
 from teledex_lerobot.kinematics.urdf import DEFAULT_VELOCITY_LIMIT
 
 AUTHORED = ["piper"] + [f"linkerhand_{m}_{s}" for m in ("o6", "l10", "l20") for s in ("left", "right")]

@@ -87,6 +87,7 @@ def test_lerobot_calibrate_discovers_our_types(workdir):
 
 def test_lerobot_teleoperate(workdir):
     output = run(command("lerobot-teleoperate", "--robot.type=teledex_arm", "--robot.backend=sim", "--robot.id=a",
-                         "--teleop.type=teledex_replay", "--teleop.arm_model=piper", "--teleop.replay_file=wrist_motion",
-                         "--teleop.id=a", "--fps=25", "--teleop_time_s=1"), workdir)
+                         "--teleop.type=teledex_replay", "--teleop.arm_model=piper",
+                         "--teleop.replay_file=wrist_motion", "--teleop.id=a", "--fps=25", "--teleop_time_s=1"),
+                 workdir)
     assert "TeledexArm connected (backend=sim)" in output and "TeledexArm disconnected" in output

@@ -10,13 +10,12 @@ tests/reference_assets.py), where the fixture must also equal them."""
 
 import numpy as np
 import pytest
+import reference_assets
 
 from teledex_lerobot.devices.linkerhand import protocol as lp
 from teledex_lerobot.devices.linkerhand.byte_map import VENDOR_MAPPING, byte_scale
 from teledex_lerobot.kinematics import KinematicModel
 from teledex_lerobot.kinematics.catalogue import resolve_urdf
-
-import reference_assets
 
 CODES = {"linkerhand_o6": "O6", "linkerhand_l10": "L10", "linkerhand_l20": "L20"}
 SIDES = ("left", "right")

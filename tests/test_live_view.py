@@ -40,7 +40,7 @@ def read_rrd(path: Path) -> dict[str, list[dict]]:
         columns = {name: batch.column(name).to_pylist() for name in batch.schema.names}
         key = chunk.entity_path + (":static" if chunk.is_static else "")
         rows[key] += [{name: values[i] for name, values in columns.items()} for i in range(chunk.num_rows)]
-    for key, entity_rows in rows.items():
+    for entity_rows in rows.values():
         if "log_tick" in entity_rows[0]:
             entity_rows.sort(key=lambda row: row["log_tick"])
     return dict(rows)

@@ -12,7 +12,7 @@ from teledex_lerobot.storage.frame import FrameLayout, RecordedFrame
 from teledex_lerobot.storage.native import NativeFormatError, NativeSink, load_native_episode, native_episode_dirs
 from teledex_lerobot.storage.repair import repair_native
 from teledex_lerobot.storage.sink import EpisodeHeader
-from teledex_lerobot.storage.video import read_video_frames
+from teledex_lerobot.storage.video import H264Writer, read_video_frames
 from teledex_lerobot.sync import SyncPolicy, validate_timestamps
 
 LAYOUT = FrameLayout(state_names=("arm_joint1.pos", "hand_index.pos", "extra_sensor"),
@@ -144,3 +144,37 @@ def test_disk_full_while_staging_keeps_earlier_episodes(tmp_path, monkeypatch):
     assert [p.name for p in native_episode_dirs(tmp_path)] == ["episode_000000"]
     assert json.loads((saved / "manifest.json").read_text())["frames"] == 20
     load_native_episode(saved, verify_checksums=True)
+
+
+def test_an_episode_holds_no_camera_frame_in_memory(tmp_path):
+    """The native episode takes the video LeRobot encoded (staged_video): it keeps no image meanwhile, so memory does
+    not grow with the episode (it held every one until the episode ended: 35 MB more per second with two 640x480
+    cameras)."""
+    import tracemalloc
+
+    encoded = tmp_path / "lerobot_top.mp4"  # stands for LeRobot's encode of the episode
+    writer = H264Writer(encoded, 64, 48, 25)
+    writer.add(np.zeros((48, 64, 3), np.uint8))
+    writer.close()
+    layout = FrameLayout(state_names=("arm_joint1.pos",), action_names=("arm_joint1.pos",), tactile_names=(),
+                         cameras={"top": (480, 640, 3)}, source_names=("arm", "top"), fps=25)
+    sink = NativeSink(tmp_path / "session_x", layout, {"top": CameraInfo(640, 480, 500.0, 500.0, 320.0, 240.0)},
+                      staged_video=lambda camera: encoded)
+    header = EpisodeHeader.new(0, "test")
+    sink.begin(header)
+    tracemalloc.start()
+    try:
+        for t in range(50):
+            now = 1_000_000_000 + t * 40_000_000
+            image = np.full((480, 640, 3), t, dtype=np.uint8)
+            sink.add(RecordedFrame(np.array([0.01 * t]), np.array([0.01 * t]), np.zeros(0), {"top": image},
+                                   validate_timestamps({"arm": now, "top": now}, now, SyncPolicy())))
+            del image
+        held_bytes, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held_bytes < 480 * 640 * 3, f"{held_bytes / 1e6:.1f} MB held after 50 frames (one frame: 0.9 MB)"
+    sink.stage({"episode": {"task_name": "test", "episode_uuid": header.episode_uuid}})
+    sink.commit()
+    episode = load_native_episode(sink.final_dir, verify_checksums=True)
+    assert len(episode.telemetry["qpos"]) == 50 and episode.video_path("top").read_bytes() == encoded.read_bytes()

@@ -6,9 +6,8 @@ import struct
 import subprocess
 import sys
 
-import pytest
-
 import network_guard
+import pytest
 
 TEST_NET = "192.0.2.1"  # RFC 5737 documentation address: never routed anywhere
 TEST_NET_V6 = "2001:db8::1"

@@ -63,10 +63,10 @@ def test_no_drive_back_after_the_world_resets_the_robot_home(told):
     """In the MuJoCo world (lockstep: its clock and ours advance together), the operator swings joint 1 out with
     the trigger held, the world resets the robot home for the next episode, and the operator keeps still. Told
     (the recorder calls start_episode after every reset) the arm stays home; not told, it drives itself back."""
-    from lerobot_robot_teledex import Teledex, TeledexConfig
-    from lerobot_teleoperator_teledex import TeledexXR, TeledexXRConfig
     from test_teleop_inputs import free_port
 
+    from lerobot_robot_teledex import Teledex, TeledexConfig
+    from lerobot_teleoperator_teledex import TeledexXR, TeledexXRConfig
     from teledex_lerobot.world.world import WorldConfig
 
     robot = Teledex(TeledexConfig(backend="mujoco", preset_cameras=False, world=WorldConfig(clock="lockstep")))
@@ -134,8 +134,9 @@ class StatusSink:
 
 
 def test_after_a_300_ms_gap_the_arm_follows_again_without_a_re_press_or_a_jump(tmp_path):
-    from lerobot_teleoperator_teledex import TeledexXR, TeledexXRConfig
     from test_teleop_inputs import free_tcp_port
+
+    from lerobot_teleoperator_teledex import TeledexXR, TeledexXRConfig
 
     teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="webxr", port=free_tcp_port(),
                                        certificate_dir=str(tmp_path), keyboard=False))

@@ -17,8 +17,7 @@ from teledex_lerobot.devices.linker_a7.driver import LinkerA7JointDevice
 from teledex_lerobot.devices.linker_a7.simulator import A7SimConfig, A7Simulator
 from teledex_lerobot.devices.registry import build_part_device
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
-from teledex_lerobot.devices.testing import (bus_config, rearm_until_healthy, unique_channel, wait_for_fault,
-                                             wait_until)
+from teledex_lerobot.devices.testing import bus_config, rearm_until_healthy, unique_channel, wait_for_fault, wait_until
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 

@@ -101,7 +101,8 @@ def test_tactile_matrices_are_optional_observations():
     robot = TeledexHand(config)
     try:
         assert len(robot.tactile_keys) == 5 * 12 * 6 and "hand_tactile_index_r11c5" in robot.observation_features
-        assert "hand_tactile_index_r0c0" not in TeledexHand(TeledexHandConfig(model="linkerhand_l10")).observation_features
+        l10 = TeledexHand(TeledexHandConfig(model="linkerhand_l10"))
+        assert "hand_tactile_index_r0c0" not in l10.observation_features
         robot.connect()
         part = robot.rig.parts["hand"]
         closed = dict(zip(part.keys, part.upper, strict=True))

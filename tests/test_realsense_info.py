@@ -15,11 +15,11 @@ import pytest
 
 pytest.importorskip("pyrealsense2")  # needs libusb-1.0 (installed by `make`)
 
-from lerobot.cameras.realsense import RealSenseCamera, RealSenseCameraConfig  # noqa: E402
-
 import realsense_playback as playback  # noqa: E402  (imports librealsense, starts nothing)
-from lerobot_robot_teledex.camera_info import camera_info  # noqa: E402
+from lerobot.cameras.realsense import RealSenseCamera, RealSenseCameraConfig  # noqa: E402
 from realsense_playback import FPS, HEIGHT, SERIAL, WIDTH  # noqa: E402
+
+from lerobot_robot_teledex.camera_info import camera_info  # noqa: E402
 
 PLAYBACK = Path(playback.__file__)
 
@@ -35,7 +35,8 @@ def _playback(*args: str) -> list[dict]:
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     output = (done.stdout + done.stderr)[-3000:]
     if done.returncode == -signal.SIGSEGV and lines and lines[-1]["stage"] == "read":
-        warnings.warn("librealsense crashed (SIGSEGV) stopping the playback, after the camera had answered")
+        warnings.warn("librealsense crashed (SIGSEGV) stopping the playback, after the camera had answered",
+                      stacklevel=1)
     else:
         assert done.returncode == 0, f"realsense_playback {args[0]} failed ({done.returncode}):\n{output}"
     return lines

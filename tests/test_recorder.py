@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from filesystems import tmpfs
 from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot.datasets import LeRobotDataset
 from lerobot.datasets.dataset_writer import DatasetWriter
@@ -19,8 +20,6 @@ from teledex_lerobot.storage import native as native_storage
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
 from teledex_lerobot.storage.repair import committed_episodes
 from teledex_lerobot.sync import TimingPolicy
-
-from filesystems import tmpfs
 
 
 def make_recorder(root: Path, episodes: int, seconds: float, **extra) -> Recorder:
@@ -226,3 +225,28 @@ def test_confirm_needs_a_keyboard_and_creates_nothing_without_one(tmp_path, monk
     with pytest.raises(UserError, match="no keyboard can be read here"):
         recorder.run()
     assert not (tmp_path / "ds").exists() and not (tmp_path / "ds_native").exists()
+
+
+def test_an_input_that_never_sent_is_missing_in_every_frame_not_now(tmp_path):
+    """No packet ever reached the teleoperator: the frames' input has no capture time and none is sync-valid (the
+    recorder used to stamp a silent input with the tick's time: "sync ok 100 %" beside stale diagnostics)."""
+    from lerobot_teleoperator_teledex import TeledexXRConfig
+    from teledex_lerobot.sync.timesync import NO_STAMP
+
+    root = tmp_path / "ds"
+    recorder = Recorder(TeledexRecordConfig(
+        robot=TeledexConfig(backend="fake"),
+        teleop=TeledexXRConfig(preset="piper_linkerhand_o6_single", source="unix", socket_path=str(tmp_path / "xr"),
+                               keyboard=False),
+        dataset=DatasetRecordConfig(repo_id="local/silent", root=str(root), single_task="grasp", fps=25,
+                                    episode_time_s=30, reset_time_s=0, num_episodes=1, push_to_hub=False,
+                                    video=False)))
+    at_ticks(recorder, {20: press(recorder, "n")})
+    recorder.run()
+    episode = load_native_episode(native_episode_dirs(Path(f"{root}_native"))[0])
+    input_column = list(episode.telemetry["source_names"]).index("input")
+    assert (episode.telemetry["source_timestamps_ns"][:, input_column] == NO_STAMP).all()
+    assert not episode.telemetry["sync_valid"].any() and episode.metadata["sync"]["sync_success_rate"] == 0
+    dataset = LeRobotDataset("local/silent", root=root)
+    assert not np.asarray(dataset.hf_dataset["sync_valid"]).any()
+    assert (np.asarray(dataset.hf_dataset["t_input_ns"]) == NO_STAMP).all()

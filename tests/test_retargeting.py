@@ -12,7 +12,6 @@ from teledex_lerobot.paths import STREAMS_DIR
 from teledex_lerobot.retargeting import HandCalibration, build_retargeter
 from teledex_lerobot.retargeting.conventions import WEBXR25_INDEX_FOR_MEDIAPIPE21, to_internal
 
-
 FIST_ANGLES_RAD = np.r_[0.1, 0.6, 0.55, 1.3, np.tile([1.45, 0.0, 1.7, 1.0], 4)]
 
 

@@ -8,12 +8,11 @@ the output is back on the clean run's solution within 10 frames.
 
 import numpy as np
 import pytest
+import reference_assets
 
 from teledex_lerobot.operator.stream import OperatorStream
 from teledex_lerobot.paths import STREAMS_DIR
 from teledex_lerobot.retargeting import build_retargeter
-
-import reference_assets
 
 RECOVERY_FRAMES = 10
 SAME_RAD = 0.01
@@ -73,8 +72,9 @@ def test_output_returns_to_the_clean_run_within_10_frames_after_any_single_bad_f
 
 
 # Measured with the default settings (windows every 40 frames, all 7 glitch kinds): Allegro 8, LEAP 12, Inspire 19
-# frames; the test runs the three kinds that set those figures (a held frame, two plausible wrong frames). Not met on LEAP and Inspire: the smoothing that keeps jerk below dex-retargeting's remembers a held or
-# glitched frame longer there (see the report of issue 12); strict, so a fix shows up as an unexpected pass.
+# frames; the test runs the three kinds that set those figures (a held frame, two plausible wrong frames). Not met on
+# LEAP and Inspire: the smoothing that keeps jerk below dex-retargeting's remembers a held or glitched frame longer
+# there (see the report of issue 12); strict, so a fix shows up as an unexpected pass.
 _REAL_MOTION_GLITCHES = ("all zeros (lost hand)", "thumb tracked onto the little finger",
                          "a pose from elsewhere in the recording")
 _REAL_MOTION_HANDS = [

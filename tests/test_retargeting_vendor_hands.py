@@ -17,14 +17,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import reference_assets
 
 from teledex_lerobot.kinematics import KinematicModel
 from teledex_lerobot.operator.stream import OperatorStream
 from teledex_lerobot.paths import STREAMS_DIR
 from teledex_lerobot.retargeting import build_retargeter
 from teledex_lerobot.retargeting.hand_layout import build_layout, reference_pose
-
-import reference_assets
 
 MAX_FRAME_ERROR_DEG = 5.0
 

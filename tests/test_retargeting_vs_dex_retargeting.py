@@ -32,12 +32,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import reference_assets
 
 from teledex_lerobot.kinematics import KinematicModel
 from teledex_lerobot.operator.stream import OperatorStream
 from teledex_lerobot.paths import STREAMS_DIR
-
-import reference_assets
 
 REPO = Path(__file__).resolve().parents[1]
 HANDS = ("allegro", "ability")

@@ -6,8 +6,6 @@ import numpy as np
 import pytest
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 
-from teledex_lerobot.devices.simulated import SimDynamicsConfig
-
 from lerobot_robot_teledex import (
     Teledex,
     TeledexArm,
@@ -19,6 +17,7 @@ from lerobot_robot_teledex import (
     TeledexHandConfig,
     TeledexRenderCameraConfig,
 )
+from teledex_lerobot.devices.simulated import SimDynamicsConfig
 
 ROBOTS = {
     "piper_fake": (TeledexArm, lambda: TeledexArmConfig(backend="fake")),

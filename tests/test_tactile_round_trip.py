@@ -3,7 +3,6 @@ in-process simulator on python-can's virtual bus), recorded to both formats, the
 are their own array / feature everywhere, never inside qpos / observation.state, with consistent names and shapes."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -14,8 +14,16 @@ import numpy as np
 import pytest
 
 from lerobot_robot_teledex import Teledex, TeledexConfig, TeledexFollowers, TeledexFollowersConfig
-from lerobot_teleoperator_teledex import (TeledexGlove, TeledexGloveConfig, TeledexKeypoints, TeledexKeypointsConfig,
-                                          TeledexLeaderArm, TeledexLeaderArmConfig, TeledexXR, TeledexXRConfig)
+from lerobot_teleoperator_teledex import (
+    TeledexGlove,
+    TeledexGloveConfig,
+    TeledexKeypoints,
+    TeledexKeypointsConfig,
+    TeledexLeaderArm,
+    TeledexLeaderArmConfig,
+    TeledexXR,
+    TeledexXRConfig,
+)
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.control.state_machine import TeleopState
 from teledex_lerobot.inputs import encode_xr_state
@@ -153,7 +161,8 @@ def test_glove_over_udp_closes_the_hand_and_counts_bad_packets():
 def test_xr_controller_over_local_socket(tmp_path):
     path = str(tmp_path / "xr.sock")
     teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="unix", socket_path=path))
-    actions = drive(teleop, lambda ticks: (ticks.wait(10), send_paced(ticks, fixture("xr_controller_reach"), path, 3.0)))
+    reach = fixture("xr_controller_reach")
+    actions = drive(teleop, lambda ticks: (ticks.wait(10), send_paced(ticks, reach, path, 3.0)))
     arm, hand = teleop.rig.parts["arm"], teleop.rig.parts["hand"]
     # buttons X then Y: ZeroPos, Teleoperation; the trigger held: the arm follows the circle; the grip: a fist
     assert teleop.state_machine.state == TeleopState.TELEOPERATION

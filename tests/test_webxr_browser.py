@@ -1,8 +1,8 @@
 """Our WebXR page in a real headless Chromium, with navigator.xr emulated as a Quest 3 by Meta's IWER
-(tests/browser.py): it opens over HTTPS with the self-signed certificate, connects its WSS socket, enters VR on a click, streams the
-controllers (buttons drive the state machine, the trigger and a controller motion move the robot's arm) and then the
-tracked hands (25 joints each), and shows the teleop's status, robot faults included, on the page and on its
-in-headset panel."""
+(tests/browser.py): it opens over HTTPS with the self-signed certificate, connects its WSS socket, enters VR on a click,
+streams the controllers (buttons drive the state machine, the trigger and a controller motion move the robot's arm)
+and then the tracked hands (25 joints each), and shows the teleop's status, robot faults included, on the page and on
+its in-headset panel."""
 
 import io
 import threading
@@ -90,8 +90,8 @@ def test_emulated_quest_page_drives_the_robot(tmp_path):
         start = teleop.frame.poses["right_controller"][:3].copy()
         page.evaluate("xrDevice.controllers.right.updateButtonValue('trigger', 1)")
         time.sleep(0.3)
-        for k in range(1, 21):  # the controller 20 cm forward (XR -z) over 1 s, trigger held
-            page.evaluate(f"xrDevice.controllers.right.position.z -= 0.01")
+        for _ in range(20):  # the controller 20 cm forward (XR -z) over 1 s, trigger held
+            page.evaluate("xrDevice.controllers.right.position.z -= 0.01")
             time.sleep(0.05)
         time.sleep(0.5)
         moved = teleop.frame.poses["right_controller"][:3] - start

@@ -97,9 +97,10 @@ def test_replay_with_the_same_seed_reproduces_the_episode():
 
 
 def test_env_config_maps_to_dataset_feature_names():
-    import lerobot_robot_teledex  # noqa: F401  (registers --env.type=teledex)
     from lerobot.envs.factory import make_env_config
     from lerobot.envs.utils import env_to_policy_features
+
+    import lerobot_robot_teledex  # noqa: F401  (registers --env.type=teledex)
 
     cfg = make_env_config("teledex", task="bottle_peg_in_hole", obs_type="pixels_agent_pos")
     features = env_to_policy_features(cfg)

@@ -4,7 +4,6 @@ moving an arm; per-device validity and the headset's clock. Loopback only."""
 
 import random
 import socket
-import threading
 import time
 
 import numpy as np
@@ -186,10 +185,10 @@ def test_discovery_announces_our_address_to_the_given_headset_only():
 
 
 def test_teleop_follows_the_app_and_reports_invalid_devices():
-    from lerobot_robot_teledex import Teledex, TeledexConfig
-    from lerobot_teleoperator_teledex import TeledexXR, TeledexXRConfig
     from test_teleop_inputs import PRESET, drive, free_tcp_port, values
 
+    from lerobot_robot_teledex import Teledex, TeledexConfig
+    from lerobot_teleoperator_teledex import TeledexXR, TeledexXRConfig
     from teledex_lerobot.control.state_machine import TeleopState
 
     port = free_tcp_port()

@@ -9,12 +9,12 @@ import lerobot_teleoperator_teledex  # noqa: F401  (registers --teleop.type valu
 
 from .config_render_camera import TeledexRenderCameraConfig
 from .config_teledex import TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
-from .followers import TeledexFollowers, TeledexFollowersConfig
 from .config_world_camera import TeledexWorldCameraConfig
 from .env_config import TeledexEnvConfig
+from .followers import TeledexFollowers, TeledexFollowersConfig
 from .render_camera import TeledexRenderCamera
-from .world_camera import TeledexWorldCamera
 from .teledex_robot import Teledex, TeledexArm, TeledexHand, TeledexRobotBase
+from .world_camera import TeledexWorldCamera
 
 __all__ = [
     "Teledex",

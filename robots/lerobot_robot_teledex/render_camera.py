@@ -5,7 +5,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
 from lerobot.cameras import Camera
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 

@@ -5,7 +5,6 @@ import threading
 from functools import cached_property
 
 import numpy as np
-
 from lerobot.cameras import make_cameras_from_configs
 from lerobot.robots import Robot
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected

@@ -6,7 +6,6 @@ frame time of the camera's rate, and stamped with that clock.
 """
 
 import numpy as np
-
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 
 from teledex_lerobot.world.camera import WorldRenderer

@@ -32,13 +32,23 @@ LIVE_STEPS = (("Hold the calibration pose: flat open hand, fingers together, thu
 LIVE_PORTS = {"udp": 5566, "xrobotoolkit": 63901, "webxr": 8012}
 
 
+def operator_name(text: str) -> str:
+    from ..retargeting.calibration import operator_dir
+
+    try:
+        operator_dir(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+    return text
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="teledex-calibrate-hand", description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hand", required=True, help="built-in hand model (e.g. linkerhand_l20) or a URDF path")
     parser.add_argument("--side", default="right", choices=SIDES, help="the operator's hand, and the robot hand's")
-    parser.add_argument("--operator", required=True, help="operator name: the calibration's folder")
+    parser.add_argument("--operator", required=True, type=operator_name, help="operator name: the calibration's folder")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--recording", type=Path,
                         help="a recorded session (.datagrams.jsonl), an operator stream (.npz) or MediaPipe keypoints "
@@ -115,10 +125,10 @@ def record_live(args) -> Path:
 
 
 def calibration_output(args) -> Path:
-    from ..retargeting.calibration import calibrations_dir
+    from ..retargeting.calibration import operator_dir
 
     hand = Path(args.hand).stem.removesuffix(f"_{args.side}") if args.hand.endswith(".urdf") else args.hand
-    return args.output or calibrations_dir() / args.operator / f"{hand}_{args.side}.yaml"
+    return args.output or operator_dir(args.operator) / f"{hand}_{args.side}.yaml"
 
 
 def calibrate_hand(args) -> None:

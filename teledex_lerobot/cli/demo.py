@@ -22,7 +22,6 @@ from ..world.tasks import TASKS
 from .errors import UserError, run_command
 
 
-
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default="cube_assembly", choices=sorted(TASKS), help="the world's task")

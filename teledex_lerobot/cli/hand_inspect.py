@@ -6,8 +6,8 @@ Prints the inferred fingers (thumb first, then across the palm), each finger's k
 is, the palm link, the wrist point and the base axes (the operator wrist frame: +z toward the middle-finger MCP, +y
 out of the palm, +x toward the little finger on a right hand, toward the thumb on a left hand), plus anything the
 inference was unsure of and any joint limits that fell back to defaults. Writes a picture of the hand at its zero
-pose in that frame (three orthogonal views, the wrist point at the origin) with the axes drawn, fingers coloured and tips labelled. Built-in hand
-names (e.g. linkerhand_l20) work too.
+pose in that frame (three orthogonal views, the wrist point at the origin) with the axes drawn, fingers coloured and
+tips labelled. Built-in hand names (e.g. linkerhand_l20) work too.
 """
 
 import argparse

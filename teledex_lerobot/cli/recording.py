@@ -10,11 +10,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-# The record script imports every LeRobot device config, so any LeRobot robot or teleoperator can be recorded.
-from lerobot.scripts import lerobot_record  # noqa: F401
 from lerobot.configs import parser
 from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot.robots import RobotConfig, make_robot_from_config
+
+# The record script imports every LeRobot device config, so any LeRobot robot or teleoperator can be recorded.
+from lerobot.scripts import lerobot_record  # noqa: F401
 from lerobot.teleoperators import TeleoperatorConfig, make_teleoperator_from_config
 from lerobot.utils.import_utils import register_third_party_plugins
 from lerobot.utils.keyboard_input import create_key_listener
@@ -32,7 +33,7 @@ from ..world.devices import WorldRunner
 from ..world.world import AUTO, LOCKSTEP, REAL_TIME
 from .errors import UserError, run_command
 from .lerobot_dataset import LeRobotSink
-from .record import RecordOptions
+from .record_options import RecordOptions
 
 logger = logging.getLogger(__name__)
 
@@ -197,7 +198,8 @@ class Recorder:
                                            + (f"; teleoperation: {teleop_keys}" if teleop_keys else ""))
             if listener is None and (self.cfg.wait_for_start or self.cfg.confirm_episodes):
                 raise UserError("--wait_for_start and --confirm_episodes wait for keys, and no keyboard can be read "
-                                "here (no terminal, no desktop session): run teledex-record in a terminal, or drop them")
+                                "here (no terminal, no desktop session): run teledex-record in a terminal, or drop "
+                                "them")
             self.session = self._open(keyboard=listener is not None)
             saved = self.session.run(EpisodePlan(
                 d.num_episodes, d.episode_time_s, d.reset_time_s, d.single_task, self.cfg.wait_for_start,
@@ -235,7 +237,7 @@ class Recorder:
         try:
             if self.lerobot is not None:
                 self.lerobot.close()
-        except Exception as err:  # after a failure (a full disk) LeRobot's writer is half-closed; saved episodes are not
+        except Exception as err:  # after a failure (a full disk) LeRobot's writer is half-closed; saved ones stay
             logger.warning("Could not close the dataset cleanly (%s); `teledex-repair` restores every saved episode",
                            err)
         finally:

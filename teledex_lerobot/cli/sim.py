@@ -10,7 +10,8 @@ the interface name "teledex"; the frames travel over a Unix socket and never lea
     arm = A7("right", "can2", interface_type="teledex")
     --robot.real.arm.interface=teledex --robot.real.arm.channel=can0  (teledex-record, lerobot-record...)
 The bus behaves like CAN: every other node on a channel receives a frame, the sender does not, channels are
-isolated, and opening a channel that no teledex-sim serves fails. `--channel NAME` serves a channel with no
+isolated, opening a channel that no teledex-sim serves fails, and so does a second simulated device answering on
+the CAN IDs of one already on its channel (exit code 2). `--channel NAME` serves a channel with no
 simulated device on it. The first teledex-sim runs the bus: stopping or killing it pulls every cable at once.
 `--interface socketcan` puts the devices on (v)can interfaces instead.
 
@@ -111,6 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     priority = "normal priority" if args.normal_priority else _raise_priority()  # the bus inherits it
     broker = _start_bus(args) if args.interface == "teledex" else None
+    exit_code = 0
     try:
         for simulator in simulators:
             simulator.start()
@@ -123,13 +125,15 @@ def main(argv: list[str] | None = None) -> None:
         stop.wait(args.duration_s)
     except KeyboardInterrupt:
         pass
-    except Exception as error:  # e.g. a channel the running broker refuses
-        sys.exit(f"teledex-sim: {error}")
+    except Exception as error:  # e.g. a channel the running broker refuses, a device already on it
+        print(f"teledex-sim: {error}", file=sys.stderr, flush=True)
+        exit_code = 2
     finally:
         for simulator in simulators:
             simulator.stop()
         if broker is not None:
             _stop_bus(broker)
+    sys.exit(exit_code)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,10 @@ def summary_plot(result: dict, path: Path, title: str) -> None:
     plt = _pyplot()
     episodes = result["episodes"]
     x = np.array([int(e) for e in episodes])
-    column = lambda getter: np.array([np.nan if getter(m) is None else getter(m) for m in episodes.values()], float)
+
+    def column(getter) -> np.ndarray:
+        return np.array([np.nan if getter(m) is None else getter(m) for m in episodes.values()], float)
+
     figure, axes = plt.subplots(4, 1, figsize=(10, 9), sharex=True)
     marker = "o" if len(x) <= 60 else None
     axes[0].plot(x, 100 * column(lambda m: m["sync_success_rate"]), marker=marker, ms=3, lw=0.8)

@@ -15,8 +15,8 @@ from ..operator.hand_model import angles_from_keypoints
 from ..operator.poses import FIST, OPEN_HAND
 from ..retargeting import HandCalibration, HandRetargeter, RetargetingConfig
 from ..retargeting.calibration import calibration_file
-from ..retargeting.retargeter import hand_name
 from ..retargeting.joint_mapping import joint_map_path, load_joint_map, with_operator_ranges
+from ..retargeting.retargeter import hand_name
 from ..rig import Rig
 from .config import RelativeArmConfig, StrategyConfig
 from .relative_arm import CartesianRelativeArm

@@ -64,7 +64,7 @@ class JointDevice(ABC):
         """The latched fault, if any (real drivers; see device_fault.py). A faulted device holds its last target."""
         return None
 
-    def clear_fault(self) -> None:
+    def clear_fault(self) -> None:  # noqa: B027 - optional: devices without faults have nothing to clear
         """Acknowledge the fault and accept targets again."""
 
     def tactile(self) -> dict[str, np.ndarray]:

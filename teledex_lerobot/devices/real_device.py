@@ -26,8 +26,15 @@ from ..clock import now_ns
 from .can.identify import identify, swapped_channel_hint
 from .can.liveness import SILENT, STARVED, BusLiveness
 from .can.port import CanPortConfig
-from .device_fault import (BUS_ERROR, COMMAND_OUT_OF_RANGE, FEEDBACK_TIMEOUT, JOINT_ERROR, DeviceFault,
-                           DeviceUnavailable, make_fault)
+from .device_fault import (
+    BUS_ERROR,
+    COMMAND_OUT_OF_RANGE,
+    FEEDBACK_TIMEOUT,
+    JOINT_ERROR,
+    DeviceFault,
+    DeviceUnavailable,
+    make_fault,
+)
 from .joint_device import JointDevice, JointState
 from .real_config import SharedRealConfig
 

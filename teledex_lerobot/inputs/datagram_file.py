@@ -1,8 +1,9 @@
 """Recorded datagram files ("teledex-datagrams/1"): the exact bytes an input device sent, with their timing.
 
 JSON lines. The first line is a header {"format": "teledex-datagrams/1", "parser": <name>, "description": str,
-optionally "control": <the control config the device was driven with>}; each further line is {"t_ns": <ns since the first datagram>, "data": <base64 of the datagram bytes>}. Base64 keeps
-any payload (garbage and truncated packets included) exact.
+optionally "control": <the control config the device was driven with>}; each further line is {"t_ns": <ns since the
+first datagram>, "data": <base64 of the datagram bytes>}. Base64 keeps any payload (garbage and truncated packets
+included) exact.
 """
 
 import base64
@@ -63,17 +64,19 @@ def read_datagrams(path) -> tuple[dict, list[tuple[int, bytes]]]:
     """(header, [(t_ns, bytes), ...]); raises ValueError naming the file and line on a malformed file."""
     path = Path(path)
     lines = path.read_text().splitlines()
+    number = 1  # the line being read, for the error
     try:
         header = json.loads(lines[0])
         if header.get("format") != FORMAT:
             raise ValueError(f"format is {header.get('format')!r}, expected {FORMAT!r}")
         datagrams = []
-        for number, line in enumerate(lines[1:], start=2):
+        for number in range(2, len(lines) + 1):
+            line = lines[number - 1]
             if line.strip():
                 entry = json.loads(line)
                 datagrams.append((int(entry["t_ns"]), base64.b64decode(entry["data"], validate=True)))
     except (IndexError, KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"{path}: not a {FORMAT} file ({error})") from error
+        raise ValueError(f"{path}: line {number}: not a {FORMAT} file ({error})") from error
     if not datagrams or any(b[0] < a[0] for a, b in zip(datagrams, datagrams[1:])):
         raise ValueError(f"{path}: needs at least one datagram, in time order")
     return header, datagrams

@@ -6,9 +6,8 @@ palm is not tracked, a value out of range) is left out of poses / analog / butto
 `invalid_devices`; the other devices of the packet are used as usual.
 """
 
-from dataclasses import dataclass, field
-
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 

@@ -11,8 +11,8 @@ import numpy as np
 from ..operator.glove import glove_to_canonical
 from ..operator.keypoints import NUM_CANONICAL_ANGLES
 from ..operator.stream import OperatorStream
-from .keypoint_stream import encode_keypoints
 from . import PARSERS
+from .keypoint_stream import encode_keypoints
 from .udexreal_glove import encode_udexreal
 
 # The parser, and the control config the live device uses, for each stream kind.

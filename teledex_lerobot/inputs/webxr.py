@@ -37,7 +37,6 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import qrcode
-
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
@@ -79,7 +78,7 @@ def ensure_certificate(directory: Path, addresses: list[str]) -> tuple[Path, Pat
 
     directory = Path(directory).expanduser()
     cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     wanted = {ipaddress.ip_address(a) for a in addresses}
     if cert_path.is_file() and key_path.is_file():
         try:

@@ -29,8 +29,14 @@ import numpy as np
 from ..geometry.rotations import matrix_to_quat, quat_to_matrix
 from ..operator.hand_model import keypoints_in_wrist_frame, wrist_frame_rotation
 from ..operator.keypoints import OPENXR26_INDEX_FOR_MEDIAPIPE21
-from .frame import (ORIENTATION_TRACKED, ORIENTATION_VALID, POSITION_TRACKED, POSITION_VALID, OperatorFrame,
-                    sender_timestamp_ns)
+from .frame import (
+    ORIENTATION_TRACKED,
+    ORIENTATION_VALID,
+    POSITION_TRACKED,
+    POSITION_VALID,
+    OperatorFrame,
+    sender_timestamp_ns,
+)
 
 OPERATOR_FROM_XR = np.array([[0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
 _SIDES = {"left": "leftHand", "right": "rightHand"}

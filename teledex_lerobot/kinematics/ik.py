@@ -19,7 +19,6 @@ import pinocchio as pin
 from .least_squares import DampedLeastSquaresSettings, minimise
 from .model import KinematicModel
 
-
 # λ starts at 1e-3 x the largest diagonal entry of JᵀJ; by 1e6 the steps are negligible: the solution has settled.
 _IK_SETTINGS = dict(step_tolerance=0.0, initial_damping=1e-3, damping_relative=True, min_damping=1e-9,
                     max_damping=1e6, damping_decrease=0.3, sufficient_decrease=1e-6)

@@ -27,8 +27,8 @@ Mapping to canonical angles (radians; see hand_model for their meaning):
 
 import numpy as np
 
-from teledex_lerobot.operator.hand_model import clip_to_human_limits
 from teledex_lerobot.geometry.sides import check_side
+from teledex_lerobot.operator.hand_model import clip_to_human_limits
 from teledex_lerobot.operator.keypoints import CANONICAL_ANGLE_NAMES, NUM_CANONICAL_ANGLES
 
 NUM_GLOVE_ANGLES = 24

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
+from teledex_lerobot.geometry.sides import SIDES
 from teledex_lerobot.operator.glove import NUM_GLOVE_ANGLES, glove_to_canonical
 from teledex_lerobot.operator.hand_model import angles_from_keypoints
-from teledex_lerobot.geometry.sides import SIDES
 from teledex_lerobot.operator.keypoints import NUM_KEYPOINTS
 
 FORMAT = "teledex-operator-stream/1"

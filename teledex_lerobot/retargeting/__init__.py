@@ -1,7 +1,8 @@
 """Hand retargeting: operator hand keypoints (or glove angles) -> robot hand joints, for any hand URDF.
 
-Methods: "teledex" (the TeleDex optimiser: calibrated keypoint alignment, pinch coupling, smoothness), "dexpilot" (DexPilot task-space vectors) and
-"joint_mapping" (direct per-joint maps over the operator's calibrated ranges). Entry point: `build_retargeter`.
+Methods: "teledex" (the TeleDex optimiser: calibrated keypoint alignment, pinch coupling, smoothness), "dexpilot"
+(DexPilot task-space vectors) and "joint_mapping" (direct per-joint maps over the operator's calibrated ranges).
+Entry point: `build_retargeter`.
 """
 
 from .calibration import HandCalibration, calibrate, default_calibration

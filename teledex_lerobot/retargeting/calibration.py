@@ -17,6 +17,7 @@ Without an operator calibration, `default_calibration` uses the average adult ha
 """
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from .hand_layout import HandKeypointLayout
 from .keypoint_kinematics import KeypointKinematics
 
 FORMAT = "teledex-hand-calibration/1"
+OPERATOR_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")  # one folder name: no "/", no ".."
 _PERCENTILES = (2.0, 98.0)
 _MIN_PINCH_RANGE_M = 0.01  # below this the recording had no open/close motion: fall back to the static rule
 CALIBRATION_POSE_ANGLES_RAD = np.zeros(NUM_CANONICAL_ANGLES)  # the flat hand (see hand_model)
@@ -116,11 +118,19 @@ def calibrations_dir() -> Path:
     return Path(override) if override else Path(platformdirs.user_data_dir("teledex")) / "calibrations"
 
 
+def operator_dir(operator: str) -> Path:
+    """An operator's calibration folder; the name is one folder name, so no calibration is written or read elsewhere."""
+    if not OPERATOR_NAME.fullmatch(operator):
+        raise ValueError(f"operator name {operator!r}: use letters, digits, '-', '_' and '.' (not first), e.g. alice "
+                         "or station-2_bob; a calibration elsewhere is given as its .yaml path")
+    return calibrations_dir() / operator
+
+
 def calibration_file(operator_or_path: str, hand: str, side: str) -> Path:
     """A calibration file path (.yaml), or an operator's calibration of this hand and side by the operator's name."""
     if operator_or_path.endswith((".yaml", ".yml")):
         return Path(operator_or_path).expanduser()
-    path = calibrations_dir() / operator_or_path / f"{hand}_{side}.yaml"
+    path = operator_dir(operator_or_path) / f"{hand}_{side}.yaml"
     if not path.is_file():
         known = sorted(p.name for p in calibrations_dir().glob("*") if p.is_dir())
         raise ValueError(f"No calibration of operator {operator_or_path!r} for {hand} ({side}) in {calibrations_dir()} "
@@ -129,8 +139,8 @@ def calibration_file(operator_or_path: str, hand: str, side: str) -> Path:
     return path
 
 
-def default_calibration(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, *, hand: str,
-                        side: str) -> HandCalibration:
+def default_calibration(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, *,
+                        hand: str, side: str) -> HandCalibration:
     """The calibration of the average adult hand (`operator.hand_model.AVERAGE_ADULT_HAND`), static pose only."""
     pose = keypoints_from_angles(CALIBRATION_POSE_ANGLES_RAD, side)
     calibration = calibrate(layout, kinematics, robot_pose, pose, operator="average_adult", hand=hand, side=side)
@@ -138,8 +148,8 @@ def default_calibration(layout: HandKeypointLayout, kinematics: KeypointKinemati
     return calibration
 
 
-def uniform_calibration(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, scale: float,
-                        *, hand: str, side: str) -> HandCalibration:
+def uniform_calibration(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray,
+                        scale: float, *, hand: str, side: str) -> HandCalibration:
     """One scale for every segment and no root offsets: the targets are the operator's keypoints times `scale`.
 
     What to use when fingertips must match a globally scaled human hand (e.g. to compare with vector retargeting

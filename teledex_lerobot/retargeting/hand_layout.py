@@ -25,8 +25,8 @@ Wrist point: the palm link's origin, or a fixed leaf link hanging off it (a moun
 Axes (whatever the source of the finger frames): x is the flexion axis of the non-thumb fingers (the mean axis of
 each finger's last joint) oriented from the thumb side across the palm, i.e. toward the little finger on a right
 hand, reversed on a left hand; z is the mean direction from root (first joint of its own) to tip of the non-thumb
-fingers with its x component removed; y = z × x. Joint axes and root-to-tip directions are what a vendor's model gets right even
-where knuckles sit on an arc or tips are offset sideways, so this stays within a few degrees of the stated
+fingers with its x component removed; y = z × x. Joint axes and root-to-tip directions are what a vendor's model gets
+right even where knuckles sit on an arc or tips are offset sideways, so this stays within a few degrees of the stated
 convention on every published hand we checked (tests/test_retargeting_vendor_hands.py).
 """
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..geometry.sides import check_side
 from ..kinematics import KinematicModel, resolve_urdf
 from ..operator.plausibility import implausibility
-from ..geometry.sides import check_side
 from .calibration import HandCalibration, default_calibration, uniform_calibration
 from .config import RetargetingConfig
 from .conventions import to_internal

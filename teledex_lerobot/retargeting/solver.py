@@ -17,6 +17,7 @@ on z and the cost terms still see q.
 from dataclasses import dataclass
 
 import numpy as np
+
 from ..kinematics.least_squares import DampedLeastSquaresSettings, minimise
 from .costs import ResidualTerm, StateIndex
 from .keypoint_kinematics import KeypointKinematics

@@ -71,8 +71,9 @@ class TeleDexRetargeter:
         self.kinematics = KeypointKinematics(model, layout.keypoint_frames, layout)
         count = len(layout.keypoint_frames)
 
-        # The calibrated mapping as one linear map of the operator keypoints: p' = T @ p + Δ, with T = L diag(s) (E_h − E_h_prev), E
-        # selecting each keypoint and its predecessor on the finger, L summing each finger's segments up to k.
+        # The calibrated mapping as one linear map of the operator keypoints: p' = T @ p + Δ, with
+        # T = L diag(s) (E_h − E_h_prev), E selecting each keypoint and its predecessor on the finger, L summing each
+        # finger's segments up to k.
         human = np.array(layout.human_indices)
         human_previous = np.empty(count, dtype=int)
         scales = np.empty((count, 1))

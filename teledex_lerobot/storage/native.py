@@ -29,7 +29,7 @@ import os
 import shutil
 import zipfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -187,9 +187,9 @@ class NativeSink(EpisodeSink):
                                 for name, info in self.cameras.items()}
 
     def add(self, frame: RecordedFrame) -> None:
-        self._frames.append(frame)
         for name, video in self._own_videos.items():
             video.add(frame.images[name])
+        self._frames.append(replace(frame, images={}))  # the images are in a video already: memory stays flat
 
     def stage(self, metadata: dict) -> None:
         for video in self._own_videos.values():
@@ -242,7 +242,7 @@ class NativeEpisode:
 def load_native_episode(folder: Path, verify_checksums: bool = False) -> NativeEpisode:
     """Read one episode folder, checking it is complete; errors name the file and the fix."""
     folder = Path(folder)
-    fix = f"run `teledex-repair` on the dataset to set aside damaged episodes"
+    fix = "run `teledex-repair` on the dataset to set aside damaged episodes"
     manifest = _read_json(folder / "manifest.json", fix)
     if manifest.get("format") != NATIVE_FORMAT:
         raise NativeFormatError(f"{folder / 'manifest.json'}: format {manifest.get('format')!r} is not "

@@ -28,7 +28,7 @@ import signal
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -76,6 +76,11 @@ class EpisodeAwareInput(Protocol):
     def start_episode(self) -> None:
         """The robot has just been reset for a new episode (a world lays out its scene, the robot at home): start
         from where it is now, never drive it back to where the last episode ended."""
+
+
+@runtime_checkable
+class CapturedInput(Protocol):
+    sample_capture_ns: int | None  # when the sample behind the last action was captured; None: no sample yet
 
 
 @runtime_checkable
@@ -433,7 +438,7 @@ class RecordingSession:
         observation = self.robot.get_observation()
         outcome = self.robot.episode_outcome() if self.layout.judged else None
         action = self.teleop.get_action()
-        input_ns = getattr(self.teleop, "sample_capture_ns", None) or self.robot.clock.now_ns()
+        input_ns = self._input_capture_ns()
         executed = self.teleop.executed_action(action) if isinstance(self.teleop, CorrectedInput) else action
         sent = self.robot.send_action(executed)
         # Read once, after the send: a device that latched during this tick held its target (the action stored),
@@ -445,6 +450,14 @@ class RecordingSession:
             self.teleop.report_robot_faults(faults)
         # the label is what the input asked for; the robot executed `sent` (the same unless perturbed)
         return observation, sent if executed is action else action, faults, packet, outcome
+
+    def _input_capture_ns(self) -> int | None:
+        """When the input's sample behind this tick's action was captured. An input that has never received a sample
+        has none (the frame is not sync-valid: a silent source is never "now"); one that does not say when (LeRobot's
+        own teleoperators) reads its device inside get_action, so its sample is this tick's."""
+        if isinstance(self.teleop, CapturedInput):
+            return self.teleop.sample_capture_ns
+        return self.robot.clock.now_ns()
 
     def _store(self, frame: RecordedFrame, sinks: list[EpisodeSink], log: EpisodeLog) -> None:
         self._storing = True
@@ -510,7 +523,7 @@ class RecordingSession:
                         # the operator's s / f key wins over the robot's judgement (None: nobody judged it)
                         "success": self.events.success if self.events.success is not None
                         else log.outcome.get("success"),
-                        "recorded_utc": datetime.now(timezone.utc).isoformat()},
+                        "recorded_utc": datetime.now(UTC).isoformat()},
             "outcome": log.outcome or None,  # a judged episode: success, furthest stage, the tick of each stage
             "world": self.robot.world_episode() if isinstance(self.robot, WorldEpisodes) else None,
             "clock": "lockstep" if self.lockstep else "real_time",

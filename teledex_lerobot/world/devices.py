@@ -49,7 +49,7 @@ class WorldRunner:
         self.dynamics = dynamics
         self.lockstep = lockstep
         self.clock: Clock = LockstepClock() if lockstep else MONOTONIC
-        self.devices: dict[str, "WorldJointDevice"] = {}
+        self.devices: dict[str, WorldJointDevice] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = False

@@ -14,13 +14,13 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from ..control.config import ControlConfig
-from ..retargeting.joint_mapping import joint_map_path, load_joint_map
 from ..control.rig_controller import RigController
 from ..geometry.rotations import matrix_to_quat
 from ..inputs.keypoint_stream import encode_keypoints, parse_keypoints
 from ..operator.hand_model import HUMAN_ANGLE_LIMITS_RAD, keypoints_from_angles
 from ..operator.poses import RELAXED_HAND
 from ..retargeting import HandCalibration, HandRetargeter, RetargetingConfig
+from ..retargeting.joint_mapping import joint_map_path, load_joint_map
 from ..rig import Rig
 from .expert import ScriptedExpert
 

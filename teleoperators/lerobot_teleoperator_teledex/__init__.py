@@ -1,8 +1,14 @@
 """LeRobot plugin: TeleDex teleoperators (teledex_replay, teledex_glove, teledex_xr, teledex_keypoints,
-teledex_leader_arm, teledex_world_expert). With `followers`, one input leads several rigs (the teledex_followers robot)."""
+teledex_leader_arm, teledex_world_expert). With `followers`, one input leads several rigs (the teledex_followers
+robot)."""
 
-from .config_teledex_input import (TeledexGloveConfig, TeledexInputConfig, TeledexKeypointsConfig,
-                                   TeledexLeaderArmConfig, TeledexXRConfig)
+from .config_teledex_input import (
+                                   TeledexGloveConfig,
+                                   TeledexInputConfig,
+                                   TeledexKeypointsConfig,
+                                   TeledexLeaderArmConfig,
+                                   TeledexXRConfig,
+)
 from .config_teledex_replay import TeledexReplayConfig
 from .teledex_input import TeledexGlove, TeledexInputTeleop, TeledexKeypoints, TeledexXR
 from .teledex_leader_arm import TeledexLeaderArm

@@ -17,7 +17,8 @@ class AcmeGripperSimulator(BusSimulator):
         super().__init__()
         self._dynamics = FirstOrderJointDevice(np.zeros(2), np.full(2, 4.0), SimDynamicsConfig(
             noise_std=0.0, latency_ms=0.0, time_constant_s=0.02), 500.0)
-        self._bus = SimBus(interface, channel, self._on_frame, "acme-sim")
+        self._bus = SimBus(interface, channel, self._on_frame, "acme-sim",
+                           f"CAN ID {protocol.TARGET_ID:#x}")
         self._target = np.zeros(2)
 
     def _on_frame(self, message) -> None:

@@ -59,7 +59,8 @@ class PiperSimulator(BusSimulator):
         initial = np.clip(np.asarray(self.config.initial_positions, dtype=float), self._lower, self._upper)
         self._dynamics = FirstOrderJointDevice(initial, self.model.velocity_limits, self.config.dynamics,
                                               self.config.dynamics.feedback_hz or 1000.0)
-        self._bus = SimBus(self.config.interface, self.config.channel, self._on_frame, "piper-sim")
+        self._bus = SimBus(self.config.interface, self.config.channel, self._on_frame, "piper-sim",
+                           "the Piper's CAN IDs")
         self._lock = threading.Lock()
         # device state, guarded by _lock
         self.motor_enabled = [False] * ARM_JOINTS

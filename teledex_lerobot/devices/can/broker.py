@@ -57,6 +57,7 @@ class _Node:
     pid: int = 0
     local_loopback: bool = True
     receive_own_messages: bool = False
+    answers: str | None = None  # a simulated device's CAN IDs (one node per value and channel)
     frames_sent: int = 0  # by this node
     frames_delivered: int = 0  # to this node
     frames_dropped: int = 0  # meant for this node, but its queue was full
@@ -232,15 +233,24 @@ class CanBroker:
                                f"{wire.PROTOCOL_VERSION}): use one teledex-lerobot installation for both sides")
             return
         channel = str(hello.get("channel", ""))
+        answers = hello.get("answers")
         with self._lock:
-            if hello.get("serve"):
+            twin = next((other for other in self._channels.get(channel, []) if answers and other.answers == answers),
+                        None)
+            if twin is None and hello.get("serve"):
                 self._served.add(channel)
             served = sorted(self._served)
-            if channel in self._served:
+            if twin is None and channel in self._served:
                 node.channel, node.pid = channel, int(hello.get("pid", 0))
                 node.local_loopback = bool(hello.get("local_loopback", True))
                 node.receive_own_messages = bool(hello.get("receive_own_messages", False))
+                node.answers = answers
                 self._channels.setdefault(channel, []).append(node)
+        if twin is not None:
+            self._refuse(node, f"a simulated device already answers on {answers} of channel {channel!r} (pid "
+                               f"{twin.pid}): a second one would answer every request twice. Stop the other "
+                               "teledex-sim, or put this device on another channel")
+            return
         if node.channel is None:
             self._refuse(node, f"no teledex CAN channel {channel!r} (teledex-sim serves "
                                f"{', '.join(served) if served else 'none'}): start `teledex-sim` with a device on "

@@ -33,17 +33,19 @@ WIRE_LATE_S = 0.03  # three broker heartbeats missed: frames may be on their way
 
 class TeledexBus(BusABC):
     def __init__(self, channel: str = "can0", can_filters=None, receive_own_messages: bool = False,
-                 local_loopback: bool = True, broker: str | None = None, serve: bool = False, **kwargs):
+                 local_loopback: bool = True, broker: str | None = None, serve: bool = False,
+                 answers: str | None = None, **kwargs):
         """channel: any name teledex-sim serves. local_loopback=False keeps this node's frames from the other
         buses of this process (one process = one CAN adapter). broker: the broker's socket path (default
-        $TELEDEX_CAN_BROKER, else a per-user socket). serve=True declares the channel (device simulators do).
+        $TELEDEX_CAN_BROKER, else a per-user socket). serve=True declares the channel (device simulators do), `answers`
+        the CAN IDs its device answers on (one node per value and channel).
         Other keyword arguments (bitrate...) are accepted and ignored: the loopback bus has no bit timing."""
         self.channel = str(channel)
         self.channel_info = f"teledex loopback CAN channel {self.channel!r}"
         self._broker_path = broker or wire.broker_path()
         self._hello = {"version": wire.PROTOCOL_VERSION, "channel": self.channel, "pid": os.getpid(),
                        "local_loopback": bool(local_loopback), "receive_own_messages": bool(receive_own_messages),
-                       "serve": bool(serve)}
+                       "serve": bool(serve), "answers": answers}
         self._lock = threading.Lock()  # connection state: recv and send run on different threads
         self._joined = False
         self._next_rejoin_s = 0.0

@@ -3,7 +3,9 @@ simulator shares.
 
 The bus must not hand a node its own frames back (virtual, the teledex loopback bus and socketcan do not): a
 simulator whose replies share the request's ID (LinkerHand, the Piper firmware query) would answer itself forever.
-On the teledex bus the simulator serves its channel, so programs can open it.
+On the teledex bus the simulator serves its channel, so programs can open it, and says which CAN IDs it answers on:
+a second simulator answering on the same IDs of that channel is refused (on a real bus two such devices would
+answer every request twice).
 """
 
 import logging
@@ -16,8 +18,12 @@ logger = logging.getLogger(__name__)
 
 
 class SimBus:
-    def __init__(self, interface: str, channel: str, on_frame: Callable[[can.Message], None], name: str):
+    def __init__(self, interface: str, channel: str, on_frame: Callable[[can.Message], None], name: str,
+                 answers: str):
+        """answers: the CAN IDs the device answers on, for people ("CAN ID 0x27"); one simulator per value and
+        channel."""
         self.interface = interface
+        self.answers = answers
         self.channel = channel
         self._on_frame = on_frame
         self._name = name
@@ -28,7 +34,7 @@ class SimBus:
         self.frames_sent = 0
 
     def open(self) -> None:
-        serve = {"serve": True} if self.interface == "teledex" else {}
+        serve = {"serve": True, "answers": self.answers} if self.interface == "teledex" else {}
         self._bus = can.Bus(channel=self.channel, interface=self.interface, receive_own_messages=False, **serve)
         self._stop.clear()
         self._thread = threading.Thread(target=self._receive, name=f"{self._name}-rx", daemon=True)

@@ -143,7 +143,8 @@ class LinkerA7JointDevice(RealJointDevice):
         connect_timeout_s. A failed constructor leaves its CAN dispatcher running, so each attempt is built in two
         steps to be able to stop it."""
         from linkerbot.arm.a7 import A7
-        from linkerbot.exceptions import StateError, TimeoutError as SdkTimeoutError
+        from linkerbot.exceptions import StateError
+        from linkerbot.exceptions import TimeoutError as SdkTimeoutError
 
         deadline = time.monotonic() + self.config.connect_timeout_s
         while True:

@@ -58,7 +58,8 @@ class A7Simulator(BusSimulator):
         initial = np.clip(np.asarray(self.config.initial_positions, dtype=float), self._lower, self._upper)
         self._dynamics = FirstOrderJointDevice(initial, self.model.velocity_limits, self.config.dynamics,
                                               self.config.dynamics.feedback_hz or 1000.0)
-        self._bus = SimBus(self.config.interface, self.config.channel, self._on_frame, "a7-sim")
+        self._bus = SimBus(self.config.interface, self.config.channel, self._on_frame, "a7-sim",
+                           f"CAN IDs {self.motor_ids[0]}-{self.motor_ids[-1]}")
         self._lock = threading.Lock()
         # per-motor registers, guarded by _lock
         self.enabled = [False] * ap.JOINTS

@@ -1,10 +1,10 @@
 """A simulated LinkerHand (O6, L10 or L20) on a python-can bus: what linkerbot's O6 and our L10/L20 driver talk to.
 
 Reproduces what the vendor SDKs rely on: requests [cmd] answered on the same ID with [cmd, values...]; set commands
-applied and answered with the current values; positions in the model's frame layout (0-255, 255 = open, the vendor's mapping: byte_map.py);
-speed, torque, temperature and fault frames; the identity replies (identity.py): version (0x64, not on the L20,
-whose vendor code treats it as unsupported; 0xC1/0xC2/0xC4), serial number (0xC0, four frames, naming the model
-and side);
+applied and answered with the current values; positions in the model's frame layout (0-255, 255 = open, the vendor's
+mapping: byte_map.py); speed, torque, temperature and fault frames; the identity replies (identity.py): version
+(0x64, not on the L20, whose vendor code treats it as unsupported; 0xC1/0xC2/0xC4), serial number (0xC0, four
+frames, naming the model and side);
 tactile summaries (0xB1-0xB5), matrices ([0xBn, code] -> one frame per row [0xBn, row<<4, values...]) and the
 legacy per-finger force frames (0x20-0x23). Replies are immediate, so it keeps up with any polling rate. The
 joints move with the `sim` backend's dynamics.
@@ -61,7 +61,8 @@ class LinkerHandSimulator(BusSimulator):
         self._dynamics = FirstOrderJointDevice(self.scale.to_radians(self._target_raw),
                                               self.model.velocity_limits[: self.layout.dof],
                                               self.config.dynamics, self.config.dynamics.feedback_hz or 500.0)
-        self._bus = SimBus(self.config.interface, self.config.channel, self._on_frame, f"{self.config.model}-sim")
+        self._bus = SimBus(self.config.interface, self.config.channel, self._on_frame, f"{self.config.model}-sim",
+                           f"CAN ID {self.hand_id:#x}")
         self._blocks = self.layout.blocks_by_cmd()
         motors = self.layout.motor_count
         self._lock = threading.Lock()

@@ -7,7 +7,8 @@ Every term is `value(state) = ‖r(state)‖²` with `gradient = 2 Jᵀ r`, wher
 - `KeypointPositionCost`: robot keypoints onto target points (TeleDex alignment).
 - `KeypointVectorCost`: vectors between robot keypoints onto target vectors (TeleDex thumb-finger coupling;
   DexPilot task-space vectors).
-- `JointDeviationCost`: joints toward a reference (TeleDex temporal smoothness with the previous solution, and its posture prior;
+- `JointDeviationCost`: joints toward a reference (TeleDex temporal smoothness with the previous solution, and its
+posture prior;
   DexPilot's γ‖q‖² with the open hand).
 """
 
