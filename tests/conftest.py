@@ -76,6 +76,19 @@ def logging_restored():
         logging.getLogger(name).setLevel(each)
 
 
+@pytest.fixture
+def xrobotoolkit():
+    """An XRoboToolkit source on a free loopback port, started: (source, its receiver of parsed states)."""
+    from teledex_lerobot.inputs import InputReceiver, parse_xr_state
+    from teledex_lerobot.inputs.xrobotoolkit import XRoboToolkitSource
+
+    source = XRoboToolkitSource("127.0.0.1", 0)
+    receiver = InputReceiver(parse_xr_state)
+    source.start(receiver)
+    yield source, receiver
+    source.stop()
+
+
 # ---- every skip is one the suite lists ---------------------------------------------------------------------------
 # A test that skips protects nothing where it skips: each one that may skip is listed, with what it needs, in
 # tests/README.md ("Tests that may skip"), and any other skip fails the run (after it has run to the end).

@@ -21,7 +21,7 @@ from teledex_lerobot.control.state_machine import TeleopState
 from teledex_lerobot.inputs import InputReceiver, encode_xr_state, parse_xr_state
 from teledex_lerobot.inputs.sources import UdpSource
 from teledex_lerobot.inputs.webxr import WebXRSource, qr_code
-from teledex_lerobot.inputs.xrobotoolkit import OWNER_SILENCE_S, XRoboToolkitSource
+from teledex_lerobot.inputs.xrobotoolkit import OWNER_SILENCE_S
 
 MS = 1_000_000
 POSE = [0.35, -0.2, 1.0, 0.0, 0.0, 0.0, 1.0]
@@ -39,35 +39,29 @@ def refused(sock: socket.socket) -> bool:
 # ---------------------------------------------------------------- XRoboToolkit
 
 
-@pytest.fixture
-def xrobotoolkit():
-    source = XRoboToolkitSource("127.0.0.1", 0)
-    receiver = InputReceiver(parse_xr_state)
-    source.start(receiver)
-    yield source, receiver
-    source.stop()
+def app_sending(address, *state_args, **state_fields) -> socket.socket:
+    """A headset app connected to the source at `address` that has said hello and sent one tracking state."""
+    app = xr_app.connect(address)
+    app.sendall(xr_app.hello_frames() + xr_app.tracking_frame(state(*state_args, **state_fields)))
+    return app
 
 
 def test_the_link_is_the_first_connections_until_it_drops_or_is_handed_over(xrobotoolkit):
     source, receiver = xrobotoolkit
-    first = xr_app.connect(source.address)
-    first.sendall(xr_app.hello_frames() + xr_app.tracking_frame(state(0)))
+    first = app_sending(source.address, 0)
     wait_until(lambda: receiver.packets == 1)
-    second = xr_app.connect(source.address)
-    second.sendall(xr_app.hello_frames() + xr_app.tracking_frame(state(1, trigger=1.0)))
+    second = app_sending(source.address, 1, trigger=1.0)
     assert refused(second) and source.refused == 1 and source.connections == 1
     first.sendall(xr_app.tracking_frame(state(2)))
     wait_until(lambda: receiver.packets == 2)
     assert receiver.latest().analog["right_trigger"] == 0.0  # only the first one's states
     source.hand_over()  # the operator at the console
     assert refused(first)
-    third = xr_app.connect(source.address)
-    third.sendall(xr_app.hello_frames() + xr_app.tracking_frame(state(3, trigger=1.0)))
+    third = app_sending(source.address, 3, trigger=1.0)
     wait_until(lambda: receiver.packets == 3)
     assert source.connections == 2 and receiver.latest().analog["right_trigger"] == 1.0
     third.close()  # it drops: the next connection takes the link
-    fourth = xr_app.connect(source.address)
-    fourth.sendall(xr_app.hello_frames() + xr_app.tracking_frame(state(4)))
+    fourth = app_sending(source.address, 4)
     wait_until(lambda: receiver.packets == 4)
     assert source.connections == 3 and source.refused == 1
     fourth.close()
@@ -83,8 +77,7 @@ def test_a_connection_silent_longer_than_the_heartbeat_frees_the_link(xrobotoolk
     wait_until(lambda: source.connections == 1)
     clock["ns"] += int(OWNER_SILENCE_S * 1e9) + 1
     assert refused(squatter)
-    app = xr_app.connect(source.address)
-    app.sendall(xr_app.hello_frames() + xr_app.tracking_frame(state(0)))
+    app = app_sending(source.address, 0)
     wait_until(lambda: receiver.packets == 1)
     assert source.refused == 0 and source.connections == 2
     app.close()

@@ -77,17 +77,8 @@ def wait_until(condition, timeout_s=5.0):
         time.sleep(0.01)
 
 
-@pytest.fixture
-def source():
-    source = XRoboToolkitSource("127.0.0.1", 0)
-    receiver = InputReceiver(parse_xr_state)
-    source.start(receiver)
-    yield source, receiver
-    source.stop()
-
-
-def test_source_reads_the_app_across_reconnects(source):
-    source, receiver = source
+def test_source_reads_the_app_across_reconnects(xrobotoolkit):
+    source, receiver = xrobotoolkit
     assert source.address[0] == "127.0.0.1"
     app = xr_app.connect(source.address)
     app.sendall(xr_app.hello_frames() + b"".join(xr_app.tracking_frame(state(k)) for k in range(3)))  # one write
@@ -125,9 +116,9 @@ def test_source_reads_the_app_across_reconnects(source):
     assert receiver.parse_failures == 0
 
 
-def test_sample_times_are_the_headsets_corrected_for_its_clock(source):
+def test_sample_times_are_the_headsets_corrected_for_its_clock(xrobotoolkit):
     """Samples sent late (Wi-Fi retries, bursts) keep their capture time: headset stamp + estimated clock offset."""
-    source, receiver = source
+    source, receiver = xrobotoolkit
     app = xr_app.connect(source.address)
     app.sendall(xr_app.hello_frames())
     captured, frames = [], []

@@ -16,6 +16,7 @@ import os
 import socket
 import threading
 import time
+from typing import Protocol, runtime_checkable
 
 from ..clock import now_ns
 from .datagram_file import read_datagrams
@@ -25,6 +26,14 @@ from .senders import LOCAL_BIND, SenderFilter, SenderLock, cannot_listen
 logger = logging.getLogger(__name__)
 POLL_S = 0.05  # how often a blocked thread checks for stop()
 MAX_DATAGRAM_BYTES = 65536
+
+
+@runtime_checkable
+class OperatedSource(Protocol):
+    """A source that belongs to one sender (operator) at a time."""
+
+    def hand_over(self) -> None:
+        """Let the current sender go (from the console): the next one to send takes the input."""
 
 
 class ThreadedSource:

@@ -84,6 +84,12 @@ class CapturedInput(Protocol):
 
 
 @runtime_checkable
+class FaultShowingInput(Protocol):
+    def report_robot_faults(self, faults: dict[str, str]) -> None:
+        """The robot's current faults (part -> message; {} when clear), for the operator to see."""
+
+
+@runtime_checkable
 class CorrectedInput(Protocol):
     def executed_action(self, action: dict) -> dict:
         """What the robot executes for the action the input returned (and the recording keeps)."""
@@ -446,7 +452,7 @@ class RecordingSession:
         faults = self._faults()
         packet = self.robot.validate({INPUT_SOURCE: input_ns, **self._not_measured(faults)})
         viewer.log_sync(packet)
-        if hasattr(self.teleop, "report_robot_faults"):  # shown to the operator (the headset's status panel)
+        if isinstance(self.teleop, FaultShowingInput):  # shown to the operator (the headset's status panel)
             self.teleop.report_robot_faults(faults)
         # the label is what the input asked for; the robot executed `sent` (the same unless perturbed)
         return observation, sent if executed is action else action, faults, packet, outcome

@@ -38,7 +38,7 @@ from teledex_lerobot.inputs import PARSERS, InputReceiver
 from teledex_lerobot.inputs.datagram_file import DatagramWriter
 from teledex_lerobot.inputs.frame import OperatorFrame
 from teledex_lerobot.inputs.senders import describe_listener
-from teledex_lerobot.inputs.sources import FileReplaySource, UdpSource, UnixDatagramSource
+from teledex_lerobot.inputs.sources import FileReplaySource, OperatedSource, UdpSource, UnixDatagramSource
 from teledex_lerobot.inputs.webxr import WebXRSource, certificate_fingerprint, local_addresses, qr_code
 from teledex_lerobot.inputs.xrobotoolkit import TCP_PORT as XROBOTOOLKIT_PORT
 from teledex_lerobot.inputs.xrobotoolkit import XRoboToolkitSource
@@ -246,14 +246,14 @@ class TeledexInputTeleop(Teleoperator):
 
     def keyboard_help(self) -> str:
         keys = ", ".join(f"{name} = {key}" for name, key in self.control.keyboard_bindings.items())
-        return keys + (f", {HAND_OVER_KEY} = hand the input over" if hasattr(self._source, "hand_over") else "")
+        return keys + (f", {HAND_OVER_KEY} = hand the input over" if isinstance(self._source, OperatedSource) else "")
 
     def hand_over(self) -> bool:
         """Let the operator who holds the input go (their XRoboToolkit connection, UDP sender or WebXR page): the
         next one to send takes it. The state machine goes to Emergency, so the robot holds until the new operator
         steps it on. False when the input has no operator to let go (a replayed file, a leader arm here)."""
         source = self._source
-        if not hasattr(source, "hand_over"):
+        if not isinstance(source, OperatedSource):
             return False
         source.hand_over()
         self.state_machine.press("R1")
