@@ -95,3 +95,40 @@ def test_allow_list_refuses_pages_and_sockets_from_others(tmp_path):
         assert source.senders.dropped == 1
     finally:
         source.stop()
+
+
+def test_the_robot_view_streams_to_every_page_and_a_stalled_page_gets_no_backlog(server):
+    """publish_view: the drawing as a scene message, each camera frame as TDXF + header + JPEG (decodes to the
+    frame); a page that stops reading skips views instead of queueing them."""
+    import struct
+
+    import cv2
+    import numpy as np
+
+    from teledex_lerobot.inputs.webxr import FRAME_MAGIC
+
+    source, _, trust = server
+    url = source.url.replace("https", "wss") + "ws"
+    image = np.zeros((480, 640, 3), dtype=np.uint8)
+    image[:, :320, 0] = 255  # left half red
+    with connect(url, ssl=trust) as page:
+        json.loads(page.recv(timeout=5))  # the first status
+        source.publish_view({"type": "scene", "measured": [[0, 0, 0, 0, 0, 0.1]]}, {"top": image}, time.monotonic_ns())
+        scene = json.loads(page.recv(timeout=5))
+        assert scene["type"] == "scene" and scene["measured"] == [[0, 0, 0, 0, 0, 0.1]]
+        assert abs(scene["published_ms"] - time.time() * 1000) < 2000  # the wall clock the page shares
+        message = page.recv(timeout=5)
+        assert message[:4] == FRAME_MAGIC
+        length = struct.unpack("<I", message[4:8])[0]
+        header = json.loads(message[8:8 + length])
+        assert header["camera"] == "top" and (header["width"], header["height"]) == (640, 480)
+        decoded = cv2.imdecode(np.frombuffer(message[8 + length:], np.uint8), cv2.IMREAD_COLOR)[..., ::-1]
+        assert decoded.shape == image.shape and np.abs(decoded.astype(int) - image).mean() < 3
+
+        # the page stops reading: its socket fills, and views are skipped, not queued without end
+        noise = np.random.default_rng(0).integers(0, 255, (480, 640, 3), dtype=np.uint8)  # ~250 KB as JPEG
+        for _ in range(200):
+            source.publish_view({"type": "scene"}, {"top": noise}, time.monotonic_ns())
+            time.sleep(0.005)
+        wait_until(lambda: source.views_skipped > 0, 20)
+        assert source.views_sent < 200

@@ -228,6 +228,7 @@ class TeledexRobotBase(Robot):
         self._observation_capture_ns = {role: state.capture_ns for role, state in states.items()}
         joints = self.rig.join({role: state.positions for role, state in states.items()})
         self._publish_measured(joints)
+        self._publish_view(images)
         if self._view is not None:
             self._view.robot_state(self.view_name, joints, images, self.device_faults())
         return {**joints, **self._taxels(), **self._object_state(), **images}
@@ -238,6 +239,20 @@ class TeledexRobotBase(Robot):
         world = self.world_runner.world
         with world.lock:
             return dict(zip(self.environment_state_keys, world.object_state().tolist(), strict=True))
+
+    def _publish_view(self, images: dict) -> None:
+        """For an operator's display (control.robot_link): the camera frames, and the world's objects in the rig's
+        base frame (the frame its kinematics draws the robot in)."""
+        objects = {}
+        if self.world_runner is not None:
+            world = self.world_runner.world
+            role = "arm" if "arm" in self.rig.parts else "hand"
+            base = f"{role}/{self.rig.parts[role].model.description.root_link}"
+            with world.lock:
+                from_world = np.linalg.inv(world.body_pose(base))
+                objects = {name: robot_link.DrawnObject(from_world @ world.body_pose(name), *box)
+                           for name, box in world.task.drawn_boxes.items()}
+        robot_link.publish_view(images, objects)
 
     def _publish_measured(self, joints: dict[str, float]) -> None:
         """For teleoperators in this process, which start from where the robot is (control.robot_link)."""

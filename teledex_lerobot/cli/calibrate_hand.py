@@ -80,28 +80,52 @@ def pose_frames(keypoints, selection: str):
 
 
 def load_recording(path: Path, side: str):
-    """(keypoints (N, 21, 3) wrist frame, canonical angles (M, 20)) of one hand in a recording."""
+    """(keypoints (N, 21, 3) wrist frame, canonical angles (M, 20)) of one hand in a recording; a missing or damaged
+    file is one line (UserError) naming it."""
+    import zipfile
+
+    import numpy as np
+
+    from .errors import UserError, with_fix
+
+    try:
+        read = _read_recording(path, side)
+    except FileNotFoundError:
+        raise UserError(f"{path} does not exist; give a recorded session (.datagrams.jsonl), an operator stream "
+                        "(.npz) or keypoints (.npy)") from None
+    except (ValueError, EOFError, zipfile.BadZipFile) as err:
+        message = str(err) if str(path) in str(err) else f"{path}: cannot be read, cut or damaged? ({err})"
+        raise UserError(with_fix(message, "record the session again, or give another")) from None
+    if not isinstance(read, np.ndarray):
+        return read
+    keypoints = np.asarray(read)
+    if (keypoints.dtype.kind not in "fiu" or keypoints.ndim != 3 or keypoints.shape[1:] != (21, 3)
+            or not np.isfinite(keypoints).all()):
+        raise UserError(f"{path}: expected finite keypoints of shape (N, 21, 3); got {keypoints.dtype} "
+                        f"{keypoints.shape}")
+    keypoints = keypoints.astype(float)
+    return keypoints - keypoints[:, :1], np.zeros((0, 20))
+
+
+def _read_recording(path: Path, side: str):
+    """(keypoints, angles) of a session or a glove stream, or the keypoints array of a keypoint stream or .npy."""
     import numpy as np
 
     from ..inputs.datagram_file import read_datagrams
     from ..inputs.operator_streams import hand_samples
     from ..operator.stream import OperatorStream
-    from .errors import UserError
 
+    if path.is_file() and path.stat().st_size == 0:
+        raise ValueError(f"{path} is empty")
     if path.name.endswith(".jsonl"):
         header, datagrams = read_datagrams(path)
         return hand_samples(header["parser"], datagrams, side)
     if path.suffix == ".npy":
-        keypoints = np.load(path, allow_pickle=False)
-    else:
-        stream = OperatorStream.load(path)
-        if stream.kind != "keypoints":
-            return np.zeros((0, 21, 3)), stream.canonical_angles()
-        keypoints = stream.hand_keypoints_m
-    keypoints = np.asarray(keypoints, dtype=float)
-    if keypoints.ndim != 3 or keypoints.shape[1:] != (21, 3) or not np.isfinite(keypoints).all():
-        raise UserError(f"{path}: expected finite keypoints of shape (N, 21, 3); got {keypoints.shape}")
-    return keypoints - keypoints[:, :1], np.zeros((0, 20))
+        return np.load(path, allow_pickle=False)
+    stream = OperatorStream.load(path)
+    if stream.kind != "keypoints":
+        return np.zeros((0, 21, 3)), stream.canonical_angles()
+    return stream.hand_keypoints_m
 
 
 def record_live(args) -> Path:
@@ -134,17 +158,23 @@ def calibration_output(args) -> Path:
 def calibrate_hand(args) -> None:
     import numpy as np
 
+    from ..kinematics import UrdfError
     from ..retargeting import build_retargeter, calibrate
     from ..retargeting.calibration import canonical_angle_ranges, default_calibration
     from ..retargeting.keypoint_kinematics import KeypointKinematics
-    from .errors import UserError
+    from .errors import UserError, with_fix
 
     recording = args.recording if args.recording is not None else record_live(args)
     keypoints, angles = load_recording(recording, args.side)
     if not len(keypoints) and not len(angles):
         raise UserError(f"{recording}: no {args.side} hand in it (keypoints or glove angles); check --side and that "
                         "the device tracked the hand")
-    retargeter = build_retargeter(args.hand, "teledex", args.side, config=args.config)
+    try:
+        retargeter = build_retargeter(args.hand, "teledex", args.side, config=args.config)
+    except UrdfError as err:
+        raise UserError(with_fix(err, "fix the URDF, or give a built-in hand name (e.g. linkerhand_l20)")) from None
+    except (ValueError, FileNotFoundError) as err:  # no such file or built-in hand, or a bad config: it says which
+        raise UserError(str(err)) from None
     kinematics = KeypointKinematics(retargeter.model, retargeter.layout.keypoint_frames, retargeter.layout)
     if len(keypoints):
         calibration = calibrate(retargeter.layout, kinematics, retargeter.reference_pose,

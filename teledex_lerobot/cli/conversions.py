@@ -1,7 +1,7 @@
 """The conversions between the two formats, through the same sinks the recorder uses (teledex-convert runs them):
-what a conversion writes is what a recording would have written."""
+what a conversion writes is what a recording would have written. Every episode is read and checked (manifests and
+checksums, JSON fields, sidecars, layouts) before anything is written: a bad file leaves no half-converted target."""
 
-import json
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
@@ -13,13 +13,14 @@ from lerobot.utils.constants import OBS_ENV_STATE
 from ..geometry.camera import CameraInfo
 from ..storage.errors import DatasetError
 from ..storage.frame import FrameLayout, RecordedFrame
+from ..storage.lerobot_meta import read_info, read_sidecar, sidecar_path
 from ..storage.native import NativeEpisode, NativeSink, load_native_episode, native_episode_dirs
 from ..storage.repair import committed_episodes
 from ..storage.sink import EpisodeHeader, commit_pair
 from ..storage.teledex_columns import DEVICE_FAULT, FRAME_TIME, SUCCESS, SYNC_VALID, TACTILE, source_column
 from ..storage.video import copy_video_segment, read_video_frames
 from ..sync import SyncPacket, SyncPolicy, validate_timestamps
-from .lerobot_dataset import LeRobotSink, read_sidecar
+from .lerobot_dataset import LeRobotSink
 
 
 def layout_of(episode: NativeEpisode) -> FrameLayout:
@@ -28,7 +29,7 @@ def layout_of(episode: NativeEpisode) -> FrameLayout:
                        tactile_names=tuple(episode.names("tactile_names")),
                        cameras={n: (c.height, c.width, 3) for n, c in episode.camera_info.items()},
                        source_names=tuple(episode.names("source_names")),
-                       fps=int(episode.metadata["collection"]["control_frequency_hz"]),
+                       fps=int(episode.field("collection.control_frequency_hz")),
                        environment_names=tuple(episode.names("environment_names"))
                        if "environment_names" in episode.telemetry else (),
                        judged="success" in episode.telemetry)
@@ -56,23 +57,27 @@ def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progr
     folders = native_episode_dirs(native_root)
     if not folders:
         raise DatasetError(f"No episodes under {native_root} (expected session_*/episode_* folders)")
-    first = load_native_episode(folders[0])
+    episodes = [load_native_episode(folder, verify_checksums=True) for folder in folders]
+    first = episodes[0]
     layout = layout_of(first)
-    sink = LeRobotSink.open(repo_id, Path(lerobot_root), layout.fps, first.metadata["hardware"]["robot_type"],
+    for episode in episodes:
+        if layout_of(episode) != layout:
+            raise DatasetError(f"{episode.path}: names, cameras, sources or rate differ from {folders[0]}; one "
+                               "LeRobot dataset holds one layout. Convert these sessions separately.")
+        for dotted in ("sync.policy", "episode.task_name", "hardware.robot_type"):
+            episode.field(dotted)  # there, or one line now rather than once LeRobot's files are begun
+    sink = LeRobotSink.open(repo_id, Path(lerobot_root), layout.fps, first.field("hardware.robot_type"),
                             layout, resume=False, use_video=True, writer_options={"streaming_encoding": True},
                             extra_sidecar={})
     try:
-        for index, folder in enumerate(folders):
-            episode = load_native_episode(folder)
-            if layout_of(episode) != layout:
-                raise DatasetError(f"{folder}: names, cameras, sources or rate differ from {folders[0]}; one LeRobot "
-                                   "dataset holds one layout. Convert these sessions separately.")
+        for index, episode in enumerate(episodes):
+            folder = episode.path
             t = episode.telemetry
-            policy = SyncPolicy(**episode.metadata["sync"]["policy"])
+            policy = SyncPolicy(**episode.field("sync.policy"))
             sink.extra_sidecar = {"camera_info": {n: asdict(c) for n, c in episode.camera_info.items()},
                                   "sync_policy": asdict(policy), "source_names": list(layout.source_names)}
             videos = {name: read_video_frames(episode.video_path(name)) for name in layout.cameras}
-            sink.begin(EpisodeHeader(episode.episode_uuid, index, episode.metadata["episode"]["task_name"]))
+            sink.begin(EpisodeHeader(episode.episode_uuid, index, episode.field("episode.task_name")))
             for i in range(len(t["frame_timestamps_ns"])):
                 packet = _packet(t["source_timestamps_ns"][i], t["frame_timestamps_ns"][i], layout.source_names,
                                  policy, t["sync_valid"][i], f"{folder} frame {i}")
@@ -92,20 +97,33 @@ def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progr
 
 def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> list[Path]:
     lerobot_root = Path(lerobot_root)
-    info = json.loads((lerobot_root / "meta" / "info.json").read_text())
+    info = read_info(lerobot_root)
     features = info["features"]
-    episodes = committed_episodes(lerobot_root)
+    for key in ("observation.state", "action"):
+        if key not in features:
+            raise DatasetError(f"{lerobot_root}/meta/info.json has no feature {key!r}: it was not recorded by "
+                               "teledex-record")
+    episodes = committed_episodes(lerobot_root, complete=True)
+    sidecars, cameras_of = {}, {}
+    for episode in episodes:  # every sidecar read and checked before anything is written
+        index, episode_uuid = int(episode["episode_index"]), episode["episode_uuid"]
+        sidecars[index] = read_sidecar(lerobot_root, episode_uuid) if episode_uuid else None
+        if sidecars[index] is None:
+            raise DatasetError(f"{lerobot_root} has no TeleDex sidecar for episode {index}: it was not recorded by "
+                               "teledex-record, so its metadata and camera intrinsics are unknown")
+        try:
+            cameras_of[index] = {n: CameraInfo(**{**c, "distortion": tuple(c["distortion"])})
+                                 for n, c in sidecars[index]["camera_info"].items()}
+        except (TypeError, KeyError) as err:
+            raise DatasetError(f"{sidecar_path(lerobot_root, episode_uuid)}: 'camera_info' is not camera name -> "
+                               f"{{width, height, fx, fy, cx, cy, distortion, ...}} ({err}); restore it from a copy "
+                               "of the dataset or from the native twin's camera_info.json") from None
     written = []
     with tempfile.TemporaryDirectory(dir=native_root.parent) as scratch:
         for episode in episodes:
             index, episode_uuid = int(episode["episode_index"]), episode["episode_uuid"]
-            sidecar = read_sidecar(lerobot_root, episode_uuid) if episode_uuid else None
-            if sidecar is None:
-                raise DatasetError(f"{lerobot_root} has no TeleDex sidecar for episode {index}: it was not recorded by "
-                                   "teledex-record, so its metadata and camera intrinsics are unknown")
+            sidecar, cameras = sidecars[index], cameras_of[index]
             metadata = sidecar["metadata"]
-            cameras = {n: CameraInfo(**{**c, "distortion": tuple(c["distortion"])})
-                       for n, c in sidecar["camera_info"].items()}
             layout = FrameLayout(
                 state_names=tuple(features["observation.state"]["names"]),
                 action_names=tuple(features["action"]["names"]),

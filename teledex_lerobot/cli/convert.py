@@ -13,6 +13,7 @@ to-lerobot decodes the native videos and LeRobot encodes them once.
 """
 
 import argparse
+import zipfile
 from pathlib import Path
 
 from ..storage.errors import DatasetError
@@ -24,7 +25,12 @@ def stream_to_datagrams(source: Path, target: Path) -> None:
     from ..inputs.operator_streams import stream_datagrams
     from ..operator.stream import OperatorStream
 
-    stream = OperatorStream.load(source)
+    try:
+        stream = OperatorStream.load(source)
+    except (ValueError, zipfile.BadZipFile) as err:  # ValueError: it names the file, the key and the fix
+        raise DatasetError(str(err) if str(source) in str(err) else
+                           f"{source}: not an operator stream .npz, cut or damaged? ({err}); fix: regenerate it "
+                           "(teledex-generate-streams) or record it again") from None
     parser, control, datagrams = stream_datagrams(stream)
     write_datagrams(target, parser, datagrams, description=stream.description, control=control)
     print(f"wrote {target}: {len(datagrams)} {parser} datagrams over {datagrams[-1][0] / 1e9:.1f} s "
@@ -36,20 +42,20 @@ def convert(args) -> None:
         if args.target.exists():
             raise DatasetError(f"{args.target} exists; choose a new file")
         return stream_to_datagrams(args.source, args.target)
-    # here, not at the top: --help must not load LeRobot
-    from ..storage.vitra import export_vitra
-    from .conversions import lerobot_to_native, native_to_lerobot
-
     if args.target.exists() and any(args.target.iterdir()):
         raise DatasetError(f"{args.target} exists and is not empty; choose a new target folder")
     if not args.source.is_dir():
         raise DatasetError(f"{args.source} does not exist")
+    if args.command == "to-vitra":  # native -> VITRA needs no LeRobot
+        from ..storage.vitra import export_vitra
+
+        return export_vitra(args.source, args.target)
+    from .conversions import lerobot_to_native, native_to_lerobot  # here, not at the top: --help must not load LeRobot
+
     if args.command == "to-lerobot":
         native_to_lerobot(args.source, args.target, args.repo_id)
-    elif args.command == "to-native":
-        lerobot_to_native(args.source, args.target)
     else:
-        export_vitra(args.source, args.target)
+        lerobot_to_native(args.source, args.target)
 
 
 def main(argv=None) -> None:

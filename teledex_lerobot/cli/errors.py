@@ -5,9 +5,10 @@ teleoperation diagnostics line, state-machine transitions, device faults) at INF
 Importing LeRobot configures the root logger as a side effect (its import_utils logs through the root logger before
 anything is set up), so the set-up replaces whatever is there.
 
-Fails: on bad input, a bad configuration, an unreachable device, a port in use or a bad disk, one line naming what
-is wrong and the fix, exit code 2, no traceback. A configuration error inside draccus' parsing is reported by its
-root cause, not by draccus' generic "Couldn't instantiate class". Anything else is a bug and keeps its traceback.
+Fails: on bad input (a damaged or missing file, a symbolic link loop), a bad configuration, an unreachable device,
+a port in use or a bad disk, one line naming what is wrong and the fix, exit code 2, no traceback. A configuration
+error inside draccus' parsing is reported by its root cause, not by draccus' generic "Couldn't instantiate class".
+Anything else is a bug and keeps its traceback.
 
 Stops: Ctrl-C (SIGINT) and SIGTERM unwind the command as Ctrl-C does (`Interrupted`, a KeyboardInterrupt), so every
 `finally` runs: devices are disconnected and files closed. A second signal while it unwinds only gets a note (it
@@ -87,6 +88,9 @@ def run_command(name: str, function, *args):
     except (DatasetError, ConnectionError) as err:
         _fail(name, err)
     except OSError as err:
+        if err.errno == errno.ELOOP:  # never our bug: a file the command was given
+            _fail(name, f"{err.filename or 'a path it reads'} is a symbolic link loop (it points, perhaps through "
+                        "other links, back to itself); replace the link with the file or folder it stands for")
         if err.errno == errno.EADDRINUSE:
             _fail(name, f"a network port it needs is in use ({err}): another program (or another run of this one) "
                         "listens there; stop it, or choose another port")
@@ -120,6 +124,12 @@ def _signals_interrupt():
     finally:
         for each, handler in previous.items():
             signal.signal(each, handler)
+
+
+def with_fix(message, fix: str) -> str:
+    """The message, and the fix unless it already gives one."""
+    text = str(message).rstrip(". ")
+    return text if "fix" in text.lower() else f"{text}; {fix}"
 
 
 def _fail(name: str, message) -> None:

@@ -17,10 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from ..geometry.sides import SIDES
-from ..kinematics import KinematicModel
+from ..kinematics import KinematicModel, UrdfError
 from ..kinematics.catalogue import resolve_urdf
 from ..retargeting.hand_layout import HandKeypointLayout, build_layout, reference_pose
 from ..retargeting.keypoint_kinematics import KeypointKinematics
+from .errors import UserError, run_command, setup_logging, with_fix
 
 _FINGER_COLOURS = {"thumb": "tab:red", "index": "tab:orange", "middle": "tab:green", "ring": "tab:blue",
                    "pinky": "tab:purple"}
@@ -101,22 +102,37 @@ def draw(model: KinematicModel, layout: HandKeypointLayout, path: Path, title: s
     plt.close(figure)
 
 
-def main(argv=None) -> None:
-    args = parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+def _hand(urdf: str, side: str) -> tuple[KinematicModel, HandKeypointLayout]:
+    """The model and its inferred layout; a missing or bad URDF (or one that is no hand) is one line."""
+    try:
+        model = KinematicModel.from_urdf(resolve_urdf(urdf, side))
+        return model, build_layout(model, side)
+    except UrdfError as err:
+        raise UserError(with_fix(err, "fix the URDF, or give a built-in hand name (e.g. linkerhand_l20)")) from None
+    except (ValueError, FileNotFoundError) as err:  # no such file or built-in hand: it says which there are
+        raise UserError(str(err)) from None
+
+
+def inspect_hand(args: argparse.Namespace) -> None:
+    setup_logging(logging.WARNING)
     side = args.side
     if side == "auto":  # try a right hand quietly; its fingers flex to -y if it is a left one
         logging.disable(logging.WARNING)
-        notes = build_layout(KinematicModel.from_urdf(resolve_urdf(args.urdf, "right")), "right").notes
-        logging.disable(logging.NOTSET)
+        try:
+            notes = _hand(args.urdf, "right")[1].notes
+        finally:
+            logging.disable(logging.NOTSET)
         side = "left" if any("flex toward the back" in note for note in notes) else "right"
-    model = KinematicModel.from_urdf(resolve_urdf(args.urdf, side))
-    layout = build_layout(model, side)
+    model, layout = _hand(args.urdf, side)
     print(f"side: {side}{' (from the geometry)' if args.side == 'auto' else ''}")
     print(describe(model, layout))
     output = args.png or Path(f"{Path(args.urdf).stem}_layout.png")
     draw(model, layout, output, f"{model.name} ({side}) at zero pose, operator wrist frame")
     print(f"picture written to {output}")
+
+
+def main(argv=None) -> None:
+    run_command("teledex-hand-inspect", inspect_hand, parse_args(argv))
 
 
 def _mm(vector) -> str:

@@ -35,6 +35,7 @@ from lerobot.utils.feature_utils import hw_to_dataset_features
 
 from ..storage.errors import DatasetError
 from ..storage.frame import FrameLayout, RecordedFrame
+from ..storage.lerobot_meta import sidecar_path
 from ..storage.native import write_json_atomic
 from ..storage.sink import EpisodeHeader, EpisodeSink
 from ..storage.teledex_columns import (
@@ -44,7 +45,6 @@ from ..storage.teledex_columns import (
     FRAME_INTERVAL_MS,
     FRAME_TIME,
     INFO_BACKUP,
-    SIDECAR_DIR,
     SUCCESS,
     SYNC_MAX_DIFF_MS,
     SYNC_VALID,
@@ -161,15 +161,6 @@ class _Dataset(LeRobotDataset):
     def _build_streaming_encoder(fps, rgb_encoder, depth_encoder, encoder_queue_maxsize, encoder_threads):
         return SharedVideoEncoder(fps=fps, rgb_encoder=rgb_encoder, depth_encoder=depth_encoder,
                                   queue_maxsize=encoder_queue_maxsize, encoder_threads=encoder_threads)
-
-
-def sidecar_path(root: Path, episode_uuid: str) -> Path:
-    return Path(root) / SIDECAR_DIR / f"{episode_uuid}.json"
-
-
-def read_sidecar(root: Path, episode_uuid: str) -> dict | None:
-    path = sidecar_path(root, episode_uuid)
-    return json.loads(path.read_text()) if path.is_file() else None
 
 
 class LeRobotSink(EpisodeSink):

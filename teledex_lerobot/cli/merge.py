@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from ..storage.errors import DatasetError
+from ..storage.lerobot_meta import read_sidecar
 from ..storage.native import (
     copy_episode,
     episode_dir_name,
@@ -27,19 +28,23 @@ from .errors import run_command
 
 
 def station_pairs(root: Path) -> list[tuple[int, str]]:
-    lerobot = [(int(e["episode_index"]), e["episode_uuid"]) for e in committed_episodes(root)]
+    """A station's (index, uuid) pairs, every file checked (info.json, parquet, manifests and checksums, sidecars)."""
+    lerobot = [(int(e["episode_index"]), e["episode_uuid"]) for e in committed_episodes(root, complete=True)]
     native_root = Path(f"{root}_native")
-    native = [(e.index, e.episode_uuid) for e in map(load_native_episode, native_episode_dirs(native_root))]
+    native = [(e.index, e.episode_uuid) for e in (load_native_episode(folder, verify_checksums=True)
+                                                  for folder in native_episode_dirs(native_root))]
     if not lerobot or lerobot != native:
         raise DatasetError(f"{root} and {native_root} do not hold the same episodes (or none): run "
                            f"`teledex-repair {root}` first")
+    for index, episode_uuid in lerobot:
+        if read_sidecar(root, episode_uuid) is None:
+            raise DatasetError(f"{root} has no TeleDex sidecar for episode {index} ({episode_uuid}): it was not "
+                               "recorded by teledex-record, so its metadata is unknown")
     return lerobot
 
 
 def merge(out_root: Path, stations: list[Path], repo_id: str) -> None:
     from lerobot.datasets.aggregate import aggregate_datasets  # here: --help must not load LeRobot
-
-    from .lerobot_dataset import read_sidecar
 
     out_native = Path(f"{out_root}_native")
     for target in (out_root, out_native):

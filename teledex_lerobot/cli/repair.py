@@ -30,7 +30,7 @@ def recompute_stats(root: Path, episodes: list[dict]) -> None:
 
 def repair(dataset_root: Path, native_root: Path | None) -> None:
     native_root = native_root or Path(f"{dataset_root}_native")
-    actions, episodes = repair_lerobot(dataset_root, recompute_stats)
+    actions, episodes = repair_lerobot(dataset_root, recompute_stats, native_root)
     actions = [f"[lerobot] {a}" for a in actions]
     if native_root.is_dir():
         lerobot_uuids = {int(e["episode_index"]): e["episode_uuid"] for e in episodes}

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from ..config_files import load_config
 from ..geometry.sides import check_side
 from ..paths import CONFIGS_DIR
+from .hand_grasps import FIST, KNOWN_GRASPS
 from .state_machine import KEYS
 
 CONTROL_CONFIGS_DIR = CONFIGS_DIR / "control"
 STRATEGIES = ("direct", "hybrid")
 # How the hand is driven: a joint map of canonical angles (glove, or angles from keypoints), keypoint retargeting,
-# or a controller's analog input closing the hand from open to fist.
+# or a controller's analog input closing the hand along a chosen grasp (pinch, wrap, open to fist).
 HAND_METHODS = ("joint_mapping", "teledex", "dexpilot", "analog")
 
 
@@ -111,7 +112,11 @@ class StrategyConfig:
     strategy: str = "hybrid"
     side: str = "right"  # the operator hand (glove / hand tracking) that drives this rig
     hand_method: str = "joint_mapping"
-    hand_analog_input: str = "right_grip"  # hand_method "analog": 0 = open hand, 1 = fist
+    hand_analog_input: str = "right_grip"  # hand_method "analog": 0 = the grasp's preshape, 1 = closed
+    # hand_method "analog": the grasps the analog input closes the hand along (control/hand_grasps.py), the first
+    # chosen at start; `grasp_select_input` (a button, e.g. right_axis_click: the thumbstick's press) steps on.
+    hand_grasps: list[str] = field(default_factory=lambda: [FIST])
+    grasp_select_input: str = ""
     joint_map: str = ""  # hand joint map file; "" = configs/joint_maps/<hand model>[_<side>].yaml
     retargeting_config: str = ""
     hand_calibration: str = ""
@@ -128,6 +133,9 @@ class StrategyConfig:
         if self.hand_method not in HAND_METHODS:
             raise ValueError(f"hand_method must be one of {HAND_METHODS}, got {self.hand_method!r}")
         check_side(self.side, "strategy.side")
+        unknown = [name for name in self.hand_grasps if name not in KNOWN_GRASPS]
+        if unknown or not self.hand_grasps:
+            raise ValueError(f"strategy.hand_grasps: unknown grasp(s) {unknown}; choose from {list(KNOWN_GRASPS)}")
         if not 0 < self.anchor_threshold <= 1:
             raise ValueError("anchor_threshold must be in (0, 1]")
 

@@ -95,7 +95,7 @@ class RigController:
              measured: Callable[[], dict[str, np.ndarray] | None]) -> dict[str, np.ndarray]:
         """The commands of this tick per role; `frame` is the newest input frame (None before the first);
         `measured` gives the robot's measured pose per role (None while unknown), read only when needed: before
-        the first command, on entering Emergency and after a new episode's reset."""
+        the first command, on entering Emergency, after a new episode's reset, and when a grasp lets go."""
         dt_s = 0.0 if self._last_tick_ns is None else (now_ns - self._last_tick_ns) / 1e9
         self._last_tick_ns = now_ns
         self.last_ik_s = 0.0
@@ -130,7 +130,7 @@ class RigController:
         if self.require_release and frame.triggers_released(threshold) and not self.strategy.anchor_pressed(frame):
             self.require_release = False
         targets = self.strategy.targets(frame, self.last_sent, arm_enabled=not self.require_release,
-                                        dt_s=min(max(dt_s, 0.0), self.config.output.max_tick_s))
+                                        dt_s=min(max(dt_s, 0.0), self.config.output.max_tick_s), measured=measured)
         self.last_ik_s = self.strategy.last_ik_s
         self.activity = self._teleoperation_activity(frame)
         return self._shape(targets, dt_s)

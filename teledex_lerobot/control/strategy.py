@@ -2,11 +2,14 @@
 
 - "direct": joint space. The hand maps canonical human angles (a glove, or angles measured from keypoints) through
   a joint map; the arm copies a leader arm's joints (renamed by `leader_joint_map`).
-- "hybrid": the hand by keypoint retargeting, a joint map, or an analog input (open .. fist); the arm by Cartesian
-  relative control of an operator pose (controller or wrist) with IK, engaged while `anchor_input` is pressed.
+- "hybrid": the hand by keypoint retargeting, a joint map, or an analog input closing it along the operator's chosen
+  grasp (a measured pinch or wrap, or open .. fist; a button steps through them); the arm by Cartesian relative
+  control of an operator pose (controller or wrist) with IK, engaged while `anchor_input` is pressed.
 
 A part whose input is missing from a frame keeps its reference (the last command sent).
 """
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -19,6 +22,7 @@ from ..retargeting.joint_mapping import joint_map_path, load_joint_map, with_ope
 from ..retargeting.retargeter import hand_name
 from ..rig import Rig
 from .config import RelativeArmConfig, StrategyConfig
+from .hand_grasps import GraspChoice
 from .relative_arm import CartesianRelativeArm
 
 
@@ -30,7 +34,7 @@ class RigStrategy:
                              f"(got {config.hand_method!r}) or use strategy 'hybrid'")
         self.rig = rig
         self.config = config
-        self.hand_map = self.hand_retargeter = self.arm_control = None
+        self.hand_map = self.hand_retargeter = self.arm_control = self.grasps = None
         self.last_ik_s = 0.0
         hand = rig.parts.get("hand")
         if hand is not None:
@@ -41,6 +45,10 @@ class RigStrategy:
                 self.hand_map = load_joint_map(path, hand.joints, hand.lower, hand.upper)
                 if calibration is not None:
                     self.hand_map = with_operator_ranges(self.hand_map, calibration.canonical_angle_ranges_rad)
+                if config.hand_method == "analog":
+                    self.grasps = GraspChoice(config.hand_grasps, hand.spec.model, hand.joints, hand.lower,
+                                              hand.upper,
+                                              lambda closure: self.hand_map(OPEN_HAND + closure * (FIST - OPEN_HAND)))
             else:
                 self.hand_retargeter = HandRetargeter(hand.model, config.hand_method, config.side,
                                                       RetargetingConfig.load(config.retargeting_config or None),
@@ -67,13 +75,15 @@ class RigStrategy:
         return not self.config.anchor_input or self.anchor_pressed(frame)
 
     def targets(self, frame: OperatorFrame, reference: dict[str, np.ndarray], arm_enabled: bool = True,
-                dt_s: float | None = None) -> dict[str, np.ndarray]:
+                dt_s: float | None = None,
+                measured: Callable[[], dict[str, np.ndarray] | None] = lambda: None) -> dict[str, np.ndarray]:
         """Joint targets per role for one frame; `reference` is the last command sent per role; `dt_s` (the time
-        since the previous tick) bounds the arm IK's joint speed."""
+        since the previous tick) bounds the arm IK's joint speed; `measured` gives the robot's measured pose per
+        role (None while unknown), read only when a grasp lets go."""
         self.last_ik_s = 0.0
         targets = {role: np.array(q, dtype=float) for role, q in reference.items()}
         if "hand" in self.rig.parts:
-            hand = self._hand_target(frame)
+            hand = self._hand_target(frame, lambda: (measured() or {}).get("hand"))
             if hand is not None:
                 targets["hand"] = hand
         if "arm" in self.rig.parts:
@@ -82,7 +92,8 @@ class RigStrategy:
                 targets["arm"] = arm
         return targets
 
-    def _hand_target(self, frame: OperatorFrame) -> np.ndarray | None:
+    def _hand_target(self, frame: OperatorFrame, measured_hand: Callable[[], np.ndarray | None] = lambda: None
+                     ) -> np.ndarray | None:
         side, method = self.config.side, self.config.hand_method
         keypoints = frame.hand_keypoints_m.get(side)
         if self.hand_retargeter is not None:
@@ -90,10 +101,10 @@ class RigStrategy:
                 return None
             return self.hand_retargeter.retarget(keypoints)[self.rig.parts["hand"].indices]
         if method == "analog":
+            if self.config.grasp_select_input:
+                self.grasps.select(frame.buttons.get(self.config.grasp_select_input, False))
             closure = frame.analog.get(self.config.hand_analog_input)
-            if closure is None:
-                return None
-            return self.hand_map(OPEN_HAND + float(np.clip(closure, 0.0, 1.0)) * (FIST - OPEN_HAND))
+            return None if closure is None else self.grasps(closure, measured_hand)
         angles = frame.hand_angles_rad.get(side)
         if angles is None and keypoints is not None:
             angles = angles_from_keypoints(keypoints, side)

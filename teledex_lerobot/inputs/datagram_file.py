@@ -67,13 +67,15 @@ def read_datagrams(path) -> tuple[dict, list[tuple[int, bytes]]]:
     number = 1  # the line being read, for the error
     try:
         header = json.loads(lines[0])
-        if header.get("format") != FORMAT:
-            raise ValueError(f"format is {header.get('format')!r}, expected {FORMAT!r}")
+        if not isinstance(header, dict) or header.get("format") != FORMAT:
+            raise ValueError(f"its header is not a JSON object with format {FORMAT!r}")
         datagrams = []
         for number in range(2, len(lines) + 1):
             line = lines[number - 1]
             if line.strip():
                 entry = json.loads(line)
+                if not isinstance(entry, dict):
+                    raise ValueError("a datagram line must be an object {t_ns, data}")
                 datagrams.append((int(entry["t_ns"]), base64.b64decode(entry["data"], validate=True)))
     except (IndexError, KeyError, TypeError, ValueError) as error:
         raise ValueError(f"{path}: line {number}: not a {FORMAT} file ({error})") from error

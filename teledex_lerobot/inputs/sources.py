@@ -36,6 +36,17 @@ class OperatedSource(Protocol):
         """Let the current sender go (from the console): the next one to send takes the input."""
 
 
+@runtime_checkable
+class OperatorDisplay(Protocol):
+    """A source whose sender shows the operator what happens (the WebXR page): the teleop's status, and the robot's
+    camera frames and drawing. Both calls are thread-safe and never wait for a slow link (the newest replaces what
+    was not yet sent)."""
+
+    def publish_status(self, status: dict) -> None: ...
+
+    def publish_view(self, scene: dict, images: dict, published_ns: int) -> None: ...
+
+
 class ThreadedSource:
     def __init__(self):
         self._stop = threading.Event()

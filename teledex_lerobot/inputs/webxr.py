@@ -8,7 +8,10 @@ first run (the browser warns once; the operator accepts it). `websockets` serves
 - Headset -> us: one XR state JSON object per XR frame, in the XRoboToolkit schema (xr_state.py), stamped with the
   page's clock (timeStampNs: the browser's time origin plus the XR frame time).
 - Us -> headset: {"type": "status", ...} pushed by `publish_status` (state machine state, stale, robot faults), shown
-  on the page and on a panel in the headset.
+  on the page and on a panel in the headset; and by `publish_view` the robot's camera frames (binary messages:
+  FRAME_MAGIC, a little-endian uint32 header length, a JSON header, the JPEG) with the robot's drawing
+  ({"type": "scene", ...}, viewer/headset.py). The newest view replaces one not yet sent, JPEG encoding runs off the
+  socket's thread, and a page whose link has VIEW_MAX_BUFFERED_BYTES unsent skips views: never a backlog.
 - Several pages may be open (a laptop watching the status): tracking belongs to the first page whose message parses
   as a state, until it disconnects or the operator hands it over at the console (`hand_over`); the others' tracking
   is refused (counted in `refused`) and they are told so. A garbage message takes nothing over.
@@ -32,10 +35,14 @@ import mimetypes
 import secrets
 import socket
 import ssl
+import struct
 import threading
+import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import cv2
+import numpy as np
 import qrcode
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
@@ -53,6 +60,9 @@ SOCKET_PATH = "/ws"
 DEFAULT_CERTIFICATE_DIR = Path("~/.cache/teledex/webxr").expanduser()
 CERTIFICATE_DAYS = 365  # Safari refuses server certificates valid for longer than 398 days
 MAX_MESSAGE_BYTES = 256 * 1024  # one state with both hands is ~10 KiB
+FRAME_MAGIC = b"TDXF"
+VIEW_JPEG_QUALITY = 80  # a 640x480 world frame is ~30 KiB
+VIEW_MAX_BUFFERED_BYTES = 256 * 1024  # about 8 frames: beyond, the page's link is slower than the camera
 
 
 def local_addresses(bind: str) -> list[str]:
@@ -127,6 +137,22 @@ def qr_code(text: str) -> str:
     return drawn.getvalue()
 
 
+def encode_frames(images: dict[str, np.ndarray]) -> list[tuple[str, int, int, bytes]]:
+    """(camera, width, height, JPEG) of each RGB frame."""
+    encoded = []
+    for name, image in images.items():
+        ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(np.ascontiguousarray(image), cv2.COLOR_RGB2BGR),
+                                [cv2.IMWRITE_JPEG_QUALITY, VIEW_JPEG_QUALITY])
+        if ok:
+            encoded.append((name, image.shape[1], image.shape[0], jpeg.tobytes()))
+    return encoded
+
+
+def frame_message(header: dict, jpeg: bytes) -> bytes:
+    head = json.dumps(header).encode()
+    return FRAME_MAGIC + struct.pack("<I", len(head)) + head + jpeg
+
+
 class WebXRSource(ThreadedSource):
     def __init__(self, bind: str = LOCAL_BIND, port: int = 8012, allow: list[str] | tuple[str, ...] = (),
                  certificate_dir: Path | str = DEFAULT_CERTIFICATE_DIR, pairing: bool | None = None):
@@ -153,6 +179,10 @@ class WebXRSource(ThreadedSource):
         self._clients: dict[ServerConnection, int] = {}  # connection -> its number (newer = larger)
         self._active: ServerConnection | None = None
         self._status: dict = {}
+        self._view: tuple | None = None  # (scene, images, published_ns) not yet sent
+        self._view_sending = False
+        self.views_sent = 0  # views handed to at least one page
+        self.views_skipped = 0  # views a page missed because its link still held older ones
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopped: asyncio.Event | None = None
 
@@ -318,3 +348,38 @@ class WebXRSource(ThreadedSource):
             tracking = "this page" if connection is self._active else "another page"
         message = {"type": "status", **self._status, "tracking": tracking, "pages": len(self._clients)}
         broadcast([connection], json.dumps(message))
+
+    def publish_view(self, scene: dict, images: dict, published_ns: int) -> None:
+        """The robot's camera frames (RGB arrays, never changed afterwards) and drawing to every open page
+        (thread-safe; the newest replaces a view not yet sent)."""
+        if self._loop is None:
+            return
+        self._view = (scene, images, published_ns)
+        try:
+            self._loop.call_soon_threadsafe(self._start_sending_views)
+        except RuntimeError:
+            pass  # the loop has closed: stopping
+
+    def _start_sending_views(self) -> None:
+        if not self._view_sending and self._clients:
+            self._view_sending = True
+            asyncio.ensure_future(self._send_views())
+
+    async def _send_views(self) -> None:
+        try:
+            while self._view is not None:
+                (scene, images, published_ns), self._view = self._view, None
+                pages = [c for c in self._clients if c.transport.get_write_buffer_size() <= VIEW_MAX_BUFFERED_BYTES]
+                self.views_skipped += len(self._clients) - len(pages)
+                if not pages:
+                    continue
+                frames = await asyncio.to_thread(encode_frames, images) if images else []
+                # on the wall clock, which the page's performance.timeOrigin shares: the page measures the latency
+                published_ms = (published_ns + time.time_ns() - self.clock()) / 1e6
+                broadcast(pages, json.dumps({**scene, "published_ms": published_ms}))
+                for name, width, height, jpeg in frames:
+                    header = {"camera": name, "width": width, "height": height, "published_ms": published_ms}
+                    broadcast(pages, frame_message(header, jpeg))
+                self.views_sent += 1
+        finally:
+            self._view_sending = False

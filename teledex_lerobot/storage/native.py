@@ -23,6 +23,7 @@ An episode is staged in episode_<NNNNNN>.partial/ and renamed into place only on
 flushed, so a reader never sees a half-written episode.
 """
 
+import errno
 import hashlib
 import json
 import os
@@ -36,7 +37,9 @@ import numpy as np
 
 from ..geometry.camera import CameraInfo
 from ..sync import frame_timing
+from . import fields
 from .errors import DatasetError
+from .fields import ABSENT, NAME, SYNC_POLICY
 from .frame import FrameLayout, RecordedFrame
 from .sink import EpisodeHeader, EpisodeSink
 from .video import H264Writer
@@ -49,8 +52,44 @@ TELEMETRY_KEYS = ("state_names", "action_names", "tactile_names", "qpos", "qvel"
                   "device_fault")
 
 
+# What manifest.json, metadata.json and camera_info.json hold, checked on read (fields.py); the manifest's fields are
+# all required, metadata.json's where a reader needs them (NativeEpisode.field).
+_MANIFEST_FIELDS: fields.Fields = {
+    "format": (fields.text, "a format name"),
+    "episode_uuid": (fields.a_uuid, "a uuid such as 'f47ac10b-58cc-4372-a567-0e02b2c3d479'"),
+    "frames": (fields.count, "a frame count (a whole number >= 0)"),
+    "cameras": (lambda v: isinstance(v, dict) and all(fields.name(k) and fields.inside(p) for k, p in v.items()),
+                "an object of camera name -> its video's path inside the episode folder"),
+    "files": (lambda v: isinstance(v, dict) and all(
+        fields.inside(k) and isinstance(e, dict) and fields.count(e.get("bytes")) and fields.text(e.get("sha256"))
+        for k, e in v.items()), "an object of path inside the episode folder -> {bytes, sha256}"),
+}
+_METADATA_FIELDS: fields.Fields = {
+    "episode": (fields.an_object, "an object"),
+    "episode.episode_uuid": (fields.a_uuid, "a uuid"),
+    "episode.task_name": (fields.text, "a string"),
+    "episode.episode_id": (fields.optional_name, NAME),
+    "episode.session_id": (fields.optional_name, NAME),
+    "collection": (fields.an_object, "an object"),
+    "collection.control_frequency_hz": (fields.positive_number, "a positive number of frames per second"),
+    "sync": (fields.an_object, "an object"),
+    "sync.policy": (fields.sync_policy, SYNC_POLICY),
+    "hardware": (fields.an_object, "an object"),
+    "hardware.robot_type": (fields.optional_text, "a string"),
+    "faults": (lambda v: isinstance(v, dict) and all(isinstance(f, dict) and fields.text(f.get("message"))
+                                                     for f in v.values()),
+               "an object of part -> {message, first_frame, frames}"),
+    "lerobot": (fields.an_object, "an object"),
+    "merged_from": (fields.a_list, "a list"),
+}
+
+
 class NativeFormatError(DatasetError):
-    pass
+    """`problem`: what is wrong, where; the message adds the fix."""
+
+    def __init__(self, problem: str, fix: str = ""):
+        super().__init__(f"{problem}; {fix}" if fix else problem)
+        self.problem = problem
 
 
 def episode_dir_name(index: int) -> str:
@@ -58,7 +97,20 @@ def episode_dir_name(index: int) -> str:
 
 
 def episode_index_of(folder: Path) -> int:
-    return int(folder.name.removesuffix(PARTIAL_SUFFIX).split("_")[-1])
+    number = folder.name.removesuffix(PARTIAL_SUFFIX).split("_")[-1]
+    if not number.isdigit():
+        raise NativeFormatError(f"{folder}: not an episode folder (episode_<NNNNNN>)",
+                                "rename or move it out of the native root")
+    return int(number)
+
+
+def repair_fix(folder: Path) -> str:
+    """The command that sets a damaged episode (or staging) folder aside."""
+    native_root = Path(folder).parent.parent
+    dataset = native_root.with_name(native_root.name.removesuffix("_native"))
+    command = (f"teledex-repair {dataset}" if dataset != native_root
+               else f"teledex-repair <the LeRobot dataset root> --native-root {native_root}")
+    return f"run `{command}` to set the damaged episode aside (nothing is deleted)"
 
 
 def _sha256(path: Path) -> str:
@@ -238,48 +290,84 @@ class NativeEpisode:
     def video_path(self, camera: str) -> Path:
         return self.path / self.manifest["cameras"][camera]
 
+    def field(self, dotted: str):
+        """A field of metadata.json that a reader needs (its type was checked on load)."""
+        value = fields.lookup(self.metadata, dotted)
+        if value is ABSENT:
+            raise NativeFormatError(f"{self.path / 'metadata.json'} has no '{dotted}'",
+                                    "it was not written by teledex-record; record or convert the episode again")
+        return value
+
 
 def load_native_episode(folder: Path, verify_checksums: bool = False) -> NativeEpisode:
-    """Read one episode folder, checking it is complete; errors name the file and the fix."""
+    """Read one episode folder, checking it is complete and its JSON fields are of their types; with
+    verify_checksums, that every file has the SHA-256 its manifest records. Errors name the file, the field and the
+    fix."""
     folder = Path(folder)
-    fix = "run `teledex-repair` on the dataset to set aside damaged episodes"
+    fix = repair_fix(folder)
     manifest = _read_json(folder / "manifest.json", fix)
-    if manifest.get("format") != NATIVE_FORMAT:
-        raise NativeFormatError(f"{folder / 'manifest.json'}: format {manifest.get('format')!r} is not "
-                                f"{NATIVE_FORMAT!r}")
-    for name, entry in manifest.get("files", {}).items():
+    if isinstance(manifest, dict) and manifest.get("format") != NATIVE_FORMAT:
+        raise NativeFormatError(f"{folder / 'manifest.json'}: format {fields.shown(manifest.get('format'))} is not "
+                                f"{NATIVE_FORMAT!r}", "convert it with the teledex version that wrote it")
+    if wrong := fields.problem(manifest, _MANIFEST_FIELDS, required=_MANIFEST_FIELDS):
+        raise NativeFormatError(f"{folder / 'manifest.json'} {wrong}", fix)
+    for name, entry in manifest["files"].items():
         path = folder / name
         if not path.is_file() or path.stat().st_size != entry["bytes"]:
-            raise NativeFormatError(f"{path}: missing or truncated (manifest says {entry['bytes']} bytes); {fix}")
+            raise NativeFormatError(f"{path}: missing or truncated (manifest says {entry['bytes']} bytes)", fix)
         if verify_checksums and _sha256(path) != entry["sha256"]:
-            raise NativeFormatError(f"{path}: checksum differs from the manifest; {fix}")
+            raise NativeFormatError(f"{path}: its SHA-256 is not the one manifest.json records (the file changed "
+                                    "after it was written)", f"restore it from a copy, or {fix}")
     try:
         with np.load(folder / "telemetry.npz", allow_pickle=False) as archive:
             telemetry = {key: archive[key] for key in archive.files}
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as err:
-        raise NativeFormatError(f"{folder / 'telemetry.npz'} cannot be read ({err}); {fix}") from err
+        raise NativeFormatError(f"{folder / 'telemetry.npz'} cannot be read ({err})", fix) from err
     missing = [key for key in TELEMETRY_KEYS if key not in telemetry]
     if missing:
-        raise NativeFormatError(f"{folder / 'telemetry.npz'} lacks {missing}; {fix}")
+        raise NativeFormatError(f"{folder / 'telemetry.npz'} lacks {missing}", fix)
     if len(telemetry["frame_timestamps_ns"]) != manifest["frames"]:
         raise NativeFormatError(f"{folder / 'telemetry.npz'}: {len(telemetry['frame_timestamps_ns'])} frames, "
-                                f"manifest says {manifest['frames']}; {fix}")
+                                f"manifest says {manifest['frames']}", fix)
     for array, names in (("qpos", "state_names"), ("action", "action_names"), ("tactile", "tactile_names")):
-        if telemetry[array].shape[1] != len(telemetry[names]):
-            raise NativeFormatError(f"{folder / 'telemetry.npz'}: {array} has {telemetry[array].shape[1]} columns "
-                                    f"but {len(telemetry[names])} {names}")
-    cameras = {name: CameraInfo(**{**info, "distortion": tuple(info["distortion"])})
-               for name, info in _read_json(folder / "camera_info.json", fix).items()}
-    return NativeEpisode(folder, telemetry, _read_json(folder / "metadata.json", fix), manifest, cameras)
+        if telemetry[array].ndim != 2 or telemetry[array].shape[1] != len(telemetry[names]):
+            raise NativeFormatError(f"{folder / 'telemetry.npz'}: {array} has shape {telemetry[array].shape} for "
+                                    f"{len(telemetry[names])} {names}", fix)
+    metadata = _read_json(folder / "metadata.json", fix)
+    if wrong := fields.problem(metadata, _METADATA_FIELDS):
+        raise NativeFormatError(f"{folder / 'metadata.json'} {wrong}", fix)
+    return NativeEpisode(folder, telemetry, metadata, manifest, _camera_info(folder / "camera_info.json", fix))
 
 
-def _read_json(path: Path, fix: str) -> dict:
+def _camera_info(path: Path, fix: str) -> dict[str, CameraInfo]:
+    cameras = _read_json(path, fix)
+    if not isinstance(cameras, dict):
+        raise NativeFormatError(f"{path} holds {fields.shown(cameras)}, not an object of camera name -> intrinsics",
+                                fix)
+    result = {}
+    for name, info in cameras.items():
+        try:
+            result[name] = CameraInfo(**{**info, "distortion": tuple(info["distortion"])})
+        except (TypeError, KeyError, ValueError) as err:
+            raise NativeFormatError(f"{path}: camera {name!r} is not {{width, height, fx, fy, cx, cy, "
+                                    f"distortion_model, distortion, world_from_camera}} ({err})", fix) from err
+        if not (fields.positive_whole(result[name].width) and fields.positive_whole(result[name].height)):
+            raise NativeFormatError(f"{path}: camera {name!r} is {fields.shown(info.get('width'))} x "
+                                    f"{fields.shown(info.get('height'))} pixels, not positive whole numbers", fix)
+    return result
+
+
+def _read_json(path: Path, fix: str):
     try:
         return json.loads(path.read_text())
     except FileNotFoundError as err:
-        raise NativeFormatError(f"{path} is missing; {fix}") from err
+        raise NativeFormatError(f"{path} is missing", fix) from err
     except json.JSONDecodeError as err:
-        raise NativeFormatError(f"{path} is not valid JSON (truncated?): {err}; {fix}") from err
+        raise NativeFormatError(f"{path} is not valid JSON (truncated or empty?): {err}", fix) from err
+    except OSError as err:
+        if err.errno not in (errno.ELOOP, errno.EISDIR):
+            raise
+        raise NativeFormatError(f"{path} cannot be read ({err.strerror})", fix) from err
 
 
 def native_episode_dirs(root: Path) -> list[Path]:
@@ -290,8 +378,9 @@ def native_episode_dirs(root: Path) -> list[Path]:
     for folder in dirs:
         index = episode_index_of(folder)
         if index in by_index:
-            raise NativeFormatError(f"Two episodes with index {index}: {by_index[index]} and {folder}; run "
-                                    "`teledex-repair` on the dataset to reconcile it with the LeRobot dataset")
+            raise NativeFormatError(f"Two episodes with index {index}: {by_index[index]} and {folder}",
+                                    repair_fix(folder).replace("set the damaged episode aside",
+                                                               "reconcile it with the LeRobot dataset"))
         by_index[index] = folder
     return [by_index[i] for i in sorted(by_index)]
 

@@ -1,19 +1,22 @@
-"""Per-episode sync columns read back from either storage format (pyarrow and JSON only)."""
+"""Per-episode sync columns read back from either storage format (pyarrow and JSON only), every file checked as it
+is read: a native episode against its manifest (sizes and SHA-256), a LeRobot dataset's info.json and sidecars field
+by field, its parquet files readable and present where meta/episodes says."""
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..sync.report import EpisodeSync
 from .errors import DatasetError
+from .lerobot_meta import info_path, read_info, read_sidecar
 from .native import load_native_episode, native_episode_dirs
+from .repair import committed_episodes
 from .teledex_columns import (
     EPISODE_UUID,
     FRAME_TIME,
-    SIDECAR_DIR,
     SYNC_MAX_DIFF_MS,
     SYNC_VALID,
     source_column,
@@ -23,7 +26,8 @@ from .teledex_columns import (
 
 
 def is_lerobot_root(path: Path) -> bool:
-    return (Path(path) / "meta" / "info.json").is_file()
+    """A LeRobot dataset (its info.json perhaps damaged or missing), not a native root."""
+    return (Path(path) / "meta").is_dir() or info_path(path).is_symlink()
 
 
 def _column(table: pa.Table, name: str, dtype) -> np.ndarray:
@@ -31,15 +35,27 @@ def _column(table: pa.Table, name: str, dtype) -> np.ndarray:
 
 
 def sync_from_lerobot(root: Path) -> list[EpisodeSync]:
-    files = sorted(Path(root).glob("data/*/*.parquet"))
+    info = read_info(root)
+    committed = committed_episodes(root, complete=True)
+    files = sorted({Path(root) / info["data_path"].format(chunk_index=e["data/chunk_index"],
+                                                          file_index=e["data/file_index"]) for e in committed})
     if not files:
-        raise DatasetError(f"{root} has no data/*/*.parquet files; is it a LeRobot dataset?")
-    table = pa.concat_tables([pq.read_table(f) for f in files])
+        raise DatasetError(f"{root} has no committed episodes (meta/episodes); is it a LeRobot dataset?")
+    tables = []
+    for path in files:
+        try:
+            tables.append(pq.read_table(path))
+        except (pa.ArrowInvalid, OSError) as err:
+            raise DatasetError(f"{path} cannot be read, truncated? ({err}); run `teledex-repair {root}` to set it "
+                               "aside") from None
+    table = pa.concat_tables(tables)
     columns = table.column_names
     if SYNC_VALID not in columns or EPISODE_UUID not in columns:
         raise DatasetError(f"{root} has no '{SYNC_VALID}' / '{EPISODE_UUID}' columns: it was not recorded with "
                            "this version of teledex-record")
-    fps = json.loads((Path(root) / "meta" / "info.json").read_text())["fps"]
+    table = table.filter(pc.is_in(table.column("episode_index"),  # only committed episodes' rows
+                                  value_set=pa.array([int(e["episode_index"]) for e in committed], pa.int64())))
+    fps = info["fps"]
     sources = source_names_in(columns)
     episode = _column(table, "episode_index", np.int64)
     uuids = table.column(EPISODE_UUID).to_pylist()
@@ -51,8 +67,8 @@ def sync_from_lerobot(root: Path) -> list[EpisodeSync]:
     for e in np.unique(episode):
         rows = episode == e
         episode_uuid = uuid_from_int64_pair(uuids[int(np.flatnonzero(rows)[0])])
-        sidecar = Path(root) / SIDECAR_DIR / f"{episode_uuid}.json"
-        policy = json.loads(sidecar.read_text())["sync_policy"] if sidecar.is_file() else {}
+        sidecar = read_sidecar(root, episode_uuid)
+        policy = sidecar["sync_policy"] if sidecar is not None else {}
         episodes.append(EpisodeSync(int(e), valid[rows], max_diff[rows], sources, stamps[rows], frame_ns[rows], fps,
                                     policy, episode_uuid))
     return episodes
@@ -64,12 +80,12 @@ def sync_from_native(root: Path) -> list[EpisodeSync]:
         raise DatasetError(f"{root} has no session_*/episode_* folders; is it a native TeleDex root?")
     episodes = []
     for folder in dirs:
-        episode = load_native_episode(folder)
+        episode = load_native_episode(folder, verify_checksums=True)
         t = episode.telemetry
         episodes.append(EpisodeSync(episode.index, t["sync_valid"], t["sync_max_diff_ns"] / 1e6,
                                     episode.names("source_names"), t["source_timestamps_ns"],
-                                    t["frame_timestamps_ns"], episode.metadata["collection"]["control_frequency_hz"],
-                                    episode.metadata["sync"]["policy"], episode.episode_uuid))
+                                    t["frame_timestamps_ns"], episode.field("collection.control_frequency_hz"),
+                                    episode.field("sync.policy"), episode.episode_uuid))
     return episodes
 
 

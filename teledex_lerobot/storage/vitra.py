@@ -17,6 +17,7 @@ from scipy.spatial.transform import Rotation
 
 from ..presets import HandMount, PartSpec
 from ..rig import Rig
+from . import fields
 from .errors import DatasetError
 from .native import NativeEpisode, load_native_episode, native_episode_dirs
 
@@ -27,14 +28,30 @@ def pose_vector(matrices: np.ndarray) -> np.ndarray:
 
 
 def rig_of(episode: NativeEpisode) -> Rig:
-    record = episode.metadata.get("hardware", {}).get("rig")
-    if not record:
+    record = fields.lookup(episode.metadata, "hardware.rig")
+    if record is fields.ABSENT or not record:
         raise DatasetError(f"{episode.path}/metadata.json has no hardware.rig: it was not recorded from a TeleDex rig, "
                          "so its kinematics are unknown")
-    parts = {role: PartSpec(**{**spec, "joints": tuple(spec["joints"]) if spec.get("joints") else None})
-             for role, spec in record["parts"].items()}
-    mount = HandMount(**{k: tuple(v) for k, v in record["hand_mount"].items()})
-    return Rig.from_parts(parts.get("arm"), parts.get("hand"), mount)
+    try:
+        parts = {role: PartSpec(**{**spec, "joints": tuple(spec["joints"]) if spec.get("joints") else None})
+                 for role, spec in record["parts"].items()}
+        mount = HandMount(**{k: tuple(v) for k, v in record["hand_mount"].items()})
+        return Rig.from_parts(parts.get("arm"), parts.get("hand"), mount)
+    except (TypeError, KeyError, ValueError, AttributeError) as err:
+        raise DatasetError(f"{episode.path}/metadata.json: 'hardware.rig' is not a rig TeleDex can build ({err}); "
+                           "restore metadata.json from a copy, or record the episode again") from None
+
+
+def _head_camera(episode: NativeEpisode):
+    camera_name, camera = next(iter(episode.camera_info.items()), (None, None))
+    if camera is None or camera.world_from_camera is None or camera.fx is None:
+        raise DatasetError(f"{episode.path}: VITRA needs a camera with intrinsics and a known pose in the arm base")
+    return camera_name, camera
+
+
+def _episode_id(episode: NativeEpisode) -> str:
+    episode_id = fields.lookup(episode.metadata, "episode.episode_id")  # a name: checked on load
+    return episode_id if episode_id not in (fields.ABSENT, None, "") else episode.path.name
 
 
 def export_episode(episode: NativeEpisode, out_dir: Path) -> Path:
@@ -42,10 +59,8 @@ def export_episode(episode: NativeEpisode, out_dir: Path) -> Path:
     t = episode.telemetry
     names = episode.names("state_names")
     frames = len(t["frame_timestamps_ns"])
-    camera_name, camera = next(iter(episode.camera_info.items()), (None, None))
-    if camera is None or camera.world_from_camera is None or camera.fx is None:
-        raise DatasetError(f"{episode.path}: VITRA needs a camera with intrinsics and a known pose in the arm base")
-    episode_id = episode.metadata["episode"].get("episode_id") or episode.path.name
+    camera_name, camera = _head_camera(episode)
+    episode_id = _episode_id(episode)
     video_name = f"{episode_id}.mp4"
     side = next(iter(rig.parts.values())).spec.side
 
@@ -69,10 +84,10 @@ def export_episode(episode: NativeEpisode, out_dir: Path) -> Path:
                            "folder, one dataset at a time")
     with h5py.File(path, "w") as h5:
         meta = h5.create_group("meta")
-        meta["instruction"] = episode.metadata["episode"].get("task_name", "")
+        meta["instruction"] = episode.metadata.get("episode", {}).get("task_name", "")
         meta["video_path"] = video_name
         meta["frame_count"] = frames
-        meta["fps"] = float(episode.metadata["collection"]["control_frequency_hz"])
+        meta["fps"] = float(episode.field("collection.control_frequency_hz"))
         for s in ("left", "right"):
             meta[f"has_{s}"] = s == side
         kinematics = h5.create_group("kinematics")
@@ -108,12 +123,22 @@ def export_episode(episode: NativeEpisode, out_dir: Path) -> Path:
 
 
 def export_vitra(native_root: Path, out_dir: Path, progress=print) -> list[Path]:
+    """Every episode read and checked (manifest and checksums, fields, rig, camera) before anything is written."""
     out_dir = Path(out_dir)
+    episodes = [load_native_episode(folder, verify_checksums=True) for folder in native_episode_dirs(native_root)]
+    if not episodes:
+        raise DatasetError(f"No episodes under {native_root}")
+    for episode in episodes:
+        rig_of(episode)
+        _head_camera(episode)
+        episode.field("collection.control_frequency_hz")
+    ids = [_episode_id(episode) for episode in episodes]
+    if len(set(ids)) != len(ids):
+        raise DatasetError(f"Two episodes under {native_root} share an id ({sorted(i for i in ids if ids.count(i) > 1)}"
+                           "); export one dataset at a time, into an empty folder")
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for folder in native_episode_dirs(native_root):
-        written.append(export_episode(load_native_episode(folder), out_dir))
-        progress(f"{folder.name} -> {written[-1]}")
-    if not written:
-        raise DatasetError(f"No episodes under {native_root}")
+    for episode in episodes:
+        written.append(export_episode(episode, out_dir))
+        progress(f"{episode.path.name} -> {written[-1]}")
     return written

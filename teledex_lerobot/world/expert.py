@@ -18,9 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation, Slerp
 
+from ..control.hand_grasps import hand_shape
 from ..kinematics import solve_ik
 from ..rig import Rig
-from .grasps import Grasp, grasp_for, hand_shape, heading_frame
+from .grasps import Grasp, grasp_for, heading_frame
 from .tasks.bottle import BASE_FLOOR_M, BASE_HEIGHT_M, BOTTLE_HALF_HEIGHT_M
 from .tasks.cube import HALF_HEIGHT_M
 

@@ -12,9 +12,10 @@ import mujoco
 import numpy as np
 from scipy.spatial.transform import Rotation, Slerp
 
+from ..control.hand_grasps import hand_shape
 from ..presets import PartSpec
 from ..rig import Rig
-from .grasps import Grasp, hand_shape, heading_frame
+from .grasps import Grasp, heading_frame
 from .mjcf import HAND_TARGET_BODY
 from .world import ContactConfig, World, WorldConfig
 

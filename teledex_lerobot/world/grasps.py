@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..control.hand_grasps import GRASP_SHAPES, GraspShape
+
 
 @dataclass(frozen=True)
 class Grasp:
@@ -83,17 +85,10 @@ def heading_frame(position_m, heading_rad: float) -> np.ndarray:
     return frame
 
 
-def hand_shape(joints: list[str], shape: dict[str, float], lower, upper) -> np.ndarray:
-    """Joint targets for a named shape: an exact joint name wins, else the joint's name ending (e.g. mcp_pitch)."""
-    q = np.zeros(len(joints))
-    for index, joint in enumerate(joints):
-        if joint in shape:
-            q[index] = shape[joint]
-        else:
-            for suffix, value in shape.items():
-                if joint.endswith(suffix):
-                    q[index] = value
-    return np.clip(q, lower, upper)
+def _shape(hand_model: str, name: str) -> dict[str, dict[str, float]]:
+    """A grasp's hand shapes (control/hand_grasps.py, where a controller's grip closes the hand along them too)."""
+    shape: GraspShape = GRASP_SHAPES[hand_model][name]
+    return {"preshape": shape.preshape, "closed": shape.closed}
 
 
 # Level pinch of a 4 cm half-cube (4 x 4 x 2 cm). The object sits 6 mm beyond the thumb tip (FK at the preshape:
@@ -104,8 +99,7 @@ O6_CUBE_LEVEL_PINCH = Grasp(
     name="level_pinch",
     hand_axes=((0.0, -1.0, 0.0), (0.0, 0.0, -1.0), (1.0, 0.0, 0.0)),
     object_in_hand_m=(0.0, 0.0698, 0.1354),
-    preshape={"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.35, "mcp_pitch": 0.3},
-    closed={"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.35, "mcp_pitch": 0.65},
+    **_shape("linkerhand_o6", "level_pinch"),
     approach_m=(0.0, 0.0, 0.05),
     symmetry=4,
     preferred_heading_rad=0.1,  # Piper + O6: 0 to +0.25 rad
@@ -117,8 +111,7 @@ O6_BOTTLE_SIDE_WRAP = Grasp(
     name="side_wrap",
     hand_axes=((0.0, 0.0, -1.0), (1.0, 0.0, 0.0), (0.0, -1.0, 0.0)),
     object_in_hand_m=(0.08, 0.043, 0.065),
-    preshape={"thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0, "mcp_pitch": 0.0},
-    closed={"thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0, "mcp_pitch": 1.5},
+    **_shape("linkerhand_o6", "side_wrap"),
     approach_m=(0.0, 0.0, 0.1),
     symmetry=0,
     release_by_easing=False,
@@ -136,13 +129,11 @@ A7_LEVEL_PINCH_START = {"Right_Shoulder_Pitch_Joint": 0.3, "Right_Shoulder_Roll_
 # 8.5 + 6 + 20. Thumb tips at the preshape (FK): L20 (23.1, 67.9, 89.6) mm, L10 (26.8, 72.4, 89.2) mm.
 # L20: the O6's thumb would be roll 1.36, yaw 0.15, pitch 0.35, ip 0.65; this one is flexed to pitch 0.5, ip 0.85.
 # The fingers' pip follows 1.3 x dip: dip 0.205 and 0.445 put the pip where the O6's is at mcp 0.3 and 0.65.
-_L20_THUMB_POST = {"thumb_cmc_roll": 1.3, "thumb_cmc_yaw": 0.15, "thumb_cmc_pitch": 0.5, "thumb_ip": 0.85}
 L20_CUBE_LEVEL_PINCH = Grasp(
     name="level_pinch",
     hand_axes=O6_CUBE_LEVEL_PINCH.hand_axes,
     object_in_hand_m=(0.0, 0.0684, 0.1241),
-    preshape={**_L20_THUMB_POST, "mcp_pitch": 0.3, "dip": 0.205},
-    closed={**_L20_THUMB_POST, "mcp_pitch": 0.65, "dip": 0.445},
+    **_shape("linkerhand_l20", "level_pinch"),
     approach_m=(0.0, 0.0, 0.05),
     symmetry=4,
     preferred_heading_rad=0.1,
@@ -150,13 +141,11 @@ L20_CUBE_LEVEL_PINCH = Grasp(
 )
 # L10: its thumb roll stops at -1.01 rad, short of the O6's opposition, so the post comes from more flexion
 # (cmc pitch 0.65, which the mimics carry to mcp and ip) and yaw 0.22 away from the index finger.
-_L10_THUMB_POST = {"thumb_cmc_roll": -1.01, "thumb_cmc_yaw": 0.22, "thumb_cmc_pitch": 0.65}
 L10_CUBE_LEVEL_PINCH = Grasp(
     name="level_pinch",
     hand_axes=O6_CUBE_LEVEL_PINCH.hand_axes,
     object_in_hand_m=(0.0, 0.0729, 0.1237),
-    preshape={**_L10_THUMB_POST, "mcp_pitch": 0.3},
-    closed={**_L10_THUMB_POST, "mcp_pitch": 0.65},
+    **_shape("linkerhand_l10", "level_pinch"),
     approach_m=(0.0, 0.0, 0.05),
     symmetry=4,
     preferred_heading_rad=0.1,
@@ -171,8 +160,7 @@ L20_BOTTLE_SIDE_WRAP = Grasp(
     name="side_wrap",
     hand_axes=O6_BOTTLE_SIDE_WRAP.hand_axes,
     object_in_hand_m=O6_BOTTLE_SIDE_WRAP.object_in_hand_m,
-    preshape={"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.15, "thumb_cmc_pitch": 0.0, "mcp_pitch": 0.0},
-    closed={"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.15, "thumb_cmc_pitch": 0.0, "mcp_pitch": 1.4, "dip": 1.02},
+    **_shape("linkerhand_l20", "side_wrap"),
     approach_m=(0.0, 0.0, 0.13),
     symmetry=0,
     release_by_easing=False,
@@ -182,8 +170,7 @@ L10_BOTTLE_SIDE_WRAP = Grasp(
     name="side_wrap",
     hand_axes=O6_BOTTLE_SIDE_WRAP.hand_axes,
     object_in_hand_m=O6_BOTTLE_SIDE_WRAP.object_in_hand_m,
-    preshape={"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0, "mcp_pitch": 0.0},
-    closed={"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0, "mcp_pitch": 1.5},
+    **_shape("linkerhand_l10", "side_wrap"),
     approach_m=(0.0, 0.0, 0.13),
     symmetry=0,
     release_by_easing=False,

@@ -83,6 +83,13 @@ class TeledexXRConfig(TeledexInputConfig):
     announce_to: str = ""
     # webxr: where the self-signed certificate is kept (made on first run, reused after).
     certificate_dir: str = str(DEFAULT_CERTIFICATE_DIR)
+    # webxr: how often the page gets the robot's camera frames (JPEG) and its drawing (0 = never: status only).
+    view_hz: float = 30.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not 0 <= self.view_hz <= 120:
+            raise ValueError(f"view_hz must be in 0..120 (frames per second to the page; 0 = none), got {self.view_hz}")
 
     def allowed_sources(self) -> tuple[str, ...]:
         return ("xrobotoolkit", "webxr", "udp", "unix", "replay")

@@ -38,13 +38,20 @@ from teledex_lerobot.inputs import PARSERS, InputReceiver
 from teledex_lerobot.inputs.datagram_file import DatagramWriter
 from teledex_lerobot.inputs.frame import OperatorFrame
 from teledex_lerobot.inputs.senders import describe_listener
-from teledex_lerobot.inputs.sources import FileReplaySource, OperatedSource, UdpSource, UnixDatagramSource
+from teledex_lerobot.inputs.sources import (
+    FileReplaySource,
+    OperatedSource,
+    OperatorDisplay,
+    UdpSource,
+    UnixDatagramSource,
+)
 from teledex_lerobot.inputs.webxr import WebXRSource, certificate_fingerprint, local_addresses, qr_code
 from teledex_lerobot.inputs.xrobotoolkit import TCP_PORT as XROBOTOOLKIT_PORT
 from teledex_lerobot.inputs.xrobotoolkit import XRoboToolkitSource
 from teledex_lerobot.paths import STREAMS_DIR
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
+from teledex_lerobot.viewer.headset import headset_scene
 
 from .config_teledex_input import TeledexGloveConfig, TeledexInputConfig, TeledexKeypointsConfig, TeledexXRConfig
 
@@ -84,7 +91,9 @@ class TeledexInputTeleop(Teleoperator):
         self.frame: OperatorFrame | None = None  # the input sample behind the last action
         self.robot_faults: dict[str, str] = {}
         self._status_sent_ns: int | None = None
-        self._status_shown: tuple | None = None  # (state, stale, arm) last published
+        self._status_shown: tuple | None = None  # (state, stale, arm, episode, grasps) last published
+        self._view_sent_ns = -(1 << 62)
+        self.episodes = 0  # episodes started (shown on the page: the operator sees a new one begin)
 
     @property
     def followers(self) -> dict[str, RigController]:
@@ -266,6 +275,7 @@ class TeledexInputTeleop(Teleoperator):
         """The robot has just been reset for a new episode (recorder: EpisodeAwareInput): every follower restarts
         from the pose the robot then measures, and re-anchors there, so nothing drives it back toward where the
         last episode ended; the state and the operator's engagement are kept."""
+        self.episodes += 1
         for controller in self.followers.values():
             controller.start_episode()
 
@@ -327,14 +337,34 @@ class TeledexInputTeleop(Teleoperator):
             arm=activity)
         if line is not None:
             logger.info(self.input_diagnostics())
-        publish = getattr(self._source, "publish_status", None)
-        shown = (state, stale, activity)
-        if publish is not None and (shown != self._status_shown or now - self._status_sent_ns >= STATUS_PERIOD_NS):
+        source = self._source
+        if not isinstance(source, OperatorDisplay):
+            return
+        grasps = [c.strategy.grasps.name for c in self.followers.values() if c.strategy.grasps is not None]
+        shown = (state, stale, activity, self.episodes, *grasps)
+        if shown != self._status_shown or now - self._status_sent_ns >= STATUS_PERIOD_NS:
             self._status_sent_ns, self._status_shown = now, shown
-            publish({"state": state, "stale": stale, "arm": activity,
-                     "holding": any(c.activity.startswith("holding") for c in self.followers.values()),
-                     "faults": self.robot_faults, "buttons": self.button_keys.bindings,
-                     "input_age_ms": None if frame is None else round((now - frame.received_ns) / 1e6, 1)})
+            source.publish_status({
+                "state": state, "stale": stale, "arm": activity,
+                "engaged": activity == "following" and state == TeleopState.TELEOPERATION.value,
+                "holding": any(c.activity.startswith("holding") for c in self.followers.values()),
+                "grasp": ", ".join(grasps), "episode": self.episodes, "faults": self.robot_faults,
+                "buttons": self.button_keys.bindings,
+                "input_age_ms": None if frame is None else round((now - frame.received_ns) / 1e6, 1)})
+        # a quarter period early is on time: a loop ticking at view_hz sends every tick despite its jitter
+        if self.config.view_hz > 0 and now - self._view_sent_ns >= 0.75e9 / self.config.view_hz:
+            self._view_sent_ns = now
+            self._show_view(source, now)
+
+    def _show_view(self, source: OperatorDisplay, now: int) -> None:
+        """The robot's newest camera frames and its drawing (measured, commanded ghosted, the world's objects) to
+        the page. With several followers only the first is drawn (the page draws one rig)."""
+        prefix, controller = next(iter(self.followers.items()))
+        view = robot_link.latest_view(self._connected_ns)
+        scene = headset_scene(controller.rig, self._measured(prefix, controller), controller.last_sent,
+                              view.objects if view is not None else {})
+        source.publish_view(scene, dict(view.images) if view is not None else {},
+                            view.published_ns if view is not None else now)
 
     def input_diagnostics(self) -> str:
         """The input side of the diagnostics: senders dropped by the allow-list, others refused while one operator

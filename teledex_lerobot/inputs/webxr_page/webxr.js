@@ -2,8 +2,10 @@
 // joints) to the teleop over the page's own WSS socket, as one XR state object in XRoboToolkit's schema: poses
 // "x,y,z,qx,qy,qz,qw" in the reference space (metres, y up, -z forward), per-joint OpenXR location flags, and
 // timeStampNs = the browser's time origin + the frame time, in ns (the sample's time on this headset's clock).
-// The teleop pushes back its status (state machine, what the arm does, stale input, robot faults), shown below and
-// in the headset. Off this computer the socket needs pairing: the URL printed in the teleop's terminal carries a
+// The teleop pushes back its status (state machine, what the arm does, the grasp, stale input, robot faults), shown
+// below and in the headset, and what the robot sees: its camera frames (binary: "TDXF", a uint32 header length, a
+// JSON header, a JPEG) and its drawing (the robot measured, the command ghosted, the world's objects), shown on a
+// screen and at the robot's place in front of the operator. Off this computer the socket needs pairing: the URL printed in the teleop's terminal carries a
 // one-time token; the teleop answers it with a session key that this tab keeps for its reconnects.
 "use strict";
 
@@ -24,7 +26,11 @@ const ZERO_POSE = "0,0,0,0,0,0,0"; // a device without a pose this frame (the te
 const MAX_BUFFERED_BYTES = 64 * 1024; // never queue old samples behind a slow link: skip frames instead
 const PAIRING_HINT = "From another device, open the exact URL the teleop printed: it carries the pairing token.";
 
-const page = { socket: null, connected: false, status: null, session: null, mode: "", sent: 0 };
+const page = { socket: null, connected: false, status: null, session: null, mode: "", sent: 0, scene: null };
+// The camera's frames as they arrive: the newest per camera, and [arrival, latency] in ms of the last 600 (the
+// latency from the robot's observation to the decoded frame, on the wall clock both machines' pages share).
+const view = { frames: {}, stats: [], dirty: false };
+window.teledexView = { page, view };
 
 // ---------------------------------------------------------------- the socket and the status it brings
 
@@ -38,6 +44,7 @@ function socketUrl() {
 
 function connect() {
   const socket = new WebSocket(socketUrl());
+  socket.binaryType = "arraybuffer";
   socket.onopen = () => { page.connected = true; showStatus(); };
   socket.onclose = () => {
     page.connected = false;
@@ -46,6 +53,10 @@ function connect() {
     setTimeout(connect, 1000);
   };
   socket.onmessage = (event) => {
+    if (event.data instanceof ArrayBuffer) {
+      showFrame(event.data);
+      return;
+    }
     const message = JSON.parse(event.data);
     if (message.type === "paired") { // the token is spent: reconnect with the session key, and drop the token
       sessionStorage.setItem("teledex-session", message.session);
@@ -53,9 +64,42 @@ function connect() {
     } else if (message.type === "status") {
       page.status = message;
       showStatus();
+    } else if (message.type === "scene") {
+      page.scene = message;
     }
   };
   page.socket = socket;
+}
+
+async function showFrame(data) {
+  const bytes = new Uint8Array(data);
+  if (String.fromCharCode(...bytes.subarray(0, 4)) !== "TDXF") return;
+  const length = new DataView(data).getUint32(4, true);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
+  const bitmap = await createImageBitmap(new Blob([bytes.subarray(8 + length)], { type: "image/jpeg" }));
+  const now = performance.timeOrigin + performance.now();
+  view.stats.push([now, now - header.published_ms]);
+  if (view.stats.length > 600) view.stats.shift();
+  const old = view.frames[header.camera];
+  if (old) old.bitmap.close();
+  view.frames[header.camera] = { bitmap, header };
+  view.dirty = true;
+  const canvas = document.getElementById("camera");
+  if (canvas && header.camera === Object.keys(view.frames)[0]) {
+    canvas.hidden = false;
+    canvas.width = bitmap.width;
+    canvas.height = bitmap.height;
+    canvas.getContext("2d").drawImage(bitmap, 0, 0);
+  }
+}
+
+// What the operator must know at a glance: following (green), waiting or disengaged (amber), holding on stale
+// input, a fault or Emergency (red).
+function cue() {
+  const s = page.status;
+  if (!page.connected || !s) return "bad";
+  if (s.stale || Object.keys(s.faults || {}).length || s.state === "Emergency") return "bad";
+  return s.engaged ? "engaged" : "waiting";
 }
 
 function statusLines() {
@@ -67,6 +111,8 @@ function statusLines() {
     if (s.stale !== undefined) lines.push(s.stale ? "Input: STALE - the robot holds (follows again when it returns)" :
       "Input: live");
     if (s.arm) lines.push(`Arm: ${s.arm}`);
+    if (s.grasp) lines.push(`Grasp: ${s.grasp} (stick press: next)`);
+    if (s.episode) lines.push(`Episode ${s.episode}`);
     if (s.tracking === "another page") lines.push("Another page is sending tracking: this page is refused");
     if (s.buttons) lines.push("Buttons: " + Object.entries(s.buttons).map(([b, key]) => `${b} ${key}`).join(", "));
     for (const [part, fault] of Object.entries(s.faults || {})) lines.push(`FAULT ${part}: ${fault}`);
@@ -79,8 +125,7 @@ function showStatus() {
   const lines = statusLines();
   const box = document.getElementById("status");
   box.textContent = lines.join("\n");
-  box.classList.toggle("bad", !page.connected || (page.status && (page.status.stale ||
-    Object.keys(page.status.faults || {}).length > 0)));
+  box.className = cue();
   panel.dirty = true;
 }
 
@@ -130,54 +175,103 @@ function xrState(time, frame, space, viewer) {
   return state;
 }
 
-// ---------------------------------------------------------------- the in-headset status panel (WebGL)
+// ---------------------------------------------------------------- drawing in the headset (WebGL 1)
 
-const panel = { dirty: true, canvas: null, texture: null, program: null, buffer: null };
+// Placements in the reference space (metres; y up, -z ahead of where the operator stood at the start). The robot's
+// base frame (x forward, y left, z up) sits ahead of the operator at a table's height, turned to face the same way,
+// so the hand moves the way the controller does; the camera's screen hangs beyond it; the status panel follows the
+// head.
+const ROBOT_ORIGIN = [0, 1.0, -0.45];
+const SCREEN_CENTRE = [0, 1.8, -1.7], SCREEN_HALF_HEIGHT = 0.3;
+const PANEL_FROM_HEAD = new Float32Array([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, -0.3, -0.3, -0.8, 1]); // low left
+const PANEL_HALF = [0.24, 0.094];
+// the ghost is thinner than the robot: hidden inside it where the robot is where it was commanded to be
+const LINK_RADIUS = 0.014, GHOST_RADIUS = 0.009;
+const TABLE_HALF = [0.25, 0.35], TABLE_CENTRE_X = 0.35; // the world's workspace, in the robot's base frame
+const COLOURS = { measured: [0.62, 0.66, 0.72, 1], ghost: [0.3, 0.95, 0.5, 0.55], table: [0.22, 0.24, 0.3, 1],
+  objects: [[0.9, 0.3, 0.3, 1], [0.3, 0.8, 0.4, 1], [0.3, 0.6, 0.95, 1], [0.6, 0.45, 0.3, 1]] };
+const CUE_COLOURS = { engaged: "rgba(20, 90, 40, 0.88)", waiting: "rgba(120, 90, 10, 0.88)",
+  bad: "rgba(130, 20, 20, 0.88)" };
 
-function makePanel(gl) {
-  panel.canvas = document.createElement("canvas");
-  panel.canvas.width = 512;
-  panel.canvas.height = 200;
+const gfx = { quad: null, box: null, panel: null, screen: null, quadBuffer: null, boxBuffer: null };
+
+function program(gl, vertex, fragment) {
   const shader = (type, source) => {
     const s = gl.createShader(type);
     gl.shaderSource(s, source);
     gl.compileShader(s);
     return s;
   };
-  const program = gl.createProgram();
-  gl.attachShader(program, shader(gl.VERTEX_SHADER,
-    "attribute vec2 corner; uniform mat4 mvp; varying vec2 uv;" +
-    "void main() { uv = vec2(corner.x * 0.5 + 0.5, 0.5 - corner.y * 0.5);" +
-    " gl_Position = mvp * vec4(corner.x * 0.24, corner.y * 0.094, 0.0, 1.0); }"));
-  gl.attachShader(program, shader(gl.FRAGMENT_SHADER,
-    "precision mediump float; varying vec2 uv; uniform sampler2D text;" +
-    "void main() { gl_FragColor = texture2D(text, uv); }"));
-  gl.linkProgram(program);
-  panel.program = program;
-  panel.buffer = gl.createBuffer();
-  gl.bindBuffer(gl.ARRAY_BUFFER, panel.buffer);
-  gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([-1, -1, 1, -1, -1, 1, 1, 1]), gl.STATIC_DRAW);
-  panel.texture = gl.createTexture();
+  const p = gl.createProgram();
+  gl.attachShader(p, shader(gl.VERTEX_SHADER, vertex));
+  gl.attachShader(p, shader(gl.FRAGMENT_SHADER, fragment));
+  gl.linkProgram(p);
+  return p;
 }
 
-function paintPanel(gl) {
-  const ctx = panel.canvas.getContext("2d");
-  const bad = !page.connected || (page.status && (page.status.stale || Object.keys(page.status.faults || {}).length));
-  ctx.fillStyle = bad ? "rgba(120, 20, 20, 0.85)" : "rgba(20, 20, 20, 0.8)";
-  ctx.fillRect(0, 0, panel.canvas.width, panel.canvas.height);
-  ctx.fillStyle = "#fff";
-  ctx.font = "28px sans-serif";
-  statusLines().filter((line) => !line.startsWith("Buttons") && line !== PAIRING_HINT).slice(0, 5)
-    .forEach((line, i) => ctx.fillText(line, 16, 36 + i * 36));
-  gl.bindTexture(gl.TEXTURE_2D, panel.texture);
-  gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, panel.canvas);
+function texture(gl) {
+  const t = gl.createTexture();
+  gl.bindTexture(gl.TEXTURE_2D, t);
   gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.LINEAR);
   gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE);
   gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE);
+  return t;
+}
+
+function setUpDrawing(gl) {
+  gfx.quad = program(gl,
+    "attribute vec3 position; uniform mat4 mvp; varying vec2 uv;" +
+    "void main() { uv = vec2(position.x * 0.5 + 0.5, 0.5 - position.y * 0.5); gl_Position = mvp * vec4(position, 1.0); }",
+    "precision mediump float; varying vec2 uv; uniform sampler2D image;" +
+    "void main() { gl_FragColor = texture2D(image, uv); }");
+  gfx.box = program(gl,
+    "attribute vec3 position; attribute vec3 normal; uniform mat4 mvp; uniform mat4 model; varying float light;" +
+    "void main() { vec3 n = normalize(mat3(model) * normal);" +
+    " light = 0.45 + 0.55 * max(dot(n, normalize(vec3(0.3, 1.0, 0.5))), 0.0); gl_Position = mvp * vec4(position, 1.0); }",
+    "precision mediump float; varying float light; uniform vec4 colour;" +
+    "void main() { gl_FragColor = vec4(colour.rgb * light, colour.a); }");
+  gfx.quadBuffer = gl.createBuffer();
+  gl.bindBuffer(gl.ARRAY_BUFFER, gfx.quadBuffer);
+  gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([-1, -1, 0, 1, -1, 0, -1, 1, 0, 1, 1, 0]), gl.STATIC_DRAW);
+  const faces = [[0, 1], [0, -1], [1, 1], [1, -1], [2, 1], [2, -1]]; // axis, sign: two triangles each
+  const vertices = [];
+  for (const [axis, sign] of faces) {
+    const u = (axis + 1) % 3, v = (axis + 2) % 3;
+    const corner = (a, b) => {
+      const p = [0, 0, 0], n = [0, 0, 0];
+      p[axis] = sign; p[u] = a; p[v] = b * sign; n[axis] = sign;
+      vertices.push(...p, ...n);
+    };
+    corner(-1, -1); corner(1, -1); corner(1, 1); corner(-1, -1); corner(1, 1); corner(-1, 1);
+  }
+  gfx.boxBuffer = gl.createBuffer();
+  gl.bindBuffer(gl.ARRAY_BUFFER, gfx.boxBuffer);
+  gl.bufferData(gl.ARRAY_BUFFER, new Float32Array(vertices), gl.STATIC_DRAW);
+  gfx.panel = { canvas: document.createElement("canvas"), texture: texture(gl) };
+  gfx.panel.canvas.width = 512;
+  gfx.panel.canvas.height = 200;
+  gfx.screen = { texture: texture(gl), ready: false };
+  panel.dirty = true;
+}
+
+const panel = { dirty: true };
+
+function paintPanel(gl) {
+  const canvas = gfx.panel.canvas, ctx = canvas.getContext("2d");
+  ctx.fillStyle = CUE_COLOURS[cue()];
+  ctx.fillRect(0, 0, canvas.width, canvas.height);
+  ctx.fillStyle = "#fff";
+  ctx.font = "26px sans-serif";
+  statusLines().filter((line) => !line.startsWith("Buttons") && line !== PAIRING_HINT && !line.startsWith("In "))
+    .slice(0, 6)
+    .forEach((line, i) => ctx.fillText(line, 14, 30 + i * 32));
+  gl.bindTexture(gl.TEXTURE_2D, gfx.panel.texture);
+  gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, canvas);
   panel.dirty = false;
 }
 
-function multiply(a, b) { // column-major 4x4
+// column-major 4x4 helpers
+function multiply(a, b) {
   const out = new Float32Array(16);
   for (let c = 0; c < 4; c++) {
     for (let r = 0; r < 4; r++) {
@@ -189,33 +283,133 @@ function multiply(a, b) { // column-major 4x4
   return out;
 }
 
-// The panel hangs 0.8 m ahead of the eyes and 0.28 m below them, following the head.
-const PANEL_FROM_HEAD = new Float32Array([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -0.28, -0.8, 1]);
+function columns(x, y, z, t) { // a matrix from its columns (3-vectors)
+  return new Float32Array([...x, 0, ...y, 0, ...z, 0, ...t, 1]);
+}
+
+function fromRowMajor(m) {
+  const out = new Float32Array(16);
+  for (let r = 0; r < 4; r++) for (let c = 0; c < 4; c++) out[c * 4 + r] = m[r * 4 + c];
+  return out;
+}
+
+// the robot's base frame in the reference space: base x -> -z, base y -> -x, base z -> +y
+const ROBOT_PLACE = columns([0, 0, -1], [-1, 0, 0], [0, 1, 0], ROBOT_ORIGIN);
+
+function segmentModel(s, radius) {
+  const a = [s[0], s[1], s[2]], d = [s[3] - s[0], s[4] - s[1], s[5] - s[2]];
+  const length = Math.hypot(...d);
+  if (length < 1e-6) return null;
+  const z = d.map((c) => c / length);
+  const other = Math.abs(z[0]) < 0.9 ? [1, 0, 0] : [0, 1, 0];
+  const cross = (p, q) => [p[1] * q[2] - p[2] * q[1], p[2] * q[0] - p[0] * q[2], p[0] * q[1] - p[1] * q[0]];
+  let x = cross(other, z);
+  const n = Math.hypot(...x);
+  x = x.map((c) => c / n);
+  const y = cross(z, x);
+  const mid = a.map((c, i) => c + d[i] / 2);
+  return multiply(ROBOT_PLACE, columns(x.map((c) => c * radius), y.map((c) => c * radius),
+    z.map((c) => c * length / 2), mid));
+}
+
+function drawQuad(gl, views, layer, model, tex) {
+  gl.useProgram(gfx.quad);
+  gl.bindBuffer(gl.ARRAY_BUFFER, gfx.quadBuffer);
+  const position = gl.getAttribLocation(gfx.quad, "position");
+  gl.enableVertexAttribArray(position);
+  gl.vertexAttribPointer(position, 3, gl.FLOAT, false, 0, 0);
+  gl.activeTexture(gl.TEXTURE0);
+  gl.bindTexture(gl.TEXTURE_2D, tex);
+  gl.uniform1i(gl.getUniformLocation(gfx.quad, "image"), 0);
+  for (const v of views) {
+    gl.viewport(v.viewport.x, v.viewport.y, v.viewport.width, v.viewport.height);
+    gl.uniformMatrix4fv(gl.getUniformLocation(gfx.quad, "mvp"), false, multiply(v.viewProjection, model));
+    gl.drawArrays(gl.TRIANGLE_STRIP, 0, 4);
+  }
+  gl.disableVertexAttribArray(position);
+}
+
+function drawBoxes(gl, views, boxes) { // boxes: [model, colour]
+  gl.useProgram(gfx.box);
+  gl.bindBuffer(gl.ARRAY_BUFFER, gfx.boxBuffer);
+  const position = gl.getAttribLocation(gfx.box, "position"), normal = gl.getAttribLocation(gfx.box, "normal");
+  gl.enableVertexAttribArray(position);
+  gl.enableVertexAttribArray(normal);
+  gl.vertexAttribPointer(position, 3, gl.FLOAT, false, 24, 0);
+  gl.vertexAttribPointer(normal, 3, gl.FLOAT, false, 24, 12);
+  const mvp = gl.getUniformLocation(gfx.box, "mvp"), modelAt = gl.getUniformLocation(gfx.box, "model");
+  const colourAt = gl.getUniformLocation(gfx.box, "colour");
+  for (const v of views) {
+    gl.viewport(v.viewport.x, v.viewport.y, v.viewport.width, v.viewport.height);
+    for (const [model, colour] of boxes) {
+      gl.uniformMatrix4fv(mvp, false, multiply(v.viewProjection, model));
+      gl.uniformMatrix4fv(modelAt, false, model);
+      gl.uniform4fv(colourAt, colour);
+      gl.drawArrays(gl.TRIANGLES, 0, 36);
+    }
+  }
+  gl.disableVertexAttribArray(position);
+  gl.disableVertexAttribArray(normal);
+}
+
+function sceneBoxes(scene) {
+  const solid = [], ghost = [];
+  const objects = scene.objects || [];
+  if (objects.length) { // the table the objects stand on (its top under the lowest object), for depth
+    const top = Math.min(...objects.map((o) => o.pose[11] + o.centre[2] - o.half[2]));
+    solid.push([multiply(ROBOT_PLACE, columns([TABLE_HALF[0], 0, 0], [0, TABLE_HALF[1], 0], [0, 0, 0.005],
+      [TABLE_CENTRE_X, 0, top - 0.005])), COLOURS.table]);
+  }
+  for (const s of scene.measured || []) {
+    const m = segmentModel(s, LINK_RADIUS);
+    if (m) solid.push([m, COLOURS.measured]);
+  }
+  objects.forEach((object, i) => {
+    const [hx, hy, hz] = object.half, [cx, cy, cz] = object.centre;
+    const box = columns([hx, 0, 0], [0, hy, 0], [0, 0, hz], [cx, cy, cz]);
+    solid.push([multiply(ROBOT_PLACE, multiply(fromRowMajor(object.pose), box)),
+      COLOURS.objects[i % COLOURS.objects.length]]);
+  });
+  for (const s of scene.commanded || []) {
+    const m = segmentModel(s, GHOST_RADIUS);
+    if (m) ghost.push([m, COLOURS.ghost]);
+  }
+  return { solid, ghost };
+}
 
 function draw(gl, layer, viewer) {
   gl.bindFramebuffer(gl.FRAMEBUFFER, layer.framebuffer);
   gl.clearColor(0.05, 0.05, 0.08, page.mode === "immersive-ar" ? 0 : 1);
   gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
   if (!viewer) return;
-  if (panel.dirty) paintPanel(gl);
-  gl.useProgram(panel.program);
+  const views = viewer.views.map((v) => ({ viewport: layer.getViewport(v),
+    viewProjection: multiply(v.projectionMatrix, v.transform.inverse.matrix) }));
+  gl.enable(gl.DEPTH_TEST);
   gl.enable(gl.BLEND);
   gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
-  gl.bindBuffer(gl.ARRAY_BUFFER, panel.buffer);
-  const corner = gl.getAttribLocation(panel.program, "corner");
-  gl.enableVertexAttribArray(corner);
-  gl.vertexAttribPointer(corner, 2, gl.FLOAT, false, 0, 0);
-  gl.activeTexture(gl.TEXTURE0);
-  gl.bindTexture(gl.TEXTURE_2D, panel.texture);
-  gl.uniform1i(gl.getUniformLocation(panel.program, "text"), 0);
-  const model = multiply(viewer.transform.matrix, PANEL_FROM_HEAD);
-  for (const view of viewer.views) {
-    const viewport = layer.getViewport(view);
-    gl.viewport(viewport.x, viewport.y, viewport.width, viewport.height);
-    const mvp = multiply(view.projectionMatrix, multiply(view.transform.inverse.matrix, model));
-    gl.uniformMatrix4fv(gl.getUniformLocation(panel.program, "mvp"), false, mvp);
-    gl.drawArrays(gl.TRIANGLE_STRIP, 0, 4);
+  if (page.scene) {
+    const { solid, ghost } = sceneBoxes(page.scene);
+    drawBoxes(gl, views, solid);
+    gl.depthMask(false); // the ghost shows through, and what it covers shows through it
+    drawBoxes(gl, views, ghost);
+    gl.depthMask(true);
   }
+  const first = Object.values(view.frames)[0];
+  if (first) {
+    if (view.dirty) {
+      gl.bindTexture(gl.TEXTURE_2D, gfx.screen.texture);
+      gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, first.bitmap);
+      view.dirty = false;
+    }
+    const halfWidth = SCREEN_HALF_HEIGHT * first.bitmap.width / first.bitmap.height;
+    drawQuad(gl, views, layer, columns([halfWidth, 0, 0], [0, SCREEN_HALF_HEIGHT, 0], [0, 0, 1], SCREEN_CENTRE),
+      gfx.screen.texture);
+  }
+  gl.disable(gl.DEPTH_TEST); // the status is never hidden
+  if (panel.dirty) paintPanel(gl);
+  drawQuad(gl, views, layer, multiply(viewer.transform.matrix,
+    multiply(PANEL_FROM_HEAD, columns([PANEL_HALF[0], 0, 0], [0, PANEL_HALF[1], 0], [0, 0, 1], [0, 0, 0]))),
+  gfx.panel.texture);
 }
 
 // ---------------------------------------------------------------- the session
@@ -224,7 +418,7 @@ async function enter(mode) {
   const session = await navigator.xr.requestSession(mode, { optionalFeatures: ["local-floor", "hand-tracking"] });
   const canvas = document.createElement("canvas");
   const gl = canvas.getContext("webgl", { xrCompatible: true, alpha: true });
-  makePanel(gl);
+  setUpDrawing(gl);
   const layer = new XRWebGLLayer(session, gl);
   session.updateRenderState({ baseLayer: layer });
   let space;

@@ -93,6 +93,8 @@ class Task(ABC):
     episode_s: float = 20.0
     # Consecutive control ticks the predicate must hold for success.
     success_ticks: int = 10
+    # How an operator's display draws each object: (box half extents, box centre in the object's frame), metres.
+    drawn_boxes: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] = {}
 
     @abstractmethod
     def add_objects(self, worldbody: ET.Element) -> None:

@@ -27,6 +27,8 @@ class BottlePegInHole(Task):
     moved_object = "bottle"
     released = ("bottle",)
     episode_s = 24.0
+    drawn_boxes = {"bottle": ((BOTTLE_RADIUS_M, BOTTLE_RADIUS_M, BOTTLE_HALF_HEIGHT_M), (0.0, 0.0, 0.0)),
+                   "base": ((BASE_OUTER_HALF_M, BASE_OUTER_HALF_M, BASE_HEIGHT_M / 2), (0.0, 0.0, BASE_HEIGHT_M / 2))}
 
     def add_objects(self, worldbody) -> None:
         free_body(worldbody, "bottle", "0.3 0.6 0.95 1", BOTTLE_MASS_KG,

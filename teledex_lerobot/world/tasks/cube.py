@@ -29,6 +29,8 @@ class CubeAssembly(Task):
     moved_object = "cube_top"
     released = ("cube_top", "cube_bottom")
     episode_s = 20.0
+    drawn_boxes = {name: ((HALF_SIZE_M, HALF_SIZE_M, HALF_HEIGHT_M), (0.0, 0.0, 0.0))
+                   for name in ("cube_top", "cube_bottom")}
 
     def add_objects(self, worldbody) -> None:
         box = [{"type": "box", "size": f"{HALF_SIZE_M} {HALF_SIZE_M} {HALF_HEIGHT_M}"}]
