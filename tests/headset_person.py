@@ -58,7 +58,6 @@ class HeadsetPerson:
         self.rotation = Rotation.identity()
         self.anchor = (self.position.copy(), self.rotation)  # the controller's pose when the trigger was pressed
         self.trigger = self.grip = 0.0
-        self.times: list[float] = []  # seconds each steer of the last attempt took
         self.last_error = (np.nan, np.nan)  # the last steer's remaining error (mm, rad), for failure messages
 
     # ---- what the person sees ----------------------------------------------------------------------------------
@@ -142,8 +141,7 @@ class HeadsetPerson:
               settle_steps: int = 3) -> bool:
         """Move the controller until the seen hand is within tolerance of target_of(scene) (a 4x4 in the base frame)
         for settle_steps steps in a row."""
-        started = time.monotonic()
-        deadline, inside = started + timeout_s, 0
+        deadline, inside = time.monotonic() + timeout_s, 0
         while time.monotonic() < deadline:
             scene = self.scene()
             if "hand" not in scene:
@@ -156,7 +154,6 @@ class HeadsetPerson:
             self.last_error = (round(distance_m * 1000, 1), round(angle_rad, 3))
             inside = inside + 1 if distance_m <= tolerance_m and angle_rad <= tolerance_rad else 0
             if inside >= settle_steps:
-                self.times.append(round(time.monotonic() - started, 1))
                 return True
             move = OPERATOR_FROM_XR.T @ (GAIN * error_m / self.scale)
             move *= min(1.0, MAX_SPEED_M_S * STEP_S / max(np.linalg.norm(move), 1e-9))
@@ -200,7 +197,6 @@ class HeadsetPerson:
                 self.squeeze(0.0, 0.4)
 
     def _assemble_cube(self, lifted_hook) -> str:
-        self.times = []
         objects = self.objects(self.scene())
         grasp = self.grasp_pose(objects["cube_top"], objects["cube_bottom"])
         pre = grasp.copy()

@@ -158,23 +158,18 @@ def calibration_output(args) -> Path:
 def calibrate_hand(args) -> None:
     import numpy as np
 
-    from ..kinematics import UrdfError
     from ..retargeting import build_retargeter, calibrate
     from ..retargeting.calibration import canonical_angle_ranges, default_calibration
     from ..retargeting.keypoint_kinematics import KeypointKinematics
-    from .errors import UserError, with_fix
+    from .errors import UserError, hand_model_errors
 
     recording = args.recording if args.recording is not None else record_live(args)
     keypoints, angles = load_recording(recording, args.side)
     if not len(keypoints) and not len(angles):
         raise UserError(f"{recording}: no {args.side} hand in it (keypoints or glove angles); check --side and that "
                         "the device tracked the hand")
-    try:
+    with hand_model_errors():
         retargeter = build_retargeter(args.hand, "teledex", args.side, config=args.config)
-    except UrdfError as err:
-        raise UserError(with_fix(err, "fix the URDF, or give a built-in hand name (e.g. linkerhand_l20)")) from None
-    except (ValueError, FileNotFoundError) as err:  # no such file or built-in hand, or a bad config: it says which
-        raise UserError(str(err)) from None
     kinematics = KeypointKinematics(retargeter.model, retargeter.layout.keypoint_frames, retargeter.layout)
     if len(keypoints):
         calibration = calibrate(retargeter.layout, kinematics, retargeter.reference_pose,

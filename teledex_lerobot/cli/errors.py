@@ -132,6 +132,19 @@ def with_fix(message, fix: str) -> str:
     return text if "fix" in text.lower() else f"{text}; {fix}"
 
 
+@contextlib.contextmanager
+def hand_model_errors():
+    """A hand (a built-in name or a URDF path) that cannot be built: one line (UserError) saying why and the fix."""
+    from ..kinematics import UrdfError
+
+    try:
+        yield
+    except UrdfError as err:
+        raise UserError(with_fix(err, "fix the URDF, or give a built-in hand name (e.g. linkerhand_l20)")) from None
+    except (ValueError, FileNotFoundError) as err:  # no such file or built-in hand, or a bad config: it says which
+        raise UserError(str(err)) from None
+
+
 def _fail(name: str, message) -> None:
     _end(name, f"error: {message}", USER_ERROR_EXIT)
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from ..geometry.sides import SIDES
-from ..kinematics import KinematicModel, UrdfError
+from ..kinematics import KinematicModel
 from ..kinematics.catalogue import resolve_urdf
 from ..retargeting.hand_layout import HandKeypointLayout, build_layout, reference_pose
 from ..retargeting.keypoint_kinematics import KeypointKinematics
-from .errors import UserError, run_command, setup_logging, with_fix
+from .errors import hand_model_errors, run_command, setup_logging
 
 _FINGER_COLOURS = {"thumb": "tab:red", "index": "tab:orange", "middle": "tab:green", "ring": "tab:blue",
                    "pinky": "tab:purple"}
@@ -104,13 +104,9 @@ def draw(model: KinematicModel, layout: HandKeypointLayout, path: Path, title: s
 
 def _hand(urdf: str, side: str) -> tuple[KinematicModel, HandKeypointLayout]:
     """The model and its inferred layout; a missing or bad URDF (or one that is no hand) is one line."""
-    try:
+    with hand_model_errors():
         model = KinematicModel.from_urdf(resolve_urdf(urdf, side))
         return model, build_layout(model, side)
-    except UrdfError as err:
-        raise UserError(with_fix(err, "fix the URDF, or give a built-in hand name (e.g. linkerhand_l20)")) from None
-    except (ValueError, FileNotFoundError) as err:  # no such file or built-in hand: it says which there are
-        raise UserError(str(err)) from None
 
 
 def inspect_hand(args: argparse.Namespace) -> None:

@@ -54,8 +54,7 @@ def _episode_id(episode: NativeEpisode) -> str:
     return episode_id if episode_id not in (fields.ABSENT, None, "") else episode.path.name
 
 
-def export_episode(episode: NativeEpisode, out_dir: Path) -> Path:
-    rig = rig_of(episode)
+def export_episode(episode: NativeEpisode, rig: Rig, out_dir: Path) -> Path:
     t = episode.telemetry
     names = episode.names("state_names")
     frames = len(t["frame_timestamps_ns"])
@@ -128,8 +127,8 @@ def export_vitra(native_root: Path, out_dir: Path, progress=print) -> list[Path]
     episodes = [load_native_episode(folder, verify_checksums=True) for folder in native_episode_dirs(native_root)]
     if not episodes:
         raise DatasetError(f"No episodes under {native_root}")
+    rigs = [rig_of(episode) for episode in episodes]
     for episode in episodes:
-        rig_of(episode)
         _head_camera(episode)
         episode.field("collection.control_frequency_hz")
     ids = [_episode_id(episode) for episode in episodes]
@@ -138,7 +137,7 @@ def export_vitra(native_root: Path, out_dir: Path, progress=print) -> list[Path]
                            "); export one dataset at a time, into an empty folder")
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for episode in episodes:
-        written.append(export_episode(episode, out_dir))
+    for episode, rig in zip(episodes, rigs, strict=True):
+        written.append(export_episode(episode, rig, out_dir))
         progress(f"{episode.path.name} -> {written[-1]}")
     return written

@@ -21,12 +21,10 @@ def _matrix(pose: np.ndarray) -> list[float]:
 def headset_scene(rig: Rig, measured: Mapping[str, np.ndarray] | None, commanded: Mapping[str, np.ndarray],
                   objects: Mapping[str, tuple]) -> dict:
     """The scene message: link segments [x0, y0, z0, x1, y1, z1] measured and commanded, the hand's base pose as
-    measured (and commanded), and each object's pose with its box (half extents, centre in its frame)."""
+    measured, and each object's pose with its box (half extents, centre in its frame)."""
     scene = {"type": "scene", "commanded": _segments(rig, commanded),
              "objects": [{"name": name, "pose": _matrix(pose), "half": list(half), "centre": list(centre)}
                          for name, (pose, half, centre) in objects.items()]}
-    if "hand" in rig.parts:
-        scene["hand_commanded"] = _matrix(rig.base_poses(commanded)["hand"])
     if measured is not None:
         scene["measured"] = _segments(rig, measured)
         if "hand" in rig.parts:

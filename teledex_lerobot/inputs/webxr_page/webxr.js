@@ -312,7 +312,7 @@ function segmentModel(s, radius) {
     z.map((c) => c * length / 2), mid));
 }
 
-function drawQuad(gl, views, layer, model, tex) {
+function drawQuad(gl, views, model, tex) {
   gl.useProgram(gfx.quad);
   gl.bindBuffer(gl.ARRAY_BUFFER, gfx.quadBuffer);
   const position = gl.getAttribLocation(gfx.quad, "position");
@@ -402,12 +402,12 @@ function draw(gl, layer, viewer) {
       view.dirty = false;
     }
     const halfWidth = SCREEN_HALF_HEIGHT * first.bitmap.width / first.bitmap.height;
-    drawQuad(gl, views, layer, columns([halfWidth, 0, 0], [0, SCREEN_HALF_HEIGHT, 0], [0, 0, 1], SCREEN_CENTRE),
+    drawQuad(gl, views, columns([halfWidth, 0, 0], [0, SCREEN_HALF_HEIGHT, 0], [0, 0, 1], SCREEN_CENTRE),
       gfx.screen.texture);
   }
   gl.disable(gl.DEPTH_TEST); // the status is never hidden
   if (panel.dirty) paintPanel(gl);
-  drawQuad(gl, views, layer, multiply(viewer.transform.matrix,
+  drawQuad(gl, views, multiply(viewer.transform.matrix,
     multiply(PANEL_FROM_HEAD, columns([PANEL_HALF[0], 0, 0], [0, PANEL_HALF[1], 0], [0, 0, 1], [0, 0, 0]))),
   gfx.panel.texture);
 }
