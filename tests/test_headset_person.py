@@ -3,14 +3,9 @@ WebXR input; a scripted person (tests/headset_person.py) in headless Chromium wi
 the robot's camera stream and the robot drawn in the page, picks the level pinch with the thumbstick and assembles
 the cube with the right controller, one layout per episode. The test judges the recorded episodes as the world
 judged them (the native metadata's outcome): the person, seeing the task only through the page, pinches the half it
-was asked to (stage "grasped" or further) in all layouts but a third, and the success count is printed.
-
-It does not yet assemble the cube reliably: 4 of 10 layouts (TELEDEX_PERSON_LAYOUTS=10; the issue asks 8). What stops
-it is the Piper's straight wrist: lifting and carrying the half straighten the wrist (joint 5 from -0.7 to 0), where
-joints 4 and 6 line up and a turn about the vertical is not there (the singular damping holds it), so the half
-cannot be turned onto the other (0.2-0.5 rad left). TELEDEX_PERSON_LAYOUTS sets the number of layouts (default for
-make test's time: 2). With TELEDEX_SCREENSHOT=1 the headset view with the first half lifted is saved as
-docs/headset_view.png.
+was asked to (stage "grasped" or further) in all layouts but a third, and the success count is printed; with 10 or
+more layouts (TELEDEX_PERSON_LAYOUTS=10; the default, 2, fits make test's time) it assembles the cube in at least 8
+of 10. With TELEDEX_SCREENSHOT=1 the headset view with the first half lifted is saved as docs/headset_view.png.
 """
 
 import json
@@ -41,7 +36,7 @@ def test_a_person_in_the_headset_works_the_cube_task_through_the_page(tmp_path):
                 "--robot.id=t", "--teleop.type=teledex_xr", "--teleop.id=t", "--teleop.source=webxr",
                 f"--teleop.port={port}", f"--teleop.certificate_dir={tmp_path}", "--dataset.repo_id=local/person",
                 f"--dataset.root={root}", "--dataset.single_task=assemble the cube", "--dataset.fps=25",
-                f"--dataset.num_episodes={LAYOUTS}", "--dataset.episode_time_s=20", "--dataset.reset_time_s=0",
+                f"--dataset.num_episodes={LAYOUTS}", "--dataset.episode_time_s=30", "--dataset.reset_time_s=0",
                 "--dataset.push_to_hub=false"),
         env=command_env(tmp_path), stdin=subprocess.DEVNULL, stdout=log.open("w"), stderr=subprocess.STDOUT)
     browser = Chromium(chromium)
@@ -80,3 +75,5 @@ def test_a_person_in_the_headset_works_the_cube_task_through_the_page(tmp_path):
           f"steps {reached}")
     pinched = sum(stage not in ("none", "reached") for stage in stages)
     assert pinched >= LAYOUTS - LAYOUTS // 3, (stages, reached, output[-3000:])
+    if LAYOUTS >= 10:  # the issue's bar; two layouts are too few to judge a rate without failing by chance
+        assert succeeded >= 0.8 * LAYOUTS, (stages, reached)

@@ -36,10 +36,11 @@ NOT_APPLICABLE = (
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("validators") / "ds"
+    # 2 s episodes: lerobot-doctor calls one under 1 s too short, and a loaded machine drops ticks (20 of 30 frames)
     Recorder(TeledexRecordConfig(
         robot=TeledexConfig(backend="fake"), teleop=TeledexReplayConfig(),
         dataset=DatasetRecordConfig(repo_id="local/validated", root=str(root),
-                                    single_task="grasp the red cube and lift it", fps=25, episode_time_s=1.2,
+                                    single_task="grasp the red cube and lift it", fps=25, episode_time_s=2.0,
                                     reset_time_s=0, num_episodes=3, push_to_hub=False))).run()
     return root
 
@@ -49,9 +50,53 @@ def validator(name: str, *args: str, tmp: Path) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL)
 
 
+# LeRobot stores each episode's std as sqrt(E[x²] - E[x]²) in float32: on a joint that does not move in an episode the
+# cancellation leaves up to about |mean|·sqrt(32·eps32) where the true std is 0, which robovet's floor (|mean|·1e-3)
+# forgives only most of the time (STATS-302 "std drifted" in about 1 run in 6). Such a finding is LeRobot's
+# arithmetic on a still joint, not stats that disagree with the data.
+FLOAT32_CANCELLATION = float(np.sqrt(32 * np.finfo(np.float32).eps))
+
+
+def episode_column(root: Path, key: str, episode: int) -> np.ndarray:
+    tables = [pq.read_table(path, columns=[key, "episode_index"])
+              for path in sorted((root / "data").glob("*/*.parquet"))]
+    return np.concatenate([np.asarray(t[key].to_pylist(), dtype=np.float64)[
+        np.asarray(t["episode_index"].to_pylist()) == episode] for t in tables])
+
+
+def stored_stats(root: Path, key: str, episode: int) -> dict[str, np.ndarray]:
+    for path in sorted((root / "meta" / "episodes").glob("*/*.parquet")):
+        table = pq.read_table(path).to_pylist()
+        for row in table:
+            if row["episode_index"] == episode:
+                return {stat: np.asarray(row[f"stats/{key}/{stat}"], dtype=np.float64) for stat in ("mean", "std")}
+    raise AssertionError(f"episode {episode} has no stats")
+
+
+def is_float32_cancellation(root: Path, detail: str) -> bool:
+    """A STATS-302 detail ("episode 1 · action: std drifted") whose every disagreeing dimension is a joint that did
+    not move, its stored std within float32 cancellation of the mean."""
+    where, _, why = detail.partition(": ")
+    episode, _, key = where.partition(" · ")
+    if why != "std drifted":
+        return False
+    values = episode_column(root, key, int(episode.split()[1]))
+    stored = stored_stats(root, key, int(episode.split()[1]))
+    differs = np.abs(stored["std"] - values.std(axis=0)) > 1e-6
+    still = values.std(axis=0) == 0
+    within = stored["std"] <= np.abs(stored["mean"]) * FLOAT32_CANCELLATION + 1e-9
+    return bool(np.all(~differs | (still & within)))
+
+
 def test_robovet_finds_it_clean(recorded, tmp_path):
-    done = validator("robovet", "doctor", str(recorded), tmp=tmp_path)
-    assert done.returncode == 0 and "CLEAN" in done.stdout and "0 fail · 0 warn" in done.stdout, done.stdout
+    done = validator("robovet", "doctor", str(recorded), "--json", str(tmp_path / "robovet.json"), tmp=tmp_path)
+    report = json.loads((tmp_path / "robovet.json").read_text())
+    problems = [r for r in report["results"] if r["severity"] in ("FAIL", "WARN")]
+    unexplained = [r for r in problems if not (r["check_id"] == "STATS-302" and all(
+        is_float32_cancellation(recorded, detail) for detail in r["details"]))]
+    assert not unexplained, done.stdout
+    if not problems:
+        assert done.returncode == 0 and "CLEAN" in done.stdout and "0 fail · 0 warn" in done.stdout, done.stdout
 
 
 # rdq calls a channel's out-and-back a glitch when it exceeds 30 % of the channel's range in the dataset. A joint the
