@@ -1,6 +1,6 @@
 """Input devices: parsers (packet bytes -> OperatorFrame), transports (UDP, local socket, the XRoboToolkit headset
 app's TCP stream, our WebXR page over HTTPS + WSS), recorded datagram files and their replay. Parsers by name: see
-PARSERS."""
+PARSERS; sources by name: source_kinds."""
 
 from .frame import OperatorFrame
 from .joint_stream import encode_joints, parse_joints

@@ -11,7 +11,18 @@ import json
 import threading
 from pathlib import Path
 
+from ..config_files import resolve_file
+from ..paths import STREAMS_DIR
+
 FORMAT = "teledex-datagrams/1"
+
+
+def datagram_file_path(name_or_path: str) -> Path:
+    """A recorded input file: a path, or a name in configs/streams/ (<name>.datagrams.jsonl)."""
+    if name_or_path.endswith(".npz"):
+        raise ValueError(f"{name_or_path} is an operator stream (.npz); replay plays recorded input files. Convert it: "
+                         f"teledex-convert stream-to-datagrams {name_or_path} <name>.datagrams.jsonl")
+    return resolve_file(name_or_path, STREAMS_DIR, (".datagrams.jsonl", ".jsonl"), "recorded input file")
 
 
 class DatagramWriter:

@@ -1,5 +1,9 @@
 """Packet sources: each runs one background thread that hands every packet to an InputReceiver as it arrives.
 
+Every source is an InputSource: built from the teleoperator's config, it describes itself (what to print when it
+starts, its part of the diagnostics line), so the teleoperator names none of them; source_kinds registers each under
+its --teleop.source name.
+
 - UdpSource: UDP datagrams on bind:port (gloves, keypoint streams, XR state from another machine or process).
 - UnixDatagramSource: datagrams on a local (AF_UNIX) socket path, for a bridge process on the same machine.
 - FileReplaySource: a recorded datagram file played at its recorded timing, through the same parse path.
@@ -16,24 +20,58 @@ import os
 import socket
 import threading
 import time
-from typing import Protocol, runtime_checkable
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Protocol, Self, runtime_checkable
 
 from ..clock import now_ns
-from .datagram_file import read_datagrams
+from .datagram_file import datagram_file_path, read_datagrams
 from .receiver import InputReceiver
-from .senders import LOCAL_BIND, SenderFilter, SenderLock, cannot_listen
+from .senders import LOCAL_BIND, SenderFilter, SenderLock, cannot_listen, describe_listener
 
 logger = logging.getLogger(__name__)
 POLL_S = 0.05  # how often a blocked thread checks for stop()
 MAX_DATAGRAM_BYTES = 65536
 
 
+class InputSource(ABC):
+    """What a teleoperator knows of its input: a kind registered under its --teleop.source name (source_kinds).
+    ThreadedSource below gives a kind its thread, stop() and the sender counts."""
+
+    # The port it listens on unless --teleop.port says; 0 = none of its own (UDP: the port of the device it carries).
+    default_port: ClassVar[int] = 0
+    # It carries any device's datagrams (a socket, a recorded file); False: one device's own link (the headset app,
+    # the WebXR page, a leader arm read here), offered only by the configs that name it in `own_sources`.
+    any_device: ClassVar[bool] = True
+
+    @classmethod
+    @abstractmethod
+    def from_config(cls, config: Any, port: int) -> Self:
+        """Built from the teleoperator's config (each kind reads the fields it needs), listening on `port`."""
+
+    @abstractmethod
+    def start(self, receiver: InputReceiver) -> None:
+        """Hand every packet to `receiver` from now on, from the source's own thread."""
+
+    @abstractmethod
+    def stop(self) -> None: ...
+
+    @abstractmethod
+    def describe(self, name: str) -> list[str]:
+        """The lines printed once it has started, headed by `name`: where it listens and who can reach it (a
+        network listener is never a silent default), and what an operator needs to connect."""
+
+    @abstractmethod
+    def diagnostics(self) -> list[str]:
+        """Its "key=value" fields of the teleop's input diagnostics line (what it dropped or refused)."""
+
+
 @runtime_checkable
 class OperatedSource(Protocol):
     """A source that belongs to one sender (operator) at a time."""
 
-    def hand_over(self) -> None:
-        """Let the current sender go (from the console): the next one to send takes the input."""
+    def hand_over(self) -> list[str]:
+        """Let the current sender go (from the console): the next one to send takes the input. Returns the lines
+        that tell the next operator how (the WebXR page's new pairing URL; most sources need none)."""
 
 
 @runtime_checkable
@@ -47,7 +85,9 @@ class OperatorDisplay(Protocol):
     def publish_view(self, scene: dict, images: dict, published_ns: int) -> None: ...
 
 
-class ThreadedSource:
+class ThreadedSource(InputSource):
+    refused = 0  # input refused because another sender holds it (sources that belong to one sender count it)
+
     def __init__(self):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -70,6 +110,12 @@ class ThreadedSource:
     def _run(self, receiver: InputReceiver) -> None:
         raise NotImplementedError
 
+    def describe(self, name: str) -> list[str]:
+        return []  # nobody connects to it: nothing to say
+
+    def diagnostics(self) -> list[str]:
+        return [f"dropped_senders={self.senders.dropped}", f"refused={self.refused}"]
+
 
 class _DatagramSocketSource(ThreadedSource):
     def __init__(self, sock: socket.socket):
@@ -83,8 +129,9 @@ class _DatagramSocketSource(ThreadedSource):
         """Packets dropped because another sender owns the input."""
         return self.lock.refused
 
-    def hand_over(self) -> None:
+    def hand_over(self) -> list[str]:
         self.lock.release()
+        return []
 
     def _run(self, receiver: InputReceiver) -> None:
         while not self._stop.is_set():
@@ -119,9 +166,16 @@ class UdpSource(_DatagramSocketSource):
         except OSError as error:
             sock.close()
             raise cannot_listen(bind, port, error) from error
-        self.address = sock.getsockname()  # port 0 binds a free port
+        self.bind, self.address = bind, sock.getsockname()  # port 0 binds a free port
         super().__init__(sock)
         self.senders = SenderFilter(allow)
+
+    @classmethod
+    def from_config(cls, config, port: int) -> Self:
+        return cls(config.bind, port, config.allow)
+
+    def describe(self, name: str) -> list[str]:
+        return [describe_listener(name, self.bind, self.address[1], self.senders)]
 
 
 class UnixDatagramSource(_DatagramSocketSource):
@@ -132,6 +186,10 @@ class UnixDatagramSource(_DatagramSocketSource):
         sock.bind(path)
         self.path = path
         super().__init__(sock)
+
+    @classmethod
+    def from_config(cls, config, port: int) -> Self:
+        return cls(config.socket_path)
 
     def _close(self) -> None:
         super()._close()
@@ -148,6 +206,10 @@ class FileReplaySource(ThreadedSource):
         self.header, self.datagrams = read_datagrams(path)
         self.speed = speed
         self.loop = loop
+
+    @classmethod
+    def from_config(cls, config, port: int) -> Self:
+        return cls(datagram_file_path(config.replay_file), config.replay_speed, config.replay_loop)
 
     def _run(self, receiver: InputReceiver) -> None:
         while not self._stop.is_set():

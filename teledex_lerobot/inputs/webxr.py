@@ -39,6 +39,7 @@ import struct
 import threading
 import time
 from pathlib import Path
+from typing import Self
 from urllib.parse import parse_qs, urlsplit
 
 import cv2
@@ -50,12 +51,13 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from .receiver import InputReceiver
-from .senders import LOCAL_BIND, SenderFilter, cannot_listen, is_loopback
+from .senders import LOCAL_BIND, SenderFilter, cannot_listen, describe_listener, is_loopback
 from .sources import ThreadedSource
 
 logger = logging.getLogger(__name__)
 
 PAGE_DIR = Path(__file__).parent / "webxr_page"
+PORT = 8012  # the page's port unless --teleop.port says (the printed URL names it)
 SOCKET_PATH = "/ws"
 DEFAULT_CERTIFICATE_DIR = Path("~/.cache/teledex/webxr").expanduser()
 CERTIFICATE_DAYS = 365  # Safari refuses server certificates valid for longer than 398 days
@@ -154,9 +156,13 @@ def frame_message(header: dict, jpeg: bytes) -> bytes:
 
 
 class WebXRSource(ThreadedSource):
-    def __init__(self, bind: str = LOCAL_BIND, port: int = 8012, allow: list[str] | tuple[str, ...] = (),
+    default_port = PORT
+    any_device = False  # the page sends XR states only
+
+    def __init__(self, bind: str = LOCAL_BIND, port: int = PORT, allow: list[str] | tuple[str, ...] = (),
                  certificate_dir: Path | str = DEFAULT_CERTIFICATE_DIR, pairing: bool | None = None):
         super().__init__()
+        self.bind = bind
         self.senders = SenderFilter(allow)
         # Off loopback the network can reach the socket: a page must be paired (None = decide by the bind address).
         self.pairing = not is_loopback(bind) if pairing is None else pairing
@@ -186,6 +192,27 @@ class WebXRSource(ThreadedSource):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopped: asyncio.Event | None = None
 
+    @classmethod
+    def from_config(cls, config, port: int) -> Self:
+        return cls(config.bind, port, config.allow, config.certificate_dir)
+
+    def describe(self, name: str) -> list[str]:
+        return [describe_listener(name, self.bind, self.address[1], self.senders),
+                f"  certificate (self-signed; the browser asks once) SHA-256 {certificate_fingerprint(self.cert_path)}",
+                self._page_line()]
+
+    def _page_line(self) -> str:
+        """Where the headset's browser opens the page; off loopback the URL carries the one-time pairing token,
+        shown as a QR code too (the headset's camera or a phone reads it)."""
+        if not self.pairing:
+            return (f"  open {self.page_url()} in the headset's browser (this machine only: --teleop.bind=<LAN "
+                    "address> for a headset)")
+        hosts = [a for a in local_addresses(self.bind) if a != "127.0.0.1"]
+        url = self.page_url(hosts[0] if hosts else "<this computer's address>")
+        return (f"  open {url} in the headset's browser (the token pairs one page, once"
+                + (f"; other addresses of this computer: {', '.join(hosts[1:])}" if hosts[1:] else "") + ")"
+                + (f":\n{qr_code(url)}" if hosts else ""))
+
     @property
     def url(self) -> str:
         host, port = self.address[:2]
@@ -200,6 +227,9 @@ class WebXRSource(ThreadedSource):
     @property
     def clients(self) -> int:
         return len(self._clients)
+
+    def diagnostics(self) -> list[str]:
+        return [*super().diagnostics(), f"pages={self.clients}", f"unpaired={self.unpaired}"]
 
     def _run(self, receiver: InputReceiver) -> None:
         asyncio.run(self._serve(receiver))
@@ -308,9 +338,10 @@ class WebXRSource(ThreadedSource):
                 self._broadcast()
             logger.info("WebXR page at %s disconnected", host)
 
-    def hand_over(self) -> None:
+    def hand_over(self) -> list[str]:
         """Let the page sending tracking go (from the console): its socket is closed, its pairing spent (with
-        pairing, a new token: `page_url()`), and the next page that sends takes tracking."""
+        pairing, a new token: the line returned gives the next operator's URL), and the next page that sends
+        takes tracking."""
         with self._pairing_lock:
             self._session = None
             if self.pairing:
@@ -320,6 +351,7 @@ class WebXRSource(ThreadedSource):
                 self._loop.call_soon_threadsafe(self._release_tracking)
             except RuntimeError:
                 pass  # the loop has closed: stopping
+        return [self._page_line()] if self.pairing else []
 
     def _release_tracking(self) -> None:
         active, self._active = self._active, None

@@ -34,9 +34,10 @@ import struct
 import threading
 import time
 from dataclasses import dataclass
+from typing import Self
 
 from .receiver import InputReceiver
-from .senders import LOCAL_BIND, SenderFilter, cannot_listen
+from .senders import LOCAL_BIND, SenderFilter, cannot_listen, describe_listener
 from .sources import POLL_S, ThreadedSource
 
 logger = logging.getLogger(__name__)
@@ -120,9 +121,13 @@ def split_host_port(text: str, default_port: int) -> tuple[str, int]:
 class XRoboToolkitSource(ThreadedSource):
     """TCP server for the XRoboToolkit app; optionally announces our address to one headset (discovery)."""
 
+    default_port = TCP_PORT
+    any_device = False  # the app sends XR states only
+
     def __init__(self, bind: str = LOCAL_BIND, port: int = TCP_PORT, allow: list[str] | tuple[str, ...] = (),
                  announce_to: str = ""):
         super().__init__()
+        self.bind = bind
         self.senders = SenderFilter(allow)
         try:
             self.server = socket.create_server((bind, port))
@@ -154,6 +159,20 @@ class XRoboToolkitSource(ThreadedSource):
         self._reader: FrameReader | None = None
         self._heard_ns = 0  # when the owner last sent anything
         self._handing_over = threading.Event()
+
+    @classmethod
+    def from_config(cls, config, port: int) -> Self:
+        return cls(config.bind, port, config.allow, config.announce_to)
+
+    def describe(self, name: str) -> list[str]:
+        lines = [describe_listener(name, self.bind, self.address[1], self.senders)]
+        if self.announce_to:
+            lines.append(f"  announcing {self.announced_address} to the XRoboToolkit app at {self.announce_to[0]}:"
+                         f"{self.announce_to[1]} every {ANNOUNCE_PERIOD_S:.0f} s")
+        return lines
+
+    def diagnostics(self) -> list[str]:
+        return [*super().diagnostics(), f"connections={self.connections}", f"skipped_bytes={self.skipped_bytes}"]
 
     @property
     def skipped_bytes(self) -> int:
@@ -231,9 +250,10 @@ class XRoboToolkitSource(ThreadedSource):
         selector.register(connection, selectors.EVENT_READ, "read")
         logger.info("XRoboToolkit headset connected from %s:%d", host, port)
 
-    def hand_over(self) -> None:
+    def hand_over(self) -> list[str]:
         """Let the connection that holds the link go (from the console): the next one to connect takes it."""
         self._handing_over.set()
+        return []
 
     def _drop_connection(self, selector: selectors.BaseSelector) -> None:
         if self._connection is None:

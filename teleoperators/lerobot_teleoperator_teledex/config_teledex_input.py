@@ -6,10 +6,12 @@ Network listeners bind 127.0.0.1 unless --teleop.bind names another address (a L
 interface), and then accept only the senders in --teleop.allow if that is given."""
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from lerobot.teleoperators import TeleoperatorConfig
 
 from teledex_lerobot.inputs.senders import LOCAL_BIND, SenderFilter
+from teledex_lerobot.inputs.source_kinds import SOURCE_KINDS
 from teledex_lerobot.inputs.webxr import DEFAULT_CERTIFICATE_DIR
 
 from .config_rig import TeledexRigTeleopConfig
@@ -17,6 +19,9 @@ from .config_rig import TeledexRigTeleopConfig
 
 @dataclass(kw_only=True)
 class TeledexInputConfig(TeledexRigTeleopConfig):
+    # The registered sources that are one device's own link (inputs.source_kinds) this device takes, besides those
+    # that carry any device's datagrams (udp, unix, replay).
+    own_sources: ClassVar[tuple[str, ...]] = ()
     # A name in configs/control/ or a .yaml path; "" = the device's default.
     control: str = ""
     # Where packets come from: udp (bind:port), unix (a local datagram socket at socket_path), or replay (a
@@ -61,7 +66,8 @@ class TeledexInputConfig(TeledexRigTeleopConfig):
         SenderFilter(self.allow)  # a malformed address fails here, naming the option
 
     def allowed_sources(self) -> tuple[str, ...]:
-        return ("udp", "unix", "replay")
+        """The registered sources this device takes: every one that carries any device's datagrams, and its own."""
+        return tuple(name for name, kind in SOURCE_KINDS.items() if kind.any_device or name in self.own_sources)
 
 
 @TeleoperatorConfig.register_subclass("teledex_glove")
@@ -77,6 +83,7 @@ class TeledexXRConfig(TeledexInputConfig):
     Quest connects to TCP 63901), webxr (our page for headset browsers, https://<bind>:8012/), or udp (29000) / unix
     (a local bridge) / replay."""
 
+    own_sources: ClassVar[tuple[str, ...]] = ("xrobotoolkit", "webxr")
     source: str = "xrobotoolkit"  # xrobotoolkit, webxr, udp, unix or replay
     # xrobotoolkit: also send our address to the app's discovery listener at this headset address ("host" or
     # "host:port"), every 5 s, so the app lists this computer; "" = type the address into the app instead.
@@ -91,9 +98,6 @@ class TeledexXRConfig(TeledexInputConfig):
         if not 0 <= self.view_hz <= 120:
             raise ValueError(f"view_hz must be in 0..120 (frames per second to the page; 0 = none), got {self.view_hz}")
 
-    def allowed_sources(self) -> tuple[str, ...]:
-        return ("xrobotoolkit", "webxr", "udp", "unix", "replay")
-
 
 @TeleoperatorConfig.register_subclass("teledex_keypoints")
 @dataclass(kw_only=True)
@@ -104,14 +108,12 @@ class TeledexKeypointsConfig(TeledexInputConfig):
 @TeleoperatorConfig.register_subclass("teledex_leader_arm")
 @dataclass(kw_only=True)
 class TeledexLeaderArmConfig(TeledexInputConfig):
-    """A leader arm (any of our arms) copied joint by joint. source=robot reads it in this process; udp/replay take
-    joint datagrams (inputs.joint_stream)."""
+    """A leader arm (any of our arms) copied joint by joint. source=robot reads it in this process; udp, unix and
+    replay take joint datagrams (inputs.joint_stream)."""
 
-    source: str = "robot"  # robot (the leader_* arm, read here), udp or replay (joint datagrams)
+    own_sources: ClassVar[tuple[str, ...]] = ("robot",)
+    source: str = "robot"  # robot (the leader_* arm, read here), udp, unix or replay (joint datagrams)
     leader_model: str = "piper"  # source=robot: the leader arm's model (a built-in name or a URDF path)
     leader_side: str = "right"  # source=robot: the leader arm's side
     leader_backend: str = "sim"  # fake | sim | real (real: e.g. a Piper in teach mode)
     leader_rate_hz: float = 200.0  # source=robot: how often the leader's joints are read
-
-    def allowed_sources(self) -> tuple[str, ...]:
-        return ("robot", "udp", "replay")

@@ -8,6 +8,9 @@ the action was captured, on this machine's clock: the sender's timestamp correct
 (inputs.clock_sync), or the arrival time for senders without one. The recorder uses it for its sync check. `frame`
 is that sample itself (per-device validity, arrival time).
 
+The source is the kind registered under `--teleop.source` (inputs.source_kinds): it builds itself from the config
+and says itself what to print when it starts and what it adds to the diagnostics.
+
 Headset pages get a status message a few times per second and at once when it changes (state, what the arm does,
 stale input, robot faults); whoever runs the robot feeds its faults with `report_robot_faults`.
 
@@ -19,7 +22,6 @@ current one go (a new pairing URL for the WebXR page).
 import logging
 import time
 from functools import cached_property
-from pathlib import Path
 
 from lerobot.teleoperators import Teleoperator
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
@@ -27,7 +29,6 @@ from lerobot.utils.keyboard_input import create_key_listener
 
 from teledex_lerobot import viewer
 from teledex_lerobot.clock import now_ns
-from teledex_lerobot.config_files import resolve_file
 from teledex_lerobot.control import robot_link
 from teledex_lerobot.control.config import ControlConfig
 from teledex_lerobot.control.diagnostics import Diagnostics
@@ -37,18 +38,8 @@ from teledex_lerobot.control.state_machine import ButtonKeys, TeleopState, Teleo
 from teledex_lerobot.inputs import PARSERS, InputReceiver
 from teledex_lerobot.inputs.datagram_file import DatagramWriter
 from teledex_lerobot.inputs.frame import OperatorFrame
-from teledex_lerobot.inputs.senders import describe_listener
-from teledex_lerobot.inputs.sources import (
-    FileReplaySource,
-    OperatedSource,
-    OperatorDisplay,
-    UdpSource,
-    UnixDatagramSource,
-)
-from teledex_lerobot.inputs.webxr import WebXRSource, certificate_fingerprint, local_addresses, qr_code
-from teledex_lerobot.inputs.xrobotoolkit import TCP_PORT as XROBOTOOLKIT_PORT
-from teledex_lerobot.inputs.xrobotoolkit import XRoboToolkitSource
-from teledex_lerobot.paths import STREAMS_DIR
+from teledex_lerobot.inputs.source_kinds import source_kind
+from teledex_lerobot.inputs.sources import InputSource, OperatedSource, OperatorDisplay
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
 from teledex_lerobot.viewer.headset import headset_scene
@@ -60,19 +51,12 @@ STATUS_PERIOD_NS = 200_000_000  # how often headset pages get the teleop's statu
 HAND_OVER_KEY = "h"  # the console key that lets the current operator's input go (see hand_over)
 
 
-def datagram_file_path(name_or_path: str) -> Path:
-    if name_or_path.endswith(".npz"):
-        raise ValueError(f"{name_or_path} is an operator stream (.npz); replay plays recorded input files. Convert it: "
-                         f"teledex-convert stream-to-datagrams {name_or_path} <name>.datagrams.jsonl")
-    return resolve_file(name_or_path, STREAMS_DIR, (".datagrams.jsonl", ".jsonl"), "recorded input file")
-
-
 class TeledexInputTeleop(Teleoperator):
     config_class = TeledexInputConfig
     name = "teledex_input"
     parser = ""  # a name in inputs.PARSERS
     default_control = ""
-    default_ports = {"udp": 0}
+    udp_port = 0  # the device's own UDP port (a source kind with no port of its own listens there)
 
     def __init__(self, config: TeledexInputConfig):
         super().__init__(config)
@@ -83,7 +67,7 @@ class TeledexInputTeleop(Teleoperator):
             self._set_up()  # a rig of its own: bad settings fail now, not at connect
         self.clock = now_ns  # tests drive the controllers on their own clock
         self.receiver: InputReceiver | None = None
-        self._source = None
+        self._source: InputSource | None = None
         self._recorder: DatagramWriter | None = None
         self._key_listener = None
         self._connected_ns = 0
@@ -173,62 +157,20 @@ class TeledexInputTeleop(Teleoperator):
             self._recorder = DatagramWriter(self.config.record_to, self.parser, f"recorded by {self.name}",
                                             control=self.config.control or self.default_control)
         receiver = InputReceiver(PARSERS[self.parser], self._recorder, on_frame=self._press_buttons)
-        self._source = self._make_source()
+        kind = source_kind(self.config.source)
+        self._source = kind.from_config(self.config, self.config.port or kind.default_port or self.udp_port)
         self._source.start(receiver)
         self.receiver = receiver
         self._connected_ns = now_ns()  # on the clock robot_link stamps with
         self._rig_checked = False
         if self.config.keyboard:
             self._key_listener = create_key_listener(self.press_keyboard_key, controls_help=self.keyboard_help())
-        self._announce_listener()
+        for line in self._source.describe(f"{self.name} ({self.config.source})"):  # where it listens, who may send
+            print(line, flush=True)
         if self.auto_start:
             self.state_machine.press("L1")
         logger.info("%s connected (source=%s, followers=%s)", self, self.config.source,
                     [c.name for c in followers.values()])
-
-    def _announce_listener(self) -> None:
-        """Print where the input listens and who can reach it (a network listener is never a silent default)."""
-        source = self._source
-        if not hasattr(source, "address"):
-            return
-        port = source.address[1]
-        print(describe_listener(f"{self.name} ({self.config.source})", self.config.bind, port, source.senders),
-              flush=True)
-        if isinstance(source, WebXRSource):
-            print(f"  certificate (self-signed; the browser asks once) SHA-256 "
-                  f"{certificate_fingerprint(source.cert_path)}", flush=True)
-            self._print_page_url(source)
-        if isinstance(source, XRoboToolkitSource) and source.announce_to:
-            print(f"  announcing {source.announced_address} to the XRoboToolkit app at {source.announce_to[0]}:"
-                  f"{source.announce_to[1]} every 5 s", flush=True)
-
-    def _print_page_url(self, source: WebXRSource) -> None:
-        """Where the headset's browser opens the page; off loopback the URL carries the one-time pairing token,
-        shown as a QR code too (the headset's camera or a phone reads it)."""
-        if not source.pairing:
-            print(f"  open {source.page_url()} in the headset's browser (this machine only: --teleop.bind=<LAN "
-                  "address> for a headset)", flush=True)
-            return
-        hosts = [a for a in local_addresses(self.config.bind) if a != "127.0.0.1"]
-        url = source.page_url(hosts[0] if hosts else "<this computer's address>")
-        print(f"  open {url} in the headset's browser (the token pairs one page, once"
-              + (f"; other addresses of this computer: {', '.join(hosts[1:])}" if hosts[1:] else "") + ")"
-              + (f":\n{qr_code(url)}" if hosts else ""), flush=True)
-
-    def _port(self) -> int:
-        return self.config.port or self.default_ports.get(self.config.source, 0)
-
-    def _make_source(self):
-        c = self.config
-        if c.source == "udp":
-            return UdpSource(c.bind, self._port(), c.allow)
-        if c.source == "unix":
-            return UnixDatagramSource(c.socket_path)
-        if c.source == "xrobotoolkit":
-            return XRoboToolkitSource(c.bind, self._port(), c.allow, c.announce_to)
-        if c.source == "webxr":
-            return WebXRSource(c.bind, self._port(), c.allow, c.certificate_dir)
-        return FileReplaySource(datagram_file_path(c.replay_file), c.replay_speed, c.replay_loop)
 
     def _press_buttons(self, frame) -> None:
         """Every frame's buttons and gestures, as it arrives (source thread): a press is never missed between two
@@ -264,11 +206,10 @@ class TeledexInputTeleop(Teleoperator):
         source = self._source
         if not isinstance(source, OperatedSource):
             return False
-        source.hand_over()
+        lines = source.hand_over()  # e.g. the WebXR page's URL with a new pairing token
         self.state_machine.press("R1")
-        print(f"{self.name}: input handed over (the robot holds, in Emergency); the next sender takes it", flush=True)
-        if isinstance(source, WebXRSource) and source.pairing:
-            self._print_page_url(source)  # the new operator's page pairs with a new token
+        print("\n".join([f"{self.name}: input handed over (the robot holds, in Emergency); the next sender takes it",
+                         *lines]), flush=True)
         return True
 
     def start_episode(self) -> None:
@@ -367,23 +308,18 @@ class TeledexInputTeleop(Teleoperator):
                             view.published_ns if view is not None else now)
 
     def input_diagnostics(self) -> str:
-        """The input side of the diagnostics: senders dropped by the allow-list, others refused while one operator
-        holds the input, bad fields, implausible poses, devices left out of the newest sample and why, and how much
-        later than captured it arrived (beyond the link's minimum)."""
-        frame, source = self.frame, self._source
-        senders = getattr(source, "senders", None)  # a leader arm read in this process has no senders
-        parts = [f"dropped_senders={senders.dropped if senders else 0}", f"refused={getattr(source, 'refused', 0)}",
-                 f"bad_fields={self.receiver.bad_fields}",
+        """The input side of the diagnostics: the source's own fields (senders dropped by the allow-list, others
+        refused while one operator holds the input, its connections or pages), bad fields, implausible poses, devices
+        left out of the newest sample and why, and how much later than captured it arrived (beyond the link's
+        minimum)."""
+        frame = self.frame
+        parts = [*self._source.diagnostics(), f"bad_fields={self.receiver.bad_fields}",
                  # every follower sees the same poses: the strictest bounds' count
                  f"implausible_poses={max(c.implausible_poses for c in self.followers.values())}"]
         if frame is not None:
             parts.append(f"input_delay_ms={(frame.received_ns - frame.capture_ns) / 1e6:.1f}")
             if frame.invalid_devices:
                 parts.append("invalid=" + ",".join(f"{k}({v})" for k, v in frame.invalid_devices.items()))
-        if isinstance(source, XRoboToolkitSource):
-            parts.append(f"connections={source.connections} skipped_bytes={source.skipped_bytes}")
-        if isinstance(source, WebXRSource):
-            parts.append(f"pages={source.clients} unpaired={source.unpaired}")
         return "[teleop] input " + " ".join(parts)
 
     def send_feedback(self, feedback: dict) -> None:
@@ -406,7 +342,7 @@ class TeledexGlove(TeledexInputTeleop):
     name = "teledex_glove"
     parser = "udexreal"
     default_control = "glove_direct"
-    default_ports = {"udp": 5555}
+    udp_port = 5555
 
 
 class TeledexXR(TeledexInputTeleop):
@@ -414,7 +350,7 @@ class TeledexXR(TeledexInputTeleop):
     name = "teledex_xr"
     parser = "xr_state"
     default_control = "xr_hybrid"
-    default_ports = {"udp": 29000, "xrobotoolkit": XROBOTOOLKIT_PORT, "webxr": 8012}
+    udp_port = 29000
 
 
 class TeledexKeypoints(TeledexInputTeleop):
@@ -422,4 +358,4 @@ class TeledexKeypoints(TeledexInputTeleop):
     name = "teledex_keypoints"
     parser = "keypoints"
     default_control = "keypoints_hybrid"
-    default_ports = {"udp": 5566}
+    udp_port = 5566

@@ -2,10 +2,10 @@
 live device that sent it."""
 
 from teledex_lerobot.inputs import PARSERS
-from teledex_lerobot.inputs.datagram_file import read_header
+from teledex_lerobot.inputs.datagram_file import datagram_file_path, read_header
 
 from .config_teledex_replay import TeledexReplayConfig
-from .teledex_input import TeledexGlove, TeledexInputTeleop, TeledexKeypoints, TeledexXR, datagram_file_path
+from .teledex_input import TeledexGlove, TeledexInputTeleop, TeledexKeypoints, TeledexXR
 from .teledex_leader_arm import TeledexLeaderArm
 
 # The control config each device uses, for files that do not name the one they were recorded with.
