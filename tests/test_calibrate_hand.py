@@ -51,7 +51,9 @@ def test_a_glove_session_calibrates_the_angle_ranges(calibrations):
     assert high - low > 0.8
     teleop = TeledexReplay(TeledexReplayConfig(replay_file="glove_open_close", preset="piper_linkerhand_o6_single",
                                                hand_calibration="bob"))
-    assert teleop.followers[""].strategy.hand_map is not None
+    used = teleop.followers[""].strategy.hand_retargeter
+    assert used.method == "joint_mapping"
+    assert used.calibration.canonical_angle_ranges_rad == calibration.canonical_angle_ranges_rad
 
 
 def test_live_session_with_prompts(calibrations, monkeypatch, capsys):

@@ -1,15 +1,17 @@
-"""A controller's grip closes the hand along the grasp the operator chose (control/hand_grasps.py): the thumbstick's
-press steps from open .. fist to the measured level pinch and side wrap, whose shapes are the ones the world's
-grasps hold with."""
+"""A controller's grip closes the hand along the grasp the operator chose (control/hand_grasps.py, the retargeter's
+analog method in retargeting/analog.py): the thumbstick's press steps from open .. fist to the measured level pinch
+and side wrap, whose shapes are the ones the world's grasps hold with."""
 
 import numpy as np
 import pytest
 
 from teledex_lerobot.control.config import ControlConfig, StrategyConfig
-from teledex_lerobot.control.hand_grasps import GraspChoice
+from teledex_lerobot.control.hand_grasps import grasp_paths
 from teledex_lerobot.control.strategy import RigStrategy
 from teledex_lerobot.inputs.frame import OperatorFrame
+from teledex_lerobot.operator.poses import FIST
 from teledex_lerobot.presets import load_preset
+from teledex_lerobot.retargeting.analog import GraspChoice
 from teledex_lerobot.rig import Rig
 from teledex_lerobot.world.grasps import grasp_for
 
@@ -49,9 +51,10 @@ def test_the_thumbstick_steps_through_the_grasps_and_the_grip_closes_along_the_c
 
 
 def test_a_hand_without_measured_grasps_keeps_the_fist_and_a_misspelt_grasp_is_named():
-    fist = lambda closure: np.full(3, closure)  # noqa: E731
-    choice = GraspChoice(["level_pinch", "side_wrap"], "my_urdf_hand", ["a", "b", "c"], -np.ones(3), np.ones(3), fist)
-    assert choice.names == ["fist"] and np.allclose(choice(0.7), 0.7)
+    paths = grasp_paths(["level_pinch", "side_wrap"], "my_urdf_hand", ["a", "b", "c"], -np.ones(3), np.ones(3))
+    assert paths == {"fist": None}
+    choice = GraspChoice(paths, lambda angles: np.full(3, angles.mean()))  # a stand-in joint map
+    assert choice.names == ["fist"] and np.allclose(choice.close(1.0), FIST.mean())
     rig = Rig.from_preset(load_preset("piper_linkerhand_o6_single"))
     with pytest.raises(ValueError, match=r"hand_grasps: unknown grasp\(s\) \['pinchy'\]"):
         RigStrategy(rig, StrategyConfig(hand_method="analog", hand_grasps=["pinchy"]))
@@ -64,7 +67,7 @@ def test_letting_go_of_a_pinch_holds_the_thumb_post_where_it_is_measured_until_t
     choice = RigStrategy(rig, config).grasps
     joints = rig.parts["hand"].joints
     post = [joints.index("thumb_cmc_pitch"), joints.index("thumb_cmc_yaw")]
-    closed = choice(1.0)
+    closed = choice.close(1.0)
     measured = closed.copy()
     measured[post] -= [0.1, 0.02]  # pushed back by the object
     reads = []
@@ -73,11 +76,11 @@ def test_letting_go_of_a_pinch_holds_the_thumb_post_where_it_is_measured_until_t
         reads.append(1)
         return measured
 
-    assert np.allclose(choice(1.0, measure), closed) and not reads  # holding: nothing measured
-    opening = choice(0.8, measure)
+    assert np.allclose(choice.close(1.0, measure), closed) and not reads  # holding: nothing measured
+    opening = choice.close(0.8, measure)
     assert len(reads) == 1 and np.allclose(opening[post], measured[post])
-    fully_open = choice(0.0, measure)
+    fully_open = choice.close(0.0, measure)
     assert np.allclose(fully_open[post], measured[post]) and len(reads) == 1
     assert np.allclose(np.delete(fully_open, post), np.delete(choice.grasps["level_pinch"](0.0), post))
-    assert np.allclose(choice(0.02, measure)[post], measured[post])  # grip noise does not end it
-    assert np.allclose(choice(0.2, measure)[post], closed[post])  # gripping again: the post is back in place
+    assert np.allclose(choice.close(0.02, measure)[post], measured[post])  # grip noise does not end it
+    assert np.allclose(choice.close(0.2, measure)[post], closed[post])  # gripping again: the post is back in place

@@ -11,14 +11,12 @@ from dataclasses import dataclass, field
 from ..config_files import load_config
 from ..geometry.sides import check_side
 from ..paths import CONFIGS_DIR
+from ..retargeting import METHODS
 from .hand_grasps import FIST, KNOWN_GRASPS
 from .state_machine import KEYS
 
 CONTROL_CONFIGS_DIR = CONFIGS_DIR / "control"
 STRATEGIES = ("direct", "hybrid")
-# How the hand is driven: a joint map of canonical angles (glove, or angles from keypoints), keypoint retargeting,
-# or a controller's analog input closing the hand along a chosen grasp (pinch, wrap, open to fist).
-HAND_METHODS = ("joint_mapping", "teledex", "dexpilot", "analog")
 
 
 @dataclass
@@ -111,6 +109,8 @@ class StrategyConfig:
     # "hybrid": hand by retargeting / mapping, arm by Cartesian relative control of an operator pose with IK.
     strategy: str = "hybrid"
     side: str = "right"  # the operator hand (glove / hand tracking) that drives this rig
+    # How the hand is driven (retargeting.METHODS): a joint map of canonical angles (glove, or angles from keypoints),
+    # keypoint retargeting (teledex, dexpilot), or a controller's analog input closing the hand along a chosen grasp.
     hand_method: str = "joint_mapping"
     hand_analog_input: str = "right_grip"  # hand_method "analog": 0 = the grasp's preshape, 1 = closed
     # hand_method "analog": the grasps the analog input closes the hand along (control/hand_grasps.py), the first
@@ -130,8 +130,8 @@ class StrategyConfig:
     def validate(self) -> None:
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
-        if self.hand_method not in HAND_METHODS:
-            raise ValueError(f"hand_method must be one of {HAND_METHODS}, got {self.hand_method!r}")
+        if self.hand_method not in METHODS:
+            raise ValueError(f"hand_method must be one of {METHODS}, got {self.hand_method!r}")
         check_side(self.side, "strategy.side")
         unknown = [name for name in self.hand_grasps if name not in KNOWN_GRASPS]
         if unknown or not self.hand_grasps:

@@ -6,23 +6,24 @@
   grasp (a measured pinch or wrap, or open .. fist; a button steps through them); the arm by Cartesian relative
   control of an operator pose (controller or wrist) with IK, engaged while `anchor_input` is pressed.
 
-A part whose input is missing from a frame keeps its reference (the last command sent).
+Every hand method is an engine of one HandRetargeter (its input checks, failure handling and joint limits); this
+module only chooses it and routes the frame's input to it. A part whose input is missing from a frame keeps its
+reference (the last command sent).
 """
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
 
 from ..inputs.frame import OperatorFrame
-from ..operator.hand_model import angles_from_keypoints
-from ..operator.poses import FIST, OPEN_HAND
 from ..retargeting import HandCalibration, HandRetargeter, RetargetingConfig
+from ..retargeting.analog import GraspChoice
 from ..retargeting.calibration import calibration_file
-from ..retargeting.joint_mapping import joint_map_path, load_joint_map, with_operator_ranges
 from ..retargeting.retargeter import hand_name
-from ..rig import Rig
+from ..rig import Rig, RigPart
 from .config import RelativeArmConfig, StrategyConfig
-from .hand_grasps import GraspChoice
+from .hand_grasps import grasp_paths
 from .relative_arm import CartesianRelativeArm
 
 
@@ -34,30 +35,21 @@ class RigStrategy:
                              f"(got {config.hand_method!r}) or use strategy 'hybrid'")
         self.rig = rig
         self.config = config
-        self.hand_map = self.hand_retargeter = self.arm_control = self.grasps = None
+        self.hand_retargeter = self.arm_control = None
         self.last_ik_s = 0.0
         hand = rig.parts.get("hand")
         if hand is not None:
-            calibration = HandCalibration.load(calibration_file(config.hand_calibration, hand_name(hand.model),
-                                                                hand.spec.side)) if config.hand_calibration else None
-            if config.hand_method in ("joint_mapping", "analog"):
-                path = config.joint_map or joint_map_path(hand.spec.model, hand.spec.side)
-                self.hand_map = load_joint_map(path, hand.joints, hand.lower, hand.upper)
-                if calibration is not None:
-                    self.hand_map = with_operator_ranges(self.hand_map, calibration.canonical_angle_ranges_rad)
-                if config.hand_method == "analog":
-                    self.grasps = GraspChoice(config.hand_grasps, hand.spec.model, hand.joints, hand.lower,
-                                              hand.upper,
-                                              lambda closure: self.hand_map(OPEN_HAND + closure * (FIST - OPEN_HAND)))
-            else:
-                self.hand_retargeter = HandRetargeter(hand.model, config.hand_method, config.side,
-                                                      RetargetingConfig.load(config.retargeting_config or None),
-                                                      calibration)
+            self.hand_retargeter = _hand_retargeter(hand, config)
         arm = rig.parts.get("arm")
         if arm is not None and config.strategy == "hybrid":
             self.arm_control = CartesianRelativeArm(arm, arm_config)
         if arm is not None and config.strategy == "direct":
             self.leader_joints = [config.leader_joint_map.get(joint, joint) for joint in arm.joints]
+
+    @property
+    def grasps(self) -> GraspChoice | None:
+        """The analog method's grasps (the chosen one's name is shown to the operator), else None."""
+        return None if self.hand_retargeter is None else self.hand_retargeter.grasps
 
     def reset(self) -> None:
         """Clear the arm's anchors and the hand retargeter's memory."""
@@ -94,21 +86,23 @@ class RigStrategy:
 
     def _hand_target(self, frame: OperatorFrame, measured_hand: Callable[[], np.ndarray | None] = lambda: None
                      ) -> np.ndarray | None:
-        side, method = self.config.side, self.config.hand_method
-        keypoints = frame.hand_keypoints_m.get(side)
-        if self.hand_retargeter is not None:
-            if keypoints is None:
-                return None
-            return self.hand_retargeter.retarget(keypoints)[self.rig.parts["hand"].indices]
-        if method == "analog":
+        """The hand's driven joints from this frame's input for the method: a grip (and the grasp selection button),
+        a glove's angles, or keypoints; None when the frame lacks it. `measured_hand`: the driven joints measured."""
+        retargeter, hand, side = self.hand_retargeter, self.rig.parts["hand"], self.config.side
+        if retargeter.method == "analog":
             if self.config.grasp_select_input:
-                self.grasps.select(frame.buttons.get(self.config.grasp_select_input, False))
+                retargeter.select_grasp(frame.buttons.get(self.config.grasp_select_input, False))
             closure = frame.analog.get(self.config.hand_analog_input)
-            return None if closure is None else self.grasps(closure, measured_hand)
-        angles = frame.hand_angles_rad.get(side)
-        if angles is None and keypoints is not None:
-            angles = angles_from_keypoints(keypoints, side)
-        return None if angles is None else self.hand_map(angles)
+            if closure is None:
+                return None
+            q = retargeter.retarget_closure(closure, lambda: _full_configuration(hand, measured_hand()))
+        elif retargeter.method == "joint_mapping" and side in frame.hand_angles_rad:
+            q = retargeter.retarget_angles(frame.hand_angles_rad[side])
+        elif side in frame.hand_keypoints_m:
+            q = retargeter.retarget(frame.hand_keypoints_m[side])
+        else:
+            return None
+        return q[hand.indices]
 
     def _arm_target(self, frame: OperatorFrame, reference: np.ndarray, arm_enabled: bool,
                     dt_s: float | None) -> np.ndarray | None:
@@ -125,3 +119,19 @@ class RigStrategy:
         target = self.arm_control(pose, reference, engaged=arm_enabled and self.engaged(frame), dt_s=dt_s)
         self.last_ik_s = self.arm_control.last_ik_s
         return target
+
+
+def _hand_retargeter(hand: RigPart, config: StrategyConfig) -> HandRetargeter:
+    """The hand's retargeter for the configured method, calibration, joint map and grasps."""
+    calibration = HandCalibration.load(calibration_file(config.hand_calibration, hand_name(hand.model),
+                                                        hand.spec.side)) if config.hand_calibration else None
+    retargeting = RetargetingConfig.load(config.retargeting_config or None)
+    if config.joint_map:  # the control config's map (set per rig, e.g. for a glove) wins over the retargeting's
+        retargeting = dataclasses.replace(retargeting, joint_map=config.joint_map)
+    grasps = grasp_paths(config.hand_grasps, hand.spec.model, hand.model.joint_names, hand.model.lower,
+                         hand.model.upper) if config.hand_method == "analog" else None
+    return HandRetargeter(hand.model, config.hand_method, config.side, retargeting, calibration, grasps)
+
+
+def _full_configuration(hand: RigPart, driven: np.ndarray | None) -> np.ndarray | None:
+    return None if driven is None else hand.full_configuration(driven)

@@ -1,8 +1,10 @@
-"""Hand retargeting: operator hand keypoints (or glove angles) -> robot hand joints, for any hand URDF.
+"""Hand retargeting: operator hand keypoints (or glove angles, or a controller's grip) -> robot hand joints, for any
+hand URDF.
 
-Methods: "teledex" (the TeleDex optimiser: calibrated keypoint alignment, pinch coupling, smoothness), "dexpilot"
-(DexPilot task-space vectors) and "joint_mapping" (direct per-joint maps over the operator's calibrated ranges).
-Entry point: `build_retargeter`.
+Methods, each an engine behind `HandRetargeter` (one set of input checks and failure handling): "teledex" (the
+TeleDex optimiser: calibrated keypoint alignment, pinch coupling, smoothness), "dexpilot" (DexPilot task-space
+vectors), "joint_mapping" (direct per-joint maps over the operator's calibrated ranges, from glove angles or
+keypoints) and "analog" (a closure 0..1 along the operator's chosen grasp). Entry point: `build_retargeter`.
 """
 
 from .calibration import HandCalibration, calibrate, default_calibration

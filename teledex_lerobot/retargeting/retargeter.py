@@ -1,26 +1,37 @@
-"""The public retargeter: any hand URDF + a method + a side -> joint vectors from hand keypoints, failure-safe.
+"""The public retargeter: any hand URDF + a method + a side -> joint vectors from the operator's hand, failure-safe.
+
+Every hand method is an engine behind this one class (as dex-retargeting's SeqRetargeting wraps any optimizer), so
+every input gets the same checks and failure handling:
 
     retargeter = build_retargeter("hand.urdf", method="teledex", side="right")
-    q = retargeter.retarget(keypoints)            # (21, 3) -> (n,), order retargeter.joint_names
+    q = retargeter.retarget(keypoints)            # teledex, dexpilot, joint_mapping: (21, 3) -> (n,)
+    q = retargeter.retarget_angles(angles)        # joint_mapping: canonical human angles (20,), e.g. a glove
+    q = retargeter.retarget_closure(closure)      # analog: 0..1 along the chosen grasp (select_grasp steps on)
     qs, ok = retargeter.retarget_sequence(seq)    # (N, 21, 3) -> (N, n), (N,) bool
     tips = retargeter.fingertip_positions(q)      # (F, 3), order retargeter.finger_names
 
-Failure handling (the control loop never sees an exception from here): a frame that is missing (None), has the
-wrong shape, contains NaN/inf, is not a plausible human hand (`operator.plausibility`: all zeros, one point,
-millimetres, a mirrored hand, ...) or makes the solver fail or return non-finite joints is not retargeted. The last
-good output is held, `last_frame_ok` is False, and the event is counted in `failures` by reason. Outputs are always
-inside the joint limits. The warm start is the last unfiltered solution; the low-pass filter acts on the output only.
+q is in the order retargeter.joint_names. Failure handling (the control loop never sees an exception from here): an
+input that is missing (None), has the wrong shape or contains NaN/inf, keypoints that are not a plausible human hand
+(`operator.plausibility`: all zeros, one point, millimetres, a mirrored hand, ...), angles far outside the human
+limits, a closure outside 0..1, or an engine that fails or returns non-finite joints is not retargeted. The last good
+output is held, `last_frame_ok` is False, and the event is counted in `failures` by reason (warned once per reason).
+Outputs are always inside the joint limits. Keypoint frames: the warm start is the last unfiltered solution; the
+low-pass filter acts on the output only. Angles and closures are not filtered.
 """
 
 import logging
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from ..geometry.sides import check_side
 from ..kinematics import KinematicModel, resolve_urdf
+from ..operator.hand_model import HUMAN_ANGLE_LIMITS_RAD
+from ..operator.keypoints import CANONICAL_ANGLE_NAMES, NUM_CANONICAL_ANGLES
 from ..operator.plausibility import implausibility
+from .analog import FIST, GraspChoice, GraspPath
 from .calibration import HandCalibration, default_calibration, uniform_calibration
 from .config import RetargetingConfig
 from .conventions import to_internal
@@ -33,13 +44,21 @@ from .teledex import TeleDexRetargeter
 
 logger = logging.getLogger(__name__)
 
-METHODS = ("teledex", "dexpilot", "joint_mapping")
+METHODS = ("teledex", "dexpilot", "joint_mapping", "analog")
+_INPUTS = {"keypoints": ("teledex", "dexpilot", "joint_mapping"), "angles": ("joint_mapping",), "closure": ("analog",)}
 _BASIN_SWITCH_RATIO = 0.8  # a fresh solve replaces the warm-started one when it tracks with 20 % less cost
+# Gloves and keypoints give canonical angles clipped to the human limits: far beyond them (degrees given as radians,
+# another convention) is not a hand.
+_ANGLE_MARGIN_RAD = 0.5
+_CLOSURE_MARGIN = 0.01  # a trigger a hair outside 0..1 is rounding (clipped); farther is not a closure
 
 
 class HandRetargeter:
     def __init__(self, model: KinematicModel, method: str, side: str, config: RetargetingConfig,
-                 calibration: HandCalibration | None = None):
+                 calibration: HandCalibration | None = None, grasps: dict[str, GraspPath | None] | None = None):
+        """`side`: the operator's hand. `grasps` (analog): the operator's grasps in order, name -> path over
+        `joint_names` or None for the fist through the joint map (control/hand_grasps.py `grasp_paths`); default
+        the fist only."""
         if method not in METHODS:
             raise ValueError(f"unknown retargeting method {method!r}; use one of {METHODS}")
         self.model = model
@@ -62,7 +81,8 @@ class HandRetargeter:
                 calibration = uniform_calibration(self.layout, kinematics, self.reference_pose, config.hand_scale,
                                                   hand=self.hand_name, side=side)
         self.calibration = calibration
-        self.engine = self._engine(method, config, calibration)
+        self.engine = self._engine(method, config, calibration, grasps or {FIST: None})
+        self.grasps: GraspChoice | None = self.engine if method == "analog" else None
         self._filter = CascadedLowPass(config.low_pass_alpha, config.low_pass_order)
         self.failures: Counter = Counter()
         self.frames_retargeted = 0
@@ -85,7 +105,7 @@ class HandRetargeter:
 
     def retarget(self, keypoints) -> np.ndarray:
         """Joint vector (n,) for one hand frame in the configured convention; holds the last output on failure."""
-        self.frames_retargeted += 1
+        self._start_frame("keypoints")
         if keypoints is None:
             return self._hold("hand_lost")
         try:
@@ -95,19 +115,75 @@ class HandRetargeter:
         problem = implausibility(points, self.side)
         if problem is not None:
             return self._hold(f"implausible_{problem[0]}", problem[1])
+        return self._accept(lambda: self._solve(points), filtered=True)
+
+    def retarget_angles(self, canonical_angles) -> np.ndarray:
+        """joint_mapping: joint vector for canonical human angles (20,) (a glove), with the same safety."""
+        self._start_frame("angles")
+        if canonical_angles is None:
+            return self._hold("hand_lost")
+        angles = np.asarray(canonical_angles, dtype=float)
+        if angles.shape != (NUM_CANONICAL_ANGLES,):
+            return self._hold("bad_shape", f"{angles.shape} angles")
+        if not np.isfinite(angles).all():
+            return self._hold("non_finite_input")
+        outside = np.flatnonzero((angles < HUMAN_ANGLE_LIMITS_RAD[:, 0] - _ANGLE_MARGIN_RAD)
+                                 | (angles > HUMAN_ANGLE_LIMITS_RAD[:, 1] + _ANGLE_MARGIN_RAD))
+        if outside.size:
+            first = outside[0]
+            return self._hold("implausible_angles", f"{CANONICAL_ANGLE_NAMES[first]} = {angles[first]:.2f} rad")
+        return self._accept(lambda: self.engine.map_angles(angles), filtered=False)
+
+    def retarget_closure(self, closure, measured: Callable[[], np.ndarray | None] = lambda: None) -> np.ndarray:
+        """analog: joint vector for a closure 0..1 along the chosen grasp, with the same safety; `measured` gives the
+        hand's measured joints in `joint_names` order (None while unknown), read when a hold starts to open."""
+        self._start_frame("closure")
+        if closure is None:
+            return self._hold("hand_lost")
+        value = np.asarray(closure, dtype=float)
+        if value.shape != ():
+            return self._hold("bad_shape", f"closure of shape {value.shape}")
+        if not np.isfinite(value):
+            return self._hold("non_finite_input")
+        if not -_CLOSURE_MARGIN <= value <= 1.0 + _CLOSURE_MARGIN:
+            return self._hold("implausible_closure", f"{float(value):g}, not in 0..1")
+        return self._accept(lambda: self.engine.close(float(value), measured), filtered=False)
+
+    def select_grasp(self, pressed: bool) -> None:
+        """analog: the grasp selection button's state this tick (its press steps to the next grasp)."""
+        self.grasps.select(pressed)
+
+    def _start_frame(self, given: str) -> None:
+        """Count a frame of this input kind; a kind the method does not take is a programming error."""
+        if self.method not in _INPUTS[given]:
+            raise TypeError(f"{self.method!r} retargeting takes no {given}; "
+                            f"{given} drive {' / '.join(_INPUTS[given])}")
+        self.frames_retargeted += 1
+
+    def _solve(self, points: np.ndarray) -> np.ndarray:
+        solution = self.engine.solve(points, self._solution)
+        self._frames_since_basin_check += 1
+        if (self._frames_since_basin_check >= self.config.basin_check_period > 0
+                and hasattr(self.engine, "tracking_cost")):
+            solution = self._best_basin(points, solution)
+        return solution
+
+    def _accept(self, solve: Callable[[], np.ndarray], filtered: bool) -> np.ndarray:
+        """The engine's joints for this input, inside the limits (low-pass filtered if `filtered`), or the held ones
+        if it fails."""
         try:
-            solution = self.engine.solve(points, self._solution)
-            self._frames_since_basin_check += 1
-            if (self._frames_since_basin_check >= self.config.basin_check_period > 0
-                    and hasattr(self.engine, "tracking_cost")):
-                solution = self._best_basin(points, solution)
-        except Exception:  # noqa: BLE001 - the control loop must survive any solver failure; it is counted
-            logger.debug("retargeting solver failed", exc_info=True)
+            solution = solve()
+        except Exception:  # noqa: BLE001 - the control loop must survive any engine failure; it is counted
+            logger.debug("retargeting engine failed", exc_info=True)
             return self._hold("solver_error")
         if not np.isfinite(solution).all():
             return self._hold("non_finite_solution")
         self._solution = np.minimum(np.maximum(solution, self.lower), self.upper)
-        self._output = self._filter(self._solution)
+        if filtered:
+            self._output = self._filter(self._solution)
+        else:  # a later keypoint frame starts the filter afresh
+            self._filter.reset()
+            self._output = self._solution
         self.last_frame_ok = True
         return self._output.copy()
 
@@ -124,19 +200,6 @@ class HandRetargeter:
             self.basin_switches += 1
             return fresh
         return warm
-
-    def retarget_angles(self, canonical_angles) -> np.ndarray:
-        """joint_mapping only: joint vector for canonical human angles (20,) (a glove), with the same safety."""
-        if not isinstance(self.engine, JointMappingRetargeter):
-            raise TypeError(f"retarget_angles needs method 'joint_mapping', this retargeter uses {self.method!r}")
-        self.frames_retargeted += 1
-        angles = np.asarray(canonical_angles, dtype=float)
-        if angles.shape != (20,) or not np.isfinite(angles).all():
-            return self._hold("bad_shape" if angles.shape != (20,) else "non_finite_input")
-        self._solution = self._output = self.engine.map_angles(angles)
-        self._filter.reset()  # glove angles are not filtered; a later keypoint frame starts the filter afresh
-        self.last_frame_ok = True
-        return self._output.copy()
 
     def retarget_sequence(self, keypoints) -> tuple[np.ndarray, np.ndarray]:
         """(N, n) joint vectors and (N,) ok flags for a sequence of frames, in order (warm-started, filtered)."""
@@ -159,16 +222,20 @@ class HandRetargeter:
         held = self._output if self._output is not None else self._solution
         return held.copy()
 
-    def _engine(self, method: str, config: RetargetingConfig, calibration: HandCalibration):
+    def _engine(self, method: str, config: RetargetingConfig, calibration: HandCalibration,
+                grasps: dict[str, GraspPath | None]):
         if method == "teledex":
             return TeleDexRetargeter(self.model, self.layout, calibration, config.teledex, config.solver)
         if method == "dexpilot":
             return DexPilotRetargeter(self.model, self.layout, hand_size_ratio(calibration),
                                       config.dexpilot, config.solver)
-        path = config.joint_map or joint_map_path(self.hand_name, self.side)
-        joint_map = load_joint_map(path, self.joint_names, self.lower, self.upper)
-        return JointMappingRetargeter(with_operator_ranges(joint_map, calibration.canonical_angle_ranges_rad),
-                                      self.side)
+        # the map of the robot hand's side (the URDF's), which need not be the operator's
+        path = config.joint_map or joint_map_path(self.hand_name, _name_and_side(self.model)[1] or self.side)
+        joint_map = with_operator_ranges(load_joint_map(path, self.joint_names, self.lower, self.upper),
+                                         calibration.canonical_angle_ranges_rad)
+        if method == "analog":
+            return GraspChoice(grasps, joint_map)
+        return JointMappingRetargeter(joint_map, self.side)
 
 
 def build_retargeter(urdf, method: str = "teledex", side: str = "right", config=None,
@@ -186,11 +253,16 @@ def build_retargeter(urdf, method: str = "teledex", side: str = "right", config=
 
 def hand_name(model: KinematicModel) -> str:
     """The model name without its side suffix: linkerhand_l20_right -> linkerhand_l20."""
+    return _name_and_side(model)[0]
+
+
+def _name_and_side(model: KinematicModel) -> tuple[str, str | None]:
+    """The URDF's name and side: linkerhand_l20_right -> (linkerhand_l20, right); no side suffix -> (name, None)."""
     stem = Path(model.description.source).stem
-    for suffix in ("_right", "_left"):
-        if stem.endswith(suffix):
-            return stem[: -len(suffix)]
-    return stem
+    for side in ("right", "left"):
+        if stem.endswith(f"_{side}"):
+            return stem[: -len(side) - 1], side
+    return stem, None
 
 
 def hand_size_ratio(calibration: HandCalibration) -> float:
