@@ -24,6 +24,7 @@ import threading
 import time
 import warnings
 from importlib.metadata import version
+from pathlib import Path
 
 import can
 import numpy as np
@@ -31,15 +32,17 @@ import numpy as np
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.devices.registry import build_part_device
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
-from teledex_lerobot.devices.testing import (
+from teledex_lerobot.presets import PartSpec
+from teledex_lerobot.rig import RigPart
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))  # the tests' device harness
+from device_harness import (  # noqa: E402
     TeledexSimProcess,
     bus_config,
     rearm_until_healthy,
     unique_channel,
     wait_for_fault,
 )
-from teledex_lerobot.presets import PartSpec
-from teledex_lerobot.rig import RigPart
 
 SESSION_LOAD = """
 import sys, time, warnings

@@ -9,8 +9,10 @@ The tests (tests/test_real_*.py) check that the right fault is latched with the 
 import argparse
 import logging
 import os
+import sys
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 from fault_timeouts import start_load, stop_load  # beside this file
@@ -25,9 +27,11 @@ from teledex_lerobot.devices.linkerhand.config import LinkerHandConfig
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
 from teledex_lerobot.devices.registry import build_part_device
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
-from teledex_lerobot.devices.testing import bus_config, rearm_until_healthy, unique_channel, wait_for_fault
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))  # the tests' device harness
+from device_harness import bus_config, rearm_until_healthy, unique_channel, wait_for_fault  # noqa: E402
 
 REQUIREMENT_MS = 100.0
 

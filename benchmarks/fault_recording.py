@@ -23,8 +23,10 @@ import numpy as np
 import pandas as pd
 
 from teledex_lerobot.clock import now_ns
-from teledex_lerobot.devices.testing import TeledexSimProcess
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))  # the tests' device harness
+from device_harness import TeledexSimProcess  # noqa: E402
 
 DEVICES = ("--device", "piper:right:arm", "--device", "linkerhand_o6:right:hand")
 TOLD = ("stopped by a device fault", "DEVICE FAULT:", "No keyboard to re-arm with", "press 'a' to re-arm",

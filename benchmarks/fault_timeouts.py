@@ -31,9 +31,11 @@ from pathlib import Path
 import numpy as np
 from can_latency import cable_pull_detection_ms  # beside this file
 
+from teledex_lerobot.can.broker import query_stats
 from teledex_lerobot.clock import now_ns
-from teledex_lerobot.devices.can.broker import query_stats
-from teledex_lerobot.devices.testing import TeledexSimProcess
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))  # the tests' device harness
+from device_harness import TeledexSimProcess  # noqa: E402
 
 FEEDBACK_TIMEOUT_MS = 50.0
 DEVICES = ("--device", "piper:right:arm", "--device", "linkerhand_o6:right:hand")

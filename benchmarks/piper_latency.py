@@ -13,8 +13,10 @@ speed-limited trajectory (3 rad/s at 100 %: 3.3 ms for the 0.01 rad step). Print
 """
 
 import argparse
+import sys
 import time
 from importlib.metadata import version
+from pathlib import Path
 
 import numpy as np
 from piper_sdk import C_PiperInterface_V2
@@ -25,9 +27,11 @@ from teledex_lerobot.devices.agilex.config import PiperConfig
 from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
 from teledex_lerobot.devices.registry import build_part_device
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
-from teledex_lerobot.devices.testing import bus_config, unique_channel
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))  # the tests' device harness
+from device_harness import bus_config, unique_channel  # noqa: E402
 
 STEP_RAD = 0.01
 TIMEOUT_NS = 1_000_000_000

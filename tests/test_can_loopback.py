@@ -11,11 +11,11 @@ import time
 
 import can
 import pytest
+from device_harness import wait_until
 
-from teledex_lerobot.devices.can import broker as broker_module
-from teledex_lerobot.devices.can import bus as bus_module
-from teledex_lerobot.devices.can.broker import RECEIVE_QUEUE_FRAMES, CanBroker
-from teledex_lerobot.devices.testing import wait_until
+from teledex_lerobot.can import broker as broker_module
+from teledex_lerobot.can import bus as bus_module
+from teledex_lerobot.can.broker import RECEIVE_QUEUE_FRAMES, CanBroker
 
 CHANNELS = ("arm", "hand")
 

@@ -3,11 +3,11 @@
 import can
 import numpy as np
 import pytest
+from device_harness import unique_channel, wait_until
 from linkerbot.arm.a7 import A7
 
 from teledex_lerobot.devices.linker_a7 import protocol as ap
 from teledex_lerobot.devices.linker_a7.simulator import A7SimConfig, A7Simulator
-from teledex_lerobot.devices.testing import unique_channel, wait_until
 
 START = (0.4, 0.0, 0.0, 1.2, 0.0, 0.0, 0.0)
 

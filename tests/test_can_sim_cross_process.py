@@ -9,24 +9,24 @@ import sys
 
 import numpy as np
 import pytest
-from piper_sdk import C_PiperInterface_V2
-
-from lerobot_robot_teledex.config_teledex import TeledexConfig
-from lerobot_robot_teledex.teledex_robot import Teledex
-from teledex_lerobot.cli import doctor
-from teledex_lerobot.clock import now_ns
-from teledex_lerobot.devices import device_fault as df
-from teledex_lerobot.devices.can.port import CanPortConfig
-from teledex_lerobot.devices.linkerhand.probe import probe_linkerhand
-from teledex_lerobot.devices.registry import build_part_device
-from teledex_lerobot.devices.simulated import SimDynamicsConfig
-from teledex_lerobot.devices.testing import (
+from device_harness import (
     TeledexSimProcess,
     bus_config,
     rearm_until_healthy,
     wait_for_fault,
     wait_until,
 )
+from piper_sdk import C_PiperInterface_V2
+
+from lerobot_robot_teledex.config_teledex import TeledexConfig
+from lerobot_robot_teledex.teledex_robot import Teledex
+from teledex_lerobot.can.port import CanPortConfig
+from teledex_lerobot.cli import doctor
+from teledex_lerobot.clock import now_ns
+from teledex_lerobot.devices import device_fault as df
+from teledex_lerobot.devices.linkerhand.probe import probe_linkerhand
+from teledex_lerobot.devices.registry import build_part_device
+from teledex_lerobot.devices.simulated import SimDynamicsConfig
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 

@@ -4,13 +4,13 @@ import time
 
 import numpy as np
 import pytest
+from device_harness import BusListener, unique_channel, wait_until
 from piper_sdk import C_PiperInterface_V2
 from piper_sdk.piper_param.piper_param_manager import C_PiperParamManager
 from scipy.spatial.transform import Rotation
 
 from teledex_lerobot.devices.agilex import protocol as pp
 from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
-from teledex_lerobot.devices.testing import BusListener, unique_channel, wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore:The .bustype. argument is deprecated:DeprecationWarning")
 

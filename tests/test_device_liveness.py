@@ -1,4 +1,4 @@
-"""Silence judged from the bus's receive timestamps (devices/can/liveness.py), on an injected clock: a silent device
+"""Silence judged from the bus's receive timestamps (can/liveness.py), on an injected clock: a silent device
 is latched once its debt is older than the timeout and our reader has drained the bus for confirm_ms; a reader of
 ours that is behind never makes the device look silent, even when the frames it missed leave gaps; a polled device
 owes a reply only for requests that were sent."""
@@ -8,8 +8,7 @@ import queue
 import can
 import pytest
 
-from teledex_lerobot.devices.can.liveness import OK, SILENT, STARVED, BusLiveness
-from teledex_lerobot.devices.device_fault import WallToMonotonic
+from teledex_lerobot.can.liveness import OK, SILENT, STARVED, BusLiveness, WallToMonotonic
 
 MS = 1_000_000
 TIMEOUT_MS = 50.0

@@ -8,17 +8,17 @@ from dataclasses import dataclass
 import draccus
 import dummy_vendor
 import pytest
+from device_harness import RELAXED_FEEDBACK_TIMEOUT_MS, unique_channel, wait_until
 from lerobot.robots import RobotConfig
 
 from lerobot_robot_teledex.config_teledex import TeledexConfig, TeledexHandConfig
 from lerobot_robot_teledex.teledex_robot import Teledex, TeledexHand
+from teledex_lerobot.can.port import CanPortConfig
 from teledex_lerobot.cli import doctor, sim
 from teledex_lerobot.devices import registry
 from teledex_lerobot.devices.agilex.config import PiperConfig
-from teledex_lerobot.devices.can.port import CanPortConfig
 from teledex_lerobot.devices.joint_device import JointDevice
 from teledex_lerobot.devices.simulated import FakeJointDevice
-from teledex_lerobot.devices.testing import RELAXED_FEEDBACK_TIMEOUT_MS, unique_channel, wait_until
 from teledex_lerobot.presets import PartSpec
 
 

@@ -14,19 +14,19 @@ import threading
 import numpy as np
 import pandas as pd
 import pytest
+from device_harness import RELAXED_FEEDBACK_TIMEOUT_MS, TeledexSimProcess, wait_until
 from lerobot.configs.dataset import DatasetRecordConfig
 from test_recorder import at_ticks, press  # the control loop's ticks (every tick counts, recorded or not)
 
 from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
+from teledex_lerobot.can.port import CanPortConfig
 from teledex_lerobot.cli import recording as record_module
 from teledex_lerobot.cli.conversions import lerobot_to_native, native_to_lerobot
 from teledex_lerobot.cli.errors import run_command
 from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
 from teledex_lerobot.clock import now_ns
-from teledex_lerobot.devices.can.port import CanPortConfig
 from teledex_lerobot.devices.device_fault import FEEDBACK_TIMEOUT, make_fault
-from teledex_lerobot.devices.testing import RELAXED_FEEDBACK_TIMEOUT_MS, TeledexSimProcess, wait_until
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
 from teledex_lerobot.storage.recorder import RecordingSession
 

@@ -8,16 +8,16 @@ from contextlib import contextmanager
 
 import numpy as np
 import pytest
+from device_harness import bus_config, rearm_until_healthy, unique_channel, wait_for_fault, wait_until
 
+from teledex_lerobot.can.port import ECHOING_INTERFACES, NETWORK_INTERFACES, CanPortConfig
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.devices import device_fault as df
-from teledex_lerobot.devices.can.port import ECHOING_INTERFACES, NETWORK_INTERFACES, CanPortConfig
 from teledex_lerobot.devices.linker_a7 import protocol as ap
 from teledex_lerobot.devices.linker_a7.driver import LinkerA7JointDevice
 from teledex_lerobot.devices.linker_a7.simulator import A7SimConfig, A7Simulator
 from teledex_lerobot.devices.registry import build_part_device
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
-from teledex_lerobot.devices.testing import bus_config, rearm_until_healthy, unique_channel, wait_for_fault, wait_until
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 

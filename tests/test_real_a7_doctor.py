@@ -1,11 +1,12 @@
 """teledex-doctor's Linker Arm A7 probe against the A7 simulator: a healthy arm passes, problems come with a fix."""
 
+from device_harness import unique_channel
+
+from teledex_lerobot.can.port import CanPortConfig
 from teledex_lerobot.cli import doctor
-from teledex_lerobot.devices.can.port import CanPortConfig
 from teledex_lerobot.devices.linker_a7.probe import probe_linker_a7
 from teledex_lerobot.devices.linker_a7.simulator import A7SimConfig, A7Simulator
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
-from teledex_lerobot.devices.testing import unique_channel
 
 PRESET = "linker_a7_linkerhand_l10_single"
 

@@ -3,6 +3,7 @@ the commanded angle within one device unit (one float32 step)."""
 
 import numpy as np
 import pytest
+from device_harness import bus_config, unique_channel, wait_until
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -10,7 +11,6 @@ from teledex_lerobot.devices.linker_a7 import protocol as ap
 from teledex_lerobot.devices.linker_a7.simulator import A7SimConfig, A7Simulator
 from teledex_lerobot.devices.registry import build_part_device
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
-from teledex_lerobot.devices.testing import bus_config, unique_channel, wait_until
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 

@@ -1,13 +1,13 @@
 """teledex-doctor against the simulators: healthy devices pass, missing or faulty ones come with a fix."""
 
 import pytest
+from device_harness import unique_channel
 
+from teledex_lerobot.can.port import CanPortConfig
 from teledex_lerobot.cli import doctor
 from teledex_lerobot.devices.agilex.probe import probe_piper
 from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
-from teledex_lerobot.devices.can.port import CanPortConfig
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
-from teledex_lerobot.devices.testing import unique_channel
 
 
 def test_healthy_devices():

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from device_harness import bus_config, rearm_until_healthy, unique_channel, wait_for_fault, wait_until
 
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.devices import device_fault as df
@@ -12,7 +13,6 @@ from teledex_lerobot.devices.linkerhand.o6_driver import O6JointDevice
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
 from teledex_lerobot.devices.registry import build_part_device
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
-from teledex_lerobot.devices.testing import bus_config, rearm_until_healthy, unique_channel, wait_for_fault, wait_until
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 

@@ -6,6 +6,7 @@ import time
 import can
 import numpy as np
 import pytest
+from device_harness import bus_config, rearm_until_healthy, unique_channel, wait_for_fault, wait_until
 from piper_sdk import C_PiperInterface_V2
 
 from teledex_lerobot.clock import now_ns
@@ -16,7 +17,6 @@ from teledex_lerobot.devices.agilex.driver import PiperJointDevice
 from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
 from teledex_lerobot.devices.registry import build_part_device
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
-from teledex_lerobot.devices.testing import bus_config, rearm_until_healthy, unique_channel, wait_for_fault, wait_until
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 

@@ -4,6 +4,7 @@ units round-trip within one device unit (Piper: 0.001 deg / 0.001 mm; LinkerHand
 import can
 import numpy as np
 import pytest
+from device_harness import bus_config, unique_channel, wait_until
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from piper_sdk import C_PiperInterface_V2
@@ -15,7 +16,6 @@ from teledex_lerobot.devices.linkerhand.byte_map import byte_scale
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
 from teledex_lerobot.devices.registry import build_part_device
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
-from teledex_lerobot.devices.testing import bus_config, unique_channel, wait_until
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 

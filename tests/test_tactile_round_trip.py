@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from device_harness import bus_config, unique_channel
 from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot.datasets import LeRobotDataset
 
@@ -16,7 +17,6 @@ from teledex_lerobot.cli.conversions import lerobot_to_native, native_to_lerobot
 from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
 from teledex_lerobot.devices.linkerhand.config import LinkerHandConfig
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
-from teledex_lerobot.devices.testing import bus_config, unique_channel
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
 
 pytestmark = [pytest.mark.slow,

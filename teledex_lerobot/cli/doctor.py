@@ -12,20 +12,21 @@ channels are swapped. Simulated devices: `--arm-interface teledex --hand-interfa
 import argparse
 import sys
 
-from ..devices.can.port import CAN_INTERFACES, CanPortConfig
+from ..can.port import CAN_INTERFACES, CanPortConfig
 from ..devices.probe import Report
 from ..devices.realsense.probe import probe_cameras
-from ..devices.registry import find_device_model
+from ..devices.registry import bus_signatures, find_device_model
 from ..presets import load_preset
 
 
 def probe_part(spec, port: CanPortConfig) -> Report:
-    """spec: a presets.PartSpec; the probe its model registers."""
+    """spec: a presets.PartSpec; the probe its model registers, given every vendor's bus signatures (to name the
+    device heard instead of a silent one)."""
     found = find_device_model(spec.model)
     probe = found[1].probe if found is not None else None
     if probe is None:
         return Report(spec.model, problems=[("teledex-doctor has no probe for this device", "use the vendor's tools")])
-    return probe(spec.side, port)
+    return probe(spec.side, port, bus_signatures())
 
 
 def run(preset_name: str, arm: CanPortConfig, hand: CanPortConfig, cameras: list[str]) -> list[Report]:

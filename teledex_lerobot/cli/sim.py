@@ -29,8 +29,8 @@ import subprocess
 import sys
 import threading
 
-from ..devices.can import wire
-from ..devices.can.broker import query_stats, serve_channels
+from ..can import wire
+from ..can.broker import query_stats, serve_channels
 from ..devices.registry import device_model, real_models
 from ..geometry.sides import SIDES
 
@@ -66,7 +66,7 @@ def _start_bus(args) -> subprocess.Popen | None:
     teledex-sim runs the bus already and we join it."""
     path = args.broker or wire.broker_path()
     os.environ[wire.BROKER_ENV] = path  # this process's simulators join the same bus
-    broker = subprocess.Popen([sys.executable, "-m", "teledex_lerobot.devices.can.broker", "--path", path,
+    broker = subprocess.Popen([sys.executable, "-m", "teledex_lerobot.can.broker", "--path", path,
                                *[f"--channel={channel}" for channel in args.channel or []]],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     answer = json.loads(broker.stdout.readline() or "{}")

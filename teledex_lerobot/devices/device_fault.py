@@ -1,12 +1,11 @@
-"""Faults a real joint device reports, and the clock conversion its feedback timestamps need.
+"""Faults a real joint device reports (the conversion of its feedback timestamps to our clock is the CAN layer's:
+can.liveness.WallToMonotonic).
 
 A fault is latched: once a device reports one, it stops forwarding new targets (the hardware keeps its last safe
 target) until the operator calls clear_fault(). A glitch therefore never turns into a silent resume mid-motion.
 """
 
-import time
 from dataclasses import dataclass
-from statistics import median
 
 from ..clock import now_ns
 
@@ -18,9 +17,9 @@ BUS_ERROR = "bus_error"  # the CAN interface itself failed (send errors, interfa
 
 
 class DeviceUnavailable(ConnectionError):
-    """A device that cannot be reached at connect (interface missing or down, nothing answering, a different device
-    answering): the message is one line saying what was found and the fix, for commands to print without a
-    traceback."""
+    """A device that cannot be reached at connect (nothing answering, a different device answering; a CAN interface
+    missing or down is can.port.PortUnavailable, also a ConnectionError): the message is one line saying what was
+    found and the fix, for commands to print without a traceback."""
 
 
 @dataclass(frozen=True)
@@ -36,20 +35,3 @@ class DeviceFault:
 def make_fault(kind: str, message: str, since_ns: int | None = None) -> DeviceFault:
     return DeviceFault(kind, message, now_ns(), since_ns)
 
-
-class WallToMonotonic:
-    """Converts wall-clock timestamps (python-can's Message.timestamp, vendor SDK receive times) to clock.now_ns().
-
-    python-can stamps frames with time.time() on the virtual interface (the teledex loopback bus stamps them when its
-    broker relays them) and with the kernel's CLOCK_REALTIME receive time on socketcan, while every capture time in
-    this project is on the monotonic clock.
-    The offset between the two clocks is measured when the device connects (median of a few paired reads, so a
-    preemption between the two reads does not bias it). A wall-clock step (NTP) after connect shifts converted
-    stamps by the step; reconnecting re-measures.
-    """
-
-    def __init__(self, samples: int = 9):
-        self.offset_ns = median(time.time_ns() - time.monotonic_ns() for _ in range(samples))
-
-    def to_monotonic_ns(self, wall_s: float) -> int:
-        return int(round(wall_s * 1e9)) - self.offset_ns

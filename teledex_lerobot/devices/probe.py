@@ -1,16 +1,18 @@
 """What teledex-doctor's device probes share: the report they fill, the socketcan checks, opening a bus, collecting
 frames, and the fix for a device that does not answer (another device answering there: swapped channels).
 
-Each vendor's probe lives in its folder (devices/<vendor>/probe.py) and is registered with its device models.
+Each vendor's probe lives in its folder (devices/<vendor>/probe.py) and is registered with its device models; whoever
+runs it (teledex-doctor) passes every vendor's bus signatures in, for the swapped-channel fix.
 """
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import can
 
-from .can.identify import identify, swapped_channel_hint
-from .can.port import CanPortConfig
+from ..can.identify import BusSignature, identify, swapped_channel_hint
+from ..can.port import CanPortConfig
 
 LISTEN_S = 0.3  # listening for a device that streams on its own
 REPLY_TIMEOUT_S = 0.2  # waiting for the replies to read requests
@@ -51,11 +53,11 @@ def open_bus(port: CanPortConfig, report: Report) -> can.BusABC | None:
         return None
 
 
-def silent_device_fix(port: CanPortConfig, own_kind: str, fix: str) -> str:
-    """The fix for a device that does not answer: swap the channels when another known device answers there."""
-    from .registry import bus_signatures  # the registry imports every vendor, whose probes import this module
-
-    heard = identify(port.interface, port.channel, bus_signatures())
+def silent_device_fix(port: CanPortConfig, own_kind: str, fix: str, signatures: Iterable[BusSignature]) -> str:
+    """The fix for a device that does not answer: swap the channels when another known device (one of `signatures`,
+    every vendor's as the doctor gives them; none: no such check) answers there."""
+    signatures = tuple(signatures)
+    heard = identify(port.interface, port.channel, signatures) if signatures else []
     hint = swapped_channel_hint(own_kind, port.interface, port.channel, heard)
     return f"{hint}Swap --arm-channel and --hand-channel." if hint else fix
 

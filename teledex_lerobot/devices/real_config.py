@@ -6,7 +6,7 @@ command line: --robot.real.arm.channel=can0 --robot.real.feedback_timeout_ms=50 
 
 from dataclasses import dataclass, field
 
-from .can.port import CanPortConfig
+from ..can.port import CanPortConfig
 
 
 @dataclass

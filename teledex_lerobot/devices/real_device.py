@@ -19,13 +19,14 @@ import logging
 import threading
 from abc import abstractmethod
 from collections import deque
+from collections.abc import Iterable
 
 import numpy as np
 
+from ..can.identify import BusSignature, identify, swapped_channel_hint
+from ..can.liveness import SILENT, STARVED, BusLiveness
+from ..can.port import CanPortConfig
 from ..clock import now_ns
-from .can.identify import identify, swapped_channel_hint
-from .can.liveness import SILENT, STARVED, BusLiveness
-from .can.port import CanPortConfig
 from .device_fault import (
     BUS_ERROR,
     COMMAND_OUT_OF_RANGE,
@@ -53,15 +54,19 @@ class RealJointDevice(JointDevice):
     # on the channel instead tell a swapped channel from a missing device.
     bus_kind = ""
 
-    def __init__(self, label: str, part, port: CanPortConfig, config: SharedRealConfig):
+    def __init__(self, label: str, part, port: CanPortConfig, config: SharedRealConfig,
+                 signatures: Iterable[BusSignature] = ()):
         """part: the rig.RigPart driven; its model's joint order is the device's and its limits are the ones
-        enforced. config: the real backend's settings (supervision thresholds)."""
+        enforced. config: the real backend's settings (supervision thresholds). signatures: the devices that may be
+        heard on its channel instead of its own (every registered vendor's, given by whoever builds the driver: the
+        registry), for the swapped-channel hint of a silent device; none: no hint."""
         self.driven = np.asarray(part.indices, dtype=int)
         device_home = np.asarray(part.home_full, dtype=float)
         super().__init__(device_home[self.driven])
         self.name = f"{label}@{port.interface}:{port.channel}"
         self.port = port
         self.config = config
+        self.signatures = tuple(signatures)
         self.device_lower = np.asarray(part.model.lower, dtype=float)  # the full device vector's limits
         self.device_upper = np.asarray(part.model.upper, dtype=float)
         self.lower = self.device_lower[self.driven]
@@ -241,9 +246,8 @@ class RealJointDevice(JointDevice):
     def _silence_explained(self) -> str:
         """Why the device may be silent: another known device on its channel (swapped channels), else the
         driver's checklist."""
-        from .registry import bus_signatures  # every vendor's; imported here, the registry imports the drivers
-
-        heard = identify(self.port.interface, self.port.channel, bus_signatures()) if self.bus_kind else []
+        heard = (identify(self.port.interface, self.port.channel, self.signatures)
+                 if self.bus_kind and self.signatures else [])
         return swapped_channel_hint(self.bus_kind, self.port.interface, self.port.channel, heard) + \
             self._no_feedback_hint()
 

@@ -16,8 +16,8 @@ from dataclasses import MISSING, Field, dataclass, field, fields, make_dataclass
 
 from draccus.wrappers import docstring
 
+from ..can.identify import BusSignature
 from . import agilex, linker_a7, linkerhand  # the vendor folders
-from .can.identify import BusSignature
 from .joint_device import JointDevice, TactileLayout
 from .real_config import SharedRealConfig
 from .simulated import SimDynamicsConfig, build_fake, build_sim
@@ -59,6 +59,8 @@ def device_model(model: str) -> tuple[Vendor, DeviceModel]:
 
 
 def bus_signatures() -> list[BusSignature]:
+    """How every registered vendor's devices are recognised on a channel: given to the drivers the registry builds
+    and to teledex-doctor's probes (they never import the registry, which imports them)."""
     return [vendor.bus_signature for vendor in VENDORS.values() if vendor.bus_signature is not None]
 
 
@@ -101,9 +103,11 @@ RealHardwareConfig = make_dataclass(
 
 
 def build_real(part, sim: SimDynamicsConfig, real: "RealHardwareConfig") -> JointDevice:
-    """The `real` backend for one rig part: its vendor's driver on the part's CAN port."""
+    """The `real` backend for one rig part: its vendor's driver on the part's CAN port, told every vendor's bus
+    signatures (to name the device it hears instead of its own)."""
     vendor, model = device_model(part.spec.model)
-    return model.driver(part, real.port_for(part.role), real, real.settings_for(vendor.name))
+    return model.driver(part, real.port_for(part.role), real, real.settings_for(vendor.name),
+                        signatures=bus_signatures())
 
 
 def tactile_layout(part, real: "RealHardwareConfig") -> TactileLayout | None:

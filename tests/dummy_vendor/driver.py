@@ -5,7 +5,7 @@ import threading
 import can
 import numpy as np
 
-from teledex_lerobot.devices.device_fault import WallToMonotonic
+from teledex_lerobot.can.liveness import WallToMonotonic
 from teledex_lerobot.devices.joint_device import JointState
 from teledex_lerobot.devices.real_device import RealJointDevice
 
@@ -17,8 +17,8 @@ PADS = ("left_pad", "right_pad")
 class AcmeGripperDevice(RealJointDevice):
     bus_kind = protocol.BUS_SIGNATURE.kind
 
-    def __init__(self, part, port, config, settings):
-        super().__init__(f"acme-{part.spec.side}", part, port, config)
+    def __init__(self, part, port, config, settings, signatures=()):
+        super().__init__(f"acme-{part.spec.side}", part, port, config, signatures)
         self.settings = settings
         self._bus: can.BusABC | None = None
         self._positions = np.full(len(self.device_target), np.nan)

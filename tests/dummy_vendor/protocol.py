@@ -5,7 +5,7 @@ import struct
 
 import can
 
-from teledex_lerobot.devices.can.identify import BusSignature
+from teledex_lerobot.can.identify import BusSignature
 
 TARGET_ID, POSITION_ID = 0x310, 0x311
 

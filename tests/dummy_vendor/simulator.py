@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from teledex_lerobot.devices.can.simulator import BusSimulator, SimBus
+from teledex_lerobot.can.simulator import BusSimulator, SimBus
 from teledex_lerobot.devices.simulated import FirstOrderJointDevice, SimDynamicsConfig
 
 from . import protocol

@@ -21,14 +21,16 @@ bus_error, the thread is stopped, and re-arming rebuilds the connection.
 import logging
 import threading
 import time
+from collections.abc import Iterable
 
 import can
 import numpy as np
 
+from ...can.identify import BusSignature
+from ...can.liveness import BusLiveness, WallToMonotonic
+from ...can.port import CanPortConfig
 from ...clock import now_ns
-from ..can.liveness import BusLiveness
-from ..can.port import CanPortConfig
-from ..device_fault import DeviceUnavailable, WallToMonotonic
+from ..device_fault import DeviceUnavailable
 from ..joint_device import JointState
 from ..real_config import SharedRealConfig
 from ..real_device import RealJointDevice
@@ -52,8 +54,9 @@ class PiperJointDevice(RealJointDevice):
 
     bus_kind = pp.BUS_SIGNATURE.kind
 
-    def __init__(self, part, port: CanPortConfig, config: SharedRealConfig, settings: PiperConfig):
-        super().__init__("piper", part, port, config)
+    def __init__(self, part, port: CanPortConfig, config: SharedRealConfig, settings: PiperConfig,
+                 signatures: Iterable[BusSignature] = ()):
+        super().__init__("piper", part, port, config, signatures)
         if len(self.device_target) != len(PIPER_JOINTS):
             raise ValueError(f"Piper device vector is {list(PIPER_JOINTS)}; got {len(self.device_target)} values")
         self.settings = settings

@@ -1,17 +1,19 @@
 """teledex-doctor's probe of an Agilex Piper: feedback rate, firmware, enable state, arm status and error bits."""
 
 import struct
+from collections.abc import Iterable
 
 import can
 
-from ..can.port import CanPortConfig
+from ...can.identify import BusSignature
+from ...can.port import CanPortConfig
 from ..probe import LISTEN_S, Report, check_socketcan, collect, open_bus, silent_device_fix
 from . import protocol as pp
 
 FEEDBACK_HZ = 200.0
 
 
-def probe_piper(side: str, port: CanPortConfig) -> Report:
+def probe_piper(side: str, port: CanPortConfig, signatures: Iterable[BusSignature] = ()) -> Report:
     report = Report(f"Agilex Piper on {port.interface}:{port.channel}")
     if not check_socketcan(port, report) or (bus := open_bus(port, report)) is None:
         return report
@@ -25,7 +27,7 @@ def probe_piper(side: str, port: CanPortConfig) -> Report:
     if not joints:
         report.problem("no joint feedback (0x2A5) from the arm", silent_device_fix(
             port, pp.BUS_SIGNATURE.kind, "power the arm (24 V), check the CAN cable, CAN-H/CAN-L and the 120 ohm "
-            "termination; the arm must be the only Piper on this bus"))
+            "termination; the arm must be the only Piper on this bus", signatures))
         return report
     report.facts.append(f"joint feedback {rate_hz:.0f} Hz, {len(frames) / LISTEN_S:.0f} frames/s")
     if rate_hz < 0.5 * FEEDBACK_HZ:

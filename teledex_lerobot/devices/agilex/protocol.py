@@ -11,7 +11,7 @@ import struct
 import can
 import numpy as np
 
-from ..can.identify import BusSignature
+from ...can.identify import BusSignature
 
 # feedback, arm -> host
 STATUS = 0x2A1

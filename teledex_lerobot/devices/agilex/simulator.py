@@ -21,10 +21,10 @@ import numpy as np
 from piper_sdk.piper_param.piper_param_manager import C_PiperParamManager
 from scipy.spatial.transform import Rotation
 
+from ...can.simulator import BusSimulator, SimBus
 from ...clock import now_ns
 from ...kinematics import KinematicModel
 from ...paths import URDF_DIR
-from ..can.simulator import BusSimulator, SimBus
 from ..simulated import FirstOrderJointDevice, SimDynamicsConfig
 from . import protocol as pp
 

@@ -26,12 +26,14 @@ and fails to unpack them. A simulator in another process is reached on the teled
 
 import threading
 import time
+from collections.abc import Iterable
 
 import numpy as np
 
-from ..can.liveness import BusLiveness
-from ..can.port import CanPortConfig
-from ..device_fault import DeviceUnavailable, WallToMonotonic
+from ...can.identify import BusSignature
+from ...can.liveness import BusLiveness, WallToMonotonic
+from ...can.port import CanPortConfig
+from ..device_fault import DeviceUnavailable
 from ..joint_device import JointState
 from ..real_config import SharedRealConfig
 from ..real_device import RealJointDevice
@@ -48,9 +50,10 @@ class LinkerA7JointDevice(RealJointDevice):
 
     bus_kind = ap.BUS_SIGNATURE.kind
 
-    def __init__(self, part, port: CanPortConfig, config: SharedRealConfig, settings: LinkerA7Config):
+    def __init__(self, part, port: CanPortConfig, config: SharedRealConfig, settings: LinkerA7Config,
+                 signatures: Iterable[BusSignature] = ()):
         side = part.spec.side
-        super().__init__(f"linker_a7-{side}", part, port, config)
+        super().__init__(f"linker_a7-{side}", part, port, config, signatures)
         if len(self.device_target) != ap.JOINTS:
             raise ValueError(f"The Linker Arm A7 has {ap.JOINTS} joints; got {len(self.device_target)}")
         port.refuse_echoing("linkerbot's A7")

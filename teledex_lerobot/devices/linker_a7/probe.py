@@ -2,10 +2,12 @@
 temperatures, enable state, and an arm answering on the other side's IDs."""
 
 import time
+from collections.abc import Iterable
 
 import can
 
-from ..can.port import CanPortConfig
+from ...can.identify import BusSignature
+from ...can.port import CanPortConfig
 from ..probe import REPLY_TIMEOUT_S, Report, check_socketcan, collect, open_bus, silent_device_fix
 from . import protocol as ap
 from .driver import OVER_TEMPERATURE_C
@@ -22,7 +24,7 @@ def _ask(bus: can.BusABC, motor_ids: tuple[int, ...], registers: tuple[int, ...]
     return [m for m in collect(bus, REPLY_TIMEOUT_S) if m.arbitration_id in motor_ids and len(m.data) > 1]
 
 
-def probe_linker_a7(side: str, port: CanPortConfig) -> Report:
+def probe_linker_a7(side: str, port: CanPortConfig, signatures: Iterable[BusSignature] = ()) -> Report:
     motor_ids = ap.motor_ids(side)
     report = Report(f"Linker Arm A7 ({side}, CAN IDs {motor_ids[0]}-{motor_ids[-1]}) on "
                     f"{port.interface}:{port.channel}")
@@ -39,7 +41,7 @@ def probe_linker_a7(side: str, port: CanPortConfig) -> Report:
         fix = "power the arm and release its e-stop; check the CAN cable and the 120 ohm termination"
         if other:
             fix = f"an A7 answers on the {other_side} IDs: set the arm's side to {other_side!r}"
-        report.problem("no motor answers", silent_device_fix(port, ap.BUS_SIGNATURE.kind, fix))
+        report.problem("no motor answers", silent_device_fix(port, ap.BUS_SIGNATURE.kind, fix, signatures))
         return report
     replies = {(m.arbitration_id, m.data[0]): bytes(m.data[1:]) for m in frames}
     report.facts.append(f"first reply after {(frames[0].timestamp - sent_s) * 1000:.1f} ms")

@@ -12,7 +12,7 @@ import struct
 import can
 import numpy as np
 
-from ..can.identify import BusSignature
+from ...can.identify import BusSignature
 
 JOINTS = 7
 FIRST_ID = {"right": 51, "left": 61}

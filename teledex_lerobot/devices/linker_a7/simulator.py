@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 import can
 import numpy as np
 
+from ...can.simulator import BusSimulator, SimBus
 from ...clock import now_ns
 from ...kinematics import KinematicModel, linker_a7_urdf_path
-from ..can.simulator import BusSimulator, SimBus
 from ..simulated import FirstOrderJointDevice, SimDynamicsConfig
 from . import protocol as ap
 

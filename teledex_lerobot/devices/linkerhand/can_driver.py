@@ -10,13 +10,14 @@ another model (identity.py); silence runs from the first read request the hand l
 
 import logging
 import threading
+from collections.abc import Iterable
 
 import can
 import numpy as np
 
-from ..can.liveness import BusLiveness
-from ..can.port import CanPortConfig
-from ..device_fault import WallToMonotonic
+from ...can.identify import BusSignature
+from ...can.liveness import BusLiveness, WallToMonotonic
+from ...can.port import CanPortConfig
 from ..joint_device import JointState
 from ..real_config import SharedRealConfig
 from ..real_device import RealJointDevice
@@ -35,9 +36,10 @@ OVER_TEMPERATURE_C = 70
 class LinkerHandCanDevice(RealJointDevice):
     bus_kind = lp.BUS_SIGNATURE.kind
 
-    def __init__(self, part, port: CanPortConfig, config: SharedRealConfig, settings: LinkerHandConfig):
+    def __init__(self, part, port: CanPortConfig, config: SharedRealConfig, settings: LinkerHandConfig,
+                 signatures: Iterable[BusSignature] = ()):
         model, side = part.spec.model, part.spec.side
-        super().__init__(f"{model}-{side}", part, port, config)
+        super().__init__(f"{model}-{side}", part, port, config, signatures)
         port.refuse_echoing(f"The {model} driver")  # replies share the ID of our own requests and set commands
         self.settings = settings
         self.layout = lp.layout_for(model)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import can
 
-from ..can.port import CanPortConfig
+from ...can.port import CanPortConfig
 from . import protocol as lp
 
 logger = logging.getLogger(__name__)

@@ -11,12 +11,13 @@ after ten consecutive bus errors; re-arming then rebuilds the O6 object.
 """
 
 import threading
+from collections.abc import Iterable
 
 import numpy as np
 
-from ..can.liveness import BusLiveness
-from ..can.port import CanPortConfig
-from ..device_fault import WallToMonotonic
+from ...can.identify import BusSignature
+from ...can.liveness import BusLiveness, WallToMonotonic
+from ...can.port import CanPortConfig
 from ..joint_device import JointState
 from ..real_config import SharedRealConfig
 from ..real_device import RealJointDevice
@@ -42,8 +43,9 @@ def linkerbot_to_raw(values) -> np.ndarray:
 class O6JointDevice(RealJointDevice):
     bus_kind = lp.BUS_SIGNATURE.kind
 
-    def __init__(self, part, port: CanPortConfig, config: SharedRealConfig, settings: LinkerHandConfig):
-        super().__init__(f"linkerhand_o6-{part.spec.side}", part, port, config)
+    def __init__(self, part, port: CanPortConfig, config: SharedRealConfig, settings: LinkerHandConfig,
+                 signatures: Iterable[BusSignature] = ()):
+        super().__init__(f"linkerhand_o6-{part.spec.side}", part, port, config, signatures)
         port.refuse_echoing("linkerbot's O6")  # it would read its own angle commands back as the hand's angles
         self.side = part.spec.side
         self.scale = byte_scale("linkerhand_o6", self.side, self.device_lower, self.device_upper)

@@ -1,15 +1,19 @@
 """teledex-doctor's probe of a LinkerHand (O6, L10, L20): its identity (a different model than expected is a
 problem), position and fault replies."""
 
+from collections.abc import Iterable
+
 import can
 
-from ..can.port import CanPortConfig
+from ...can.identify import BusSignature
+from ...can.port import CanPortConfig
 from ..probe import REPLY_TIMEOUT_S, Report, check_socketcan, collect, open_bus, silent_device_fix
 from . import protocol as lp
 from .identity import model_mismatch, parse_identity, wrong_model_fix
 
 
-def probe_linkerhand(model: str, side: str, port: CanPortConfig) -> Report:
+def probe_linkerhand(model: str, side: str, port: CanPortConfig,
+                     signatures: Iterable[BusSignature] = ()) -> Report:
     layout = lp.layout_for(model)
     hand_id = layout.hand_id(side)
     report = Report(f"{model} ({side}, CAN ID {hand_id:#x}) on {port.interface}:{port.channel}")
@@ -27,7 +31,7 @@ def probe_linkerhand(model: str, side: str, port: CanPortConfig) -> Report:
         other = lp.LEFT_HAND_ID if hand_id == lp.RIGHT_HAND_ID else lp.RIGHT_HAND_ID
         report.problem("the hand does not reply", silent_device_fix(
             port, lp.BUS_SIGNATURE.kind, f"power the hand; check the side setting (a {side} hand answers on "
-            f"{hand_id:#x}, the other side on {other:#x}) and the CAN cable/termination"))
+            f"{hand_id:#x}, the other side on {other:#x}) and the CAN cable/termination", signatures))
         return report
     identity = parse_identity(frames, hand_id)
     report.facts.append(f"identity: {identity.describe()}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import can
 import numpy as np
 
-from ..can.identify import BusSignature
+from ...can.identify import BusSignature
 
 RIGHT_HAND_ID, LEFT_HAND_ID = 0x27, 0x28
 RAW_MAX = 255

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 import can
 import numpy as np
 
+from ...can.simulator import BusSimulator, SimBus
 from ...kinematics import KinematicModel
 from ...kinematics.catalogue import resolve_urdf
-from ..can.simulator import BusSimulator, SimBus
 from ..simulated import FirstOrderJointDevice, SimDynamicsConfig
 from . import protocol as lp
 from .byte_map import byte_scale

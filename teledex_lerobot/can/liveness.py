@@ -22,13 +22,14 @@ device.
 
 import select
 import threading
+import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from statistics import median
 
 import can
 
-from ...clock import now_ns
-from ..device_fault import WallToMonotonic
+from ..clock import now_ns
 
 OK, STARVED, SILENT = "ok", "starved", "silent"
 CONFIRM_MS = 20.0  # two watchdog periods: a reader holding a frame it took gets the interpreter back within this
@@ -39,6 +40,24 @@ class Liveness:
     state: str  # OK, STARVED (our reader is behind: log it) or SILENT (the device: a fault)
     age_ms: float  # how long the device has owed us a frame (SILENT), or how old our newest frame is (STARVED)
     source: Hashable | None = None  # which of the device's sources (e.g. a motor's CAN ID), when it has several
+
+
+class WallToMonotonic:
+    """Converts wall-clock timestamps (python-can's Message.timestamp, vendor SDK receive times) to clock.now_ns().
+
+    python-can stamps frames with time.time() on the virtual interface (the teledex loopback bus stamps them when its
+    broker relays them) and with the kernel's CLOCK_REALTIME receive time on socketcan, while every capture time in
+    this project is on the monotonic clock.
+    The offset between the two clocks is measured when the device connects (median of a few paired reads, so a
+    preemption between the two reads does not bias it). A wall-clock step (NTP) after connect shifts converted
+    stamps by the step; reconnecting re-measures.
+    """
+
+    def __init__(self, samples: int = 9):
+        self.offset_ns = median(time.time_ns() - time.monotonic_ns() for _ in range(samples))
+
+    def to_monotonic_ns(self, wall_s: float) -> int:
+        return int(round(wall_s * 1e9)) - self.offset_ns
 
 
 def frames_waiting(bus: can.BusABC) -> bool:

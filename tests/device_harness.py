@@ -1,5 +1,6 @@
-"""Running real drivers against the wire-protocol simulators (tests, benchmarks): unique virtual channels, a real
-backend config on one interface, a bus sniffer, waiting for a condition, and teledex-sim as a separate process."""
+"""Running real drivers against the wire-protocol simulators (tests, and benchmarks that put tests/ on sys.path):
+unique virtual channels, a real backend config on one interface, a bus sniffer, waiting for a condition, and
+teledex-sim as a separate process."""
 
 import subprocess
 import sys
@@ -8,8 +9,8 @@ import uuid
 
 import can
 
-from .can.port import CanPortConfig
-from .registry import RealHardwareConfig
+from teledex_lerobot.can.port import CanPortConfig
+from teledex_lerobot.devices.registry import RealHardwareConfig
 
 
 def unique_channel(prefix: str) -> str:

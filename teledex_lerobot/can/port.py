@@ -5,8 +5,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..device_fault import DeviceUnavailable
-
 logger = logging.getLogger(__name__)
 
 # "teledex" is the loopback bus teledex-sim serves; "virtual" reaches only buses of the same process.
@@ -15,6 +13,12 @@ CAN_INTERFACES = ("socketcan", "teledex", "virtual", "slcan", "pcan", "kvaser", 
 # bus its own frames back.
 NETWORK_INTERFACES = frozenset({"udp_multicast"})
 ECHOING_INTERFACES = frozenset({"udp_multicast"})
+
+
+class PortUnavailable(ConnectionError):
+    """A CAN port that cannot be opened (interface missing, down, at another bitrate, or refused by python-can): the
+    message is one line saying what was found and the fix, for commands to print without a traceback (they catch
+    ConnectionError, as for devices.device_fault.DeviceUnavailable)."""
 
 
 @dataclass
@@ -63,12 +67,12 @@ class CanPortConfig:
 
         problem = self.socketcan_problem()
         if problem is not None:
-            raise DeviceUnavailable(f"{who}: {problem[0]}. Fix: {problem[1]}.")
+            raise PortUnavailable(f"{who}: {problem[0]}. Fix: {problem[1]}.")
         try:
             can.Bus(channel=self.channel, interface=self.interface, bitrate=self.bitrate).shutdown()
         except Exception as error:
-            raise DeviceUnavailable(f"{who}: cannot open CAN {self.interface}:{self.channel}: "
-                                    f"{str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
+            raise PortUnavailable(f"{who}: cannot open CAN {self.interface}:{self.channel}: "
+                                  f"{str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
 
     def refuse_echoing(self, who: str) -> None:
         """For drivers whose requests and replies share CAN IDs: on a bus that echoes, they would take their own

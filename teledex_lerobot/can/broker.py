@@ -18,7 +18,7 @@ A reader that stops reading must not stall the bus: each node's receive queue is
 RECEIVE_QUEUE_FRAMES frames, the way a CAN controller's receive FIFO is), the broker never blocks on it, and frames
 that do not fit are dropped and counted for that node. A node whose process dies is dropped from its channel.
 
-teledex-sim runs the broker in a process of its own (`python -m teledex_lerobot.devices.can.broker`), so relaying
+teledex-sim runs the broker in a process of its own (`python -m teledex_lerobot.can.broker`), so relaying
 never waits for the simulators' threads (one interpreter lock); the broker stops when its parent closes its stdin,
 which the system does when the parent dies however it dies.
 """
