@@ -15,6 +15,15 @@ def now_ns() -> int:
     return time.monotonic_ns()
 
 
+# Both are monotonic; on Linux they share one clock and the offset is ~0, elsewhere it is constant.
+_PERF_COUNTER_TO_MONOTONIC_NS = time.monotonic_ns() - time.perf_counter_ns()
+
+
+def from_perf_counter(seconds: float) -> int:
+    """A time.perf_counter() reading (LeRobot's cameras stamp frames with it) on the monotonic clock, ns."""
+    return int(seconds * 1e9) + _PERF_COUNTER_TO_MONOTONIC_NS
+
+
 class Clock(Protocol):
     def now_ns(self) -> int: ...
 

@@ -286,6 +286,14 @@ CASES = [
                                                              lambda p: edit_json(p, lambda d: [d]),
                                                              lambda p: rehash(p.parent)),
          r"camera_info\.json" + FIX),
+    Case("convert to-lerobot", "camera_info.json depth_scale_m 'mm'", on(
+        lambda w: native_episode(w) / "camera_info.json", lambda p: edit_json(p, setter("top.depth_scale_m", "mm")),
+        lambda p: rehash(p.parent)), r"camera_info\.json: camera 'top' has depth_scale_m 'mm'" + FIX),
+    Case("convert to-lerobot", "manifest.json depth_min 'near'", manifest_field("depth", {"top": {
+        "depth_min": "near", "depth_max": 10.0, "shift": 3.5, "use_log": True}}), r"manifest\.json.*'depth'" + FIX),
+    Case("convert to-lerobot", "manifest.json depth of no camera", manifest_field("depth", {"side": {
+        "depth_min": 0.01, "depth_max": 10.0, "shift": 3.5, "use_log": True}}),
+         r"manifest\.json: depth streams \['side'\] are not among its cameras" + FIX),
     Case("convert to-vitra", "episode id ../../x", edit_native_metadata(setter("episode.episode_id", TRAVERSAL)),
          r"metadata\.json.*'episode\.episode_id'.*'\.\./\.\./\.\./\.\./x'" + FIX),
     # teledex-repair: what it can restore, it does; what it cannot, it names (and changes nothing)

@@ -1,5 +1,5 @@
-"""LeRobot plugin: TeleDex robots (teledex_arm, teledex_hand, teledex, teledex_followers) and the teledex_render
-simulated camera.
+"""LeRobot plugin: TeleDex robots (teledex_arm, teledex_hand, teledex, teledex_followers), the teledex_render and
+teledex_world simulated cameras, and teledex_realsense (LeRobot's RealSense camera, depth aligned to colour).
 
 LeRobot imports this package because the distribution is named lerobot_robot_teledex; importing the teleoperator
 package here registers our teleoperator types in the same step (one distribution, one discovery hook).
@@ -15,6 +15,11 @@ from .followers import TeledexFollowers, TeledexFollowersConfig
 from .render_camera import TeledexRenderCamera
 from .teledex_robot import Teledex, TeledexArm, TeledexHand, TeledexRobotBase
 from .world_camera import TeledexWorldCamera
+
+try:  # pyrealsense2 needs libusb-1.0; without it there is no RealSense camera to configure
+    from .config_realsense_camera import TeledexRealSenseCameraConfig  # noqa: F401  (registers teledex_realsense)
+except ImportError:
+    pass
 
 __all__ = [
     "Teledex",

@@ -51,7 +51,20 @@ class TeledexRobotConfig(RobotConfig):
         self.live_view.validate()
         if self.backend == WORLD_BACKEND:
             self.world.validate()
+        for name, camera in self.cameras.items():
+            _check_depth_camera(name, camera)
         super().__post_init__()
+
+
+def _check_depth_camera(name: str, camera: CameraConfig) -> None:
+    """A TeleDex robot records each camera's colour, and its depth aligned to that colour."""
+    if not getattr(camera, "use_rgb", True):
+        raise ValueError(f"cameras.{name}: use_rgb=false is not recorded by TeleDex robots (they record a camera's "
+                         "colour, and its depth aligned to it): set use_rgb=true")
+    if camera.type == "intelrealsense" and getattr(camera, "use_depth", False):
+        raise ValueError(f"cameras.{name}: LeRobot's intelrealsense camera reads depth unaligned to the colour image "
+                         "(and in the sensor's unit): use type teledex_realsense, the same camera and settings with "
+                         "depth aligned to colour, in millimetres")
 
 
 @dataclass(kw_only=True)

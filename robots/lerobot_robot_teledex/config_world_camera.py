@@ -14,3 +14,6 @@ class TeledexWorldCameraConfig(TeledexRenderCameraConfig):
     the task's workspace."""
 
     view: str = "oblique"
+    # Record the depth map too (<name>_depth: uint16 millimetres, aligned to the colour by construction), as
+    # LeRobot's intelrealsense camera does with use_depth.
+    use_depth: bool = False

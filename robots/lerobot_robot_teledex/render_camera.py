@@ -29,6 +29,9 @@ class TeledexRenderCamera(Camera):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._frame: np.ndarray | None = None
+        # cameras that record depth: the depth map of _frame's instant, and of the frame last returned
+        self._depth: np.ndarray | None = None
+        self._returned_depth: np.ndarray | None = None
         self._frame_capture_ns: int | None = None
         self._frame_published_ns: int | None = None
         self._frame_counter = 0
@@ -92,13 +95,14 @@ class TeledexRenderCamera(Camera):
             if not self._new_frame.wait_for(lambda: self._frame_counter > self._consumed_counter, timeout_ms / 1e3):
                 raise TimeoutError(f"{self}: no new frame within {timeout_ms} ms")
             self._consumed_counter = self._frame_counter
+            self._returned_depth = self._depth
             return self._frame
 
     def read_latest(self, max_age_ms: int = 500) -> np.ndarray:
         if not self.is_connected:
             raise DeviceNotConnectedError(f"{self} is not connected.")
         with self._lock:
-            frame, capture_ns = self._frame, self._frame_capture_ns
+            frame, capture_ns, self._returned_depth = self._frame, self._frame_capture_ns, self._depth
         if frame is None:
             raise RuntimeError(f"{self} has not captured any frames yet.")
         age_ms = (now_ns() - capture_ns) / 1e6
@@ -106,17 +110,22 @@ class TeledexRenderCamera(Camera):
             raise TimeoutError(f"{self} latest frame is too old: {age_ms:.1f} ms (max allowed: {max_age_ms} ms).")
         return frame
 
+    def _capture(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """One instant: the colour image, and its depth map where the camera records depth."""
+        return self.renderer.render(self._scene()), None
+
     def _run(self) -> None:
         period_s = 1.0 / self.fps
         latency_s = self.config.latency_ms / 1e3
         next_tick = now_ns()
         while not self._stop.is_set():
             capture_ns = now_ns()
-            image = self.renderer.render(self._scene())
+            image, depth = self._capture()
             if latency_s and self._stop.wait(latency_s):
                 break
             with self._new_frame:
-                self._frame, self._frame_capture_ns, self._frame_published_ns = image, capture_ns, now_ns()
+                self._frame, self._depth = image, depth
+                self._frame_capture_ns, self._frame_published_ns = capture_ns, now_ns()
                 self._frame_counter += 1
                 self._new_frame.notify_all()
             next_tick += int(period_s * 1e9)

@@ -8,22 +8,21 @@ Where the timestamps come from:
 - joints: a robot with capture_timestamps_ns() (TeleDex robots) gives its devices' own message times, one source per
   part; any other robot is one source, stamped at the middle of the get_observation() call;
 - cameras: `capture_ns` (TeleDex cameras) or the capture time LeRobot camera threads keep in `latest_timestamp`
-  (time.perf_counter seconds, converted here to the monotonic clock).
+  (time.perf_counter seconds, converted here to the monotonic clock);
+- a camera's depth stream (<camera>_depth, a source of its own): `depth_capture_ns` where the camera knows when
+  its depth was captured (teledex_realsense, from the device's frame timestamps), else the colour's time (a rendered
+  world camera draws both at one instant; LeRobot's RealSense stamps a frameset once).
 """
 
-import time
 from typing import Any
 
-from teledex_lerobot.clock import MONOTONIC, Clock, Clocked
+from teledex_lerobot.clock import MONOTONIC, Clock, Clocked, from_perf_counter
 from teledex_lerobot.storage.recorder import JudgedRobot, LockstepRobot, WorldEpisodes
 from teledex_lerobot.sync import SyncPacket, SyncPolicy, validate_timestamps
 
+from .depth_streams import depth_key, reads_depth
+
 ROBOT_SOURCE = "robot"
-
-
-def _perf_counter_to_monotonic_offset_ns() -> int:
-    # Both are monotonic; on Linux they share one clock and the offset is ~0, elsewhere it is constant.
-    return time.monotonic_ns() - int(time.perf_counter() * 1e9)
 
 
 class SyncValidatedRobot:
@@ -35,7 +34,6 @@ class SyncValidatedRobot:
         self.robot = robot
         self.policy = policy or SyncPolicy()
         self.last_timestamps_ns: dict[str, int | None] = {}
-        self._perf_offset_ns = _perf_counter_to_monotonic_offset_ns()
 
     @property
     def clock(self) -> Clock:
@@ -71,6 +69,8 @@ class SyncValidatedRobot:
             stamps = {ROBOT_SOURCE: (started + finished) // 2}
         for name, camera in getattr(self.robot, "cameras", {}).items():
             stamps[name] = self._camera_capture_ns(camera)
+            if reads_depth(camera):
+                stamps[depth_key(name)] = getattr(camera, "depth_capture_ns", stamps[name])
         self.last_timestamps_ns = stamps
         return observation
 
@@ -78,7 +78,7 @@ class SyncValidatedRobot:
         if hasattr(camera, "capture_ns"):
             return camera.capture_ns
         stamp = getattr(camera, "latest_timestamp", None)
-        return None if stamp is None else int(stamp * 1e9) + self._perf_offset_ns
+        return None if stamp is None else from_perf_counter(stamp)
 
     def validate(self, extra_timestamps_ns: dict[str, int | None] | None = None) -> SyncPacket:
         """The packet for the last observation, with extra sources (e.g. the input device) added."""

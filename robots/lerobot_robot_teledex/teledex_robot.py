@@ -23,6 +23,7 @@ from teledex_lerobot.world.episode import EpisodeOutcome
 from teledex_lerobot.world.world import object_state_names
 
 from .config_teledex import WORLD_BACKEND, TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
+from .depth_streams import depth_key, reads_depth
 from .frame_pacing import FramePacing
 from .render_camera import TeledexRenderCamera
 from .replay_layout import ReplayedEpisode, replayed_episode
@@ -111,7 +112,10 @@ class TeledexRobotBase(Robot):
     def observation_features(self) -> dict[str, type | tuple]:
         features: dict[str, type | tuple] = dict.fromkeys(
             self.rig.action_keys + self.tactile_keys + self.environment_state_keys, float)
-        features.update({name: (cam.height, cam.width, 3) for name, cam in self.cameras.items()})
+        for name, cam in self.cameras.items():
+            features[name] = (cam.height, cam.width, 3)
+            if reads_depth(cam):
+                features[depth_key(name)] = (cam.height, cam.width, 1)
         return features
 
     @cached_property
@@ -214,11 +218,13 @@ class TeledexRobotBase(Robot):
     @check_if_not_connected
     def get_observation(self) -> dict:
         """Camera frames first (waiting for a fresh one only while the camera is no slower than the loop, see
-        frame_pacing), then each part's measurement captured closest to the newest frame, so one observation
-        describes one instant."""
+        frame_pacing) with the depth map of each camera that records one, then each part's measurement captured
+        closest to the newest frame, so one observation describes one instant."""
         started_ns = self.clock.now_ns()
         self.pacing.observation_started(started_ns)
         images = {name: self._read_frame(name, cam, started_ns) for name, cam in self.cameras.items()}
+        depths = {depth_key(name): cam.read_latest_depth(max_age_ms=STALE_FRAME_MAX_AGE_MS)
+                  for name, cam in self.cameras.items() if reads_depth(cam)}
         frame_times = [cam.capture_ns for cam in self.cameras.values() if getattr(cam, "capture_ns", None)]
         reference_ns = max(frame_times) if frame_times else self.clock.now_ns()
         states = {role: device.read_nearest(reference_ns) for role, device in self.devices.items()}
@@ -231,7 +237,7 @@ class TeledexRobotBase(Robot):
         self._publish_view(images)
         if self._view is not None:
             self._view.robot_state(self.view_name, joints, images, self.device_faults())
-        return {**joints, **self._taxels(), **self._object_state(), **images}
+        return {**joints, **self._taxels(), **self._object_state(), **images, **depths}
 
     def _object_state(self) -> dict[str, float]:
         if not self.environment_state_keys:

@@ -1,4 +1,5 @@
-"""A camera that renders the MuJoCo world the robot runs in (EGL, headless).
+"""A camera that renders the MuJoCo world the robot runs in (EGL, headless), and with use_depth its depth map of the
+same instant (read_latest_depth, as LeRobot's RealSenseCamera offers it).
 
 In a real-time world it captures in its own thread, like any camera. In a lockstep world time stands still between
 ticks, so it renders on demand in the reader's thread: a frame is captured when the world's clock reaches the next
@@ -20,6 +21,7 @@ class TeledexWorldCamera(TeledexRenderCamera):
 
     def __init__(self, config: TeledexWorldCameraConfig):
         super().__init__(config)
+        self.use_depth = config.use_depth
         self.runner: WorldRunner | None = None
         self._on_demand = False  # connected to a lockstep world
 
@@ -44,6 +46,9 @@ class TeledexWorldCamera(TeledexRenderCamera):
     def is_connected(self) -> bool:
         return self._on_demand or super().is_connected
 
+    def _capture(self) -> tuple[np.ndarray, np.ndarray | None]:
+        return self.renderer.render_rgbd() if self.use_depth else (self.renderer.render(), None)
+
     def connect(self, warmup: bool = True) -> None:
         if not self.lockstep:
             super().connect(warmup)
@@ -64,15 +69,25 @@ class TeledexWorldCamera(TeledexRenderCamera):
             return super().read_latest(max_age_ms)
         return self._frame_now()
 
+    def read_latest_depth(self, max_age_ms: int = 500) -> np.ndarray:
+        """The depth map of the colour frame last read (a frame published in between does not split the pair; none
+        read yet: the latest frame's), uint16 millimetres (H, W, 1)."""
+        if not self.use_depth:
+            raise RuntimeError(f"{self}: cannot read depth, the camera was configured with use_depth=false")
+        if self._returned_depth is None:
+            self.read_latest(max_age_ms)
+        return self._returned_depth
+
     def _frame_now(self) -> np.ndarray:
         """The frame of the camera's latest frame time: rendered when the clock has reached a new one."""
         now = self.runner.clock.now_ns()
         # 1 ms of slack for rounding: a 25 fps camera in a 25 Hz loop captures every tick
         if self._frame is None or now - self._frame_capture_ns >= 1e9 / self.fps - 1e6 \
                 or now < self._frame_capture_ns:
-            self._frame = self.renderer.render()
+            self._frame, self._depth = self._capture()
             self._frame_capture_ns = self._frame_published_ns = now
             self._frame_counter += 1
+        self._returned_depth = self._depth
         return self._frame
 
     def disconnect(self) -> None:

@@ -2,12 +2,14 @@
 what a conversion writes is what a recording would have written. Every episode is read and checked (manifests and
 checksums, JSON fields, sidecars, layouts) before anything is written: a bad file leaves no half-converted target."""
 
+import json
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+from lerobot.configs import DepthEncoderConfig
 from lerobot.utils.constants import OBS_ENV_STATE
 
 from ..geometry.camera import CameraInfo
@@ -18,16 +20,25 @@ from ..storage.native import NativeEpisode, NativeSink, load_native_episode, nat
 from ..storage.repair import committed_episodes
 from ..storage.sink import EpisodeHeader, commit_pair
 from ..storage.teledex_columns import DEVICE_FAULT, FRAME_TIME, SUCCESS, SYNC_VALID, TACTILE, source_column
-from ..storage.video import copy_video_segment, read_video_frames
+from ..storage.video import copy_video_segment, video_frames
 from ..sync import SyncPacket, SyncPolicy, validate_timestamps
-from .lerobot_dataset import LeRobotSink
+from .lerobot_dataset import (
+    LeRobotSink,
+    feature_depth_quantization,
+    quiet_depth_encoder,
+    read_depth_video,
+)
+
+
+def _streams(cameras: dict[str, CameraInfo], depth: dict) -> dict[str, tuple[int, int, int]]:
+    return {n: (c.height, c.width, 1 if n in depth else 3) for n, c in cameras.items()}
 
 
 def layout_of(episode: NativeEpisode) -> FrameLayout:
     return FrameLayout(state_names=tuple(episode.names("state_names")),
                        action_names=tuple(episode.names("action_names")),
                        tactile_names=tuple(episode.names("tactile_names")),
-                       cameras={n: (c.height, c.width, 3) for n, c in episode.camera_info.items()},
+                       cameras=_streams(episode.camera_info, episode.depth),
                        source_names=tuple(episode.names("source_names")),
                        fps=int(episode.field("collection.control_frequency_hz")),
                        environment_names=tuple(episode.names("environment_names"))
@@ -66,9 +77,15 @@ def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progr
                                "LeRobot dataset holds one layout. Convert these sessions separately.")
         for dotted in ("sync.policy", "episode.task_name", "hardware.robot_type"):
             episode.field(dotted)  # there, or one line now rather than once LeRobot's files are begun
+    quantizations = {json.dumps(q, sort_keys=True) for e in episodes for q in e.depth.values()}
+    if len(quantizations) > 1:
+        raise DatasetError(f"{native_root}: depth streams quantized differently ({', '.join(sorted(quantizations))});"
+                           " a LeRobot dataset encodes all its depth with one. Convert them separately.")
+    writer_options = {"streaming_encoding": True}
+    if quantizations:
+        writer_options["depth_encoder"] = quiet_depth_encoder(DepthEncoderConfig(**json.loads(quantizations.pop())))
     sink = LeRobotSink.open(repo_id, Path(lerobot_root), layout.fps, first.field("hardware.robot_type"),
-                            layout, resume=False, use_video=True, writer_options={"streaming_encoding": True},
-                            extra_sidecar={})
+                            layout, resume=False, use_video=True, writer_options=writer_options, extra_sidecar={})
     try:
         for index, episode in enumerate(episodes):
             folder = episode.path
@@ -76,13 +93,16 @@ def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progr
             policy = SyncPolicy(**episode.field("sync.policy"))
             sink.extra_sidecar = {"camera_info": {n: asdict(c) for n, c in episode.camera_info.items()},
                                   "sync_policy": asdict(policy), "source_names": list(layout.source_names)}
-            videos = {name: read_video_frames(episode.video_path(name)) for name in layout.cameras}
+            # decoded a frame at a time: an episode's pictures are never all in memory
+            videos = {name: read_depth_video(episode.video_path(name), episode.depth[name]) if name in episode.depth
+                      else video_frames(episode.video_path(name)) for name in layout.cameras}
             sink.begin(EpisodeHeader(episode.episode_uuid, index, episode.field("episode.task_name")))
             for i in range(len(t["frame_timestamps_ns"])):
                 packet = _packet(t["source_timestamps_ns"][i], t["frame_timestamps_ns"][i], layout.source_names,
                                  policy, t["sync_valid"][i], f"{folder} frame {i}")
                 sink.add(RecordedFrame(t["qpos"][i], t["action"][i], t["tactile"][i],
-                                       {name: frames[i] for name, frames in videos.items()}, packet,
+                                       {name: _next_picture(frames, episode.video_path(name), i)
+                                        for name, frames in videos.items()}, packet,
                                        _faults(episode.metadata, t["device_fault"][i], f"{folder} frame {i}"),
                                        environment=t["environment_state"][i] if layout.environment_names
                                        else np.zeros(0), success=layout.judged and bool(t["success"][i])))
@@ -93,6 +113,14 @@ def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progr
     finally:
         sink.close()
     return len(folders)
+
+
+def _next_picture(frames, path: Path, index: int) -> np.ndarray:
+    picture = next(frames, None)
+    if picture is None:
+        raise DatasetError(f"{path} ends at frame {index}, before the episode's telemetry does; "
+                           "record or convert the episode again")
+    return picture
 
 
 def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> list[Path]:
@@ -124,11 +152,13 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
             index, episode_uuid = int(episode["episode_index"]), episode["episode_uuid"]
             sidecar, cameras = sidecars[index], cameras_of[index]
             metadata = sidecar["metadata"]
+            depth = {n: q for n in cameras
+                     if (q := feature_depth_quantization(features.get(f"observation.images.{n}", {}))) is not None}
             layout = FrameLayout(
                 state_names=tuple(features["observation.state"]["names"]),
                 action_names=tuple(features["action"]["names"]),
                 tactile_names=tuple(features[TACTILE]["names"]) if TACTILE in features else (),
-                cameras={n: (c.height, c.width, 3) for n, c in cameras.items()},
+                cameras=_streams(cameras, depth),
                 source_names=tuple(sidecar["source_names"]), fps=info["fps"],
                 environment_names=tuple(features[OBS_ENV_STATE]["names"]) if OBS_ENV_STATE in features else (),
                 judged=SUCCESS in features)
@@ -150,7 +180,7 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
                     raise DatasetError(f"{source}: episode {index} has {copied} video frames for {len(rows)} rows")
             session = Path(native_root) / (metadata["episode"].get("session_id") or "session_converted")
             session.mkdir(parents=True, exist_ok=True)
-            sink = NativeSink(session, layout, cameras, staged_video=segments.__getitem__)
+            sink = NativeSink(session, layout, cameras, staged_video=segments.__getitem__, depth=depth)
             sink.begin(EpisodeHeader(episode_uuid, index, metadata["episode"]["task_name"]))
             stamps = np.stack([rows[source_column(s)].to_numpy() for s in layout.source_names], axis=1)
             for i, (_, row) in enumerate(rows.iterrows()):

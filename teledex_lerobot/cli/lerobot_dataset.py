@@ -15,6 +15,11 @@ metadata `info.teledex` as recording metadata, not a sensor):
   succeeded by this frame; an episode's last frame says whether it succeeded.
 Tactile taxels are the feature observation.tactile, never part of observation.state.
 
+Depth maps (a camera's `<camera>_depth`, uint16 millimetres) are LeRobot's own depth features: a video LeRobot
+marks is_depth_map and encodes with --dataset.depth_encoder (12-bit codes of its log quantization between
+depth_min and depth_max, HEVC lossless by default), and LeRobotDataset decodes to millimetres or metres. The native
+layout keeps that very file and the quantization (depth_quantization); read_depth_video decodes it as LeRobot does.
+
 Timestamps are int64 ns because float64 columns come back as float32 through the dataset's __getitem__.
 
 Crash safety: LeRobot keeps its parquet file open and buffers episode metadata, so a killed process would corrupt
@@ -25,10 +30,16 @@ then lives in files that are closed and complete before the next one starts.
 import json
 import queue
 import shutil
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
+import av
 import numpy as np
+from lerobot.configs import DepthEncoderConfig
+from lerobot.configs.video import DEPTH_ENCODER_INFO_FIELD_NAMES, encoder_config_from_video_info
 from lerobot.datasets import LeRobotDataset
+from lerobot.datasets.depth_utils import dequantize_depth
 from lerobot.datasets.video_utils import StreamingVideoEncoder
 from lerobot.utils.constants import OBS_ENV_STATE
 from lerobot.utils.feature_utils import hw_to_dataset_features
@@ -121,6 +132,36 @@ def lerobot_frame(layout: FrameLayout, frame: RecordedFrame, header: EpisodeHead
     return values
 
 
+def depth_quantization(encoder: DepthEncoderConfig) -> dict:
+    """What decoding a depth video needs of its encoder (depth_min, depth_max, shift in metres; use_log): the
+    native manifest's "depth" entry."""
+    return {name: getattr(encoder, name) for name in sorted(DEPTH_ENCODER_INFO_FIELD_NAMES)}
+
+
+def feature_depth_quantization(feature: dict) -> dict | None:
+    """A LeRobot video feature's depth quantization, from its info as LeRobot reads it; None for colour."""
+    encoder = encoder_config_from_video_info(feature.get("info"))
+    return depth_quantization(encoder) if isinstance(encoder, DepthEncoderConfig) else None
+
+
+def quiet_depth_encoder(encoder: DepthEncoderConfig) -> DepthEncoderConfig:
+    """The encoder, with x265's banner and statistics (some 25 lines per episode and depth stream) kept off the
+    terminal unless its x265-params say otherwise."""
+    params = encoder.extra_options.get("x265-params", "")
+    if encoder.vcodec not in ("hevc", "libx265") or "log-level" in params:
+        return encoder
+    return replace(encoder, extra_options={**encoder.extra_options,
+                                           "x265-params": ":".join(filter(None, (params, "log-level=error")))})
+
+
+def read_depth_video(path: Path, quantization: dict) -> Iterator[np.ndarray]:
+    """The frames of a depth video, as LeRobotDataset decodes them: (H, W, 1) uint16 millimetres."""
+    with av.open(str(path)) as container:
+        for frame in container.decode(video=0):
+            yield dequantize_depth(frame.to_ndarray(format="gray12le"), **quantization, output_unit="mm",
+                                   output_tensor=False, output_channel_last=True)
+
+
 class SharedVideoEncoder(StreamingVideoEncoder):
     """LeRobot's own streaming encoder (its codec settings, its video statistics), with two changes: a frame is never
     dropped (a full queue makes the control loop wait, which then shows as dropped ticks in the frame timing), and
@@ -184,7 +225,7 @@ class LeRobotSink(EpisodeSink):
         features = dataset_features(layout, use_video)
         if resume:
             dataset = _Dataset.resume(repo_id, root=root, **writer_options)
-            check_compatible(dataset, features, fps, robot_type)
+            check_compatible(dataset, features, fps, robot_type, writer_options.get("depth_encoder"))
         else:
             dataset = _Dataset.create(repo_id, fps, root=root, robot_type=robot_type, features=features,
                                       use_videos=use_video, **writer_options)
@@ -246,8 +287,10 @@ class LeRobotSink(EpisodeSink):
         self.dataset.finalize()
 
 
-def check_compatible(dataset: LeRobotDataset, features: dict, fps: int, robot_type: str) -> None:
-    """Resuming must not mix recordings of another rate, robot or feature set into one dataset."""
+def check_compatible(dataset: LeRobotDataset, features: dict, fps: int, robot_type: str,
+                     depth_encoder: DepthEncoderConfig | None = None) -> None:
+    """Resuming must not mix recordings of another rate, robot, feature set or depth quantization (LeRobot decodes
+    every episode with the one in info.json) into one dataset."""
     problems = []
     if dataset.fps != fps:
         problems.append(f"fps: dataset has {dataset.fps}, this recording uses {fps} (set --dataset.fps={dataset.fps})")
@@ -260,5 +303,11 @@ def check_compatible(dataset: LeRobotDataset, features: dict, fps: int, robot_ty
     differing = sorted(k for k in existing if existing[k] != wanted[k])
     if missing or differing:
         problems.append(f"features: new {missing}, different {differing}; record into a new dataset root instead")
+    if depth_encoder is not None and dataset.meta.total_episodes:
+        wanted_depth = depth_quantization(depth_encoder)
+        for key in dataset.meta.depth_keys:
+            if (recorded := feature_depth_quantization(dataset.features[key])) != wanted_depth:
+                problems.append(f"depth quantization of {key}: dataset has {recorded}, this recording uses "
+                                f"{wanted_depth} (set --dataset.depth_encoder.<name> to the dataset's)")
     if problems:
         raise DatasetError(f"Cannot resume {dataset.root}: " + "; ".join(problems) + ". Nothing was changed.")

@@ -3,25 +3,28 @@ layout) and the loop feeding them. The command's entry and its own options are i
 only to record (so that --help answers without loading LeRobot)."""
 
 import errno
+import importlib
 import logging
+import pkgutil
 import shutil
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+import lerobot.cameras
+import lerobot.robots
+import lerobot.teleoperators
 from lerobot.configs import parser
 from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot.robots import RobotConfig, make_robot_from_config
-
-# The record script imports every LeRobot device config, so any LeRobot robot or teleoperator can be recorded.
-from lerobot.scripts import lerobot_record  # noqa: F401
 from lerobot.teleoperators import TeleoperatorConfig, make_teleoperator_from_config
 from lerobot.utils.import_utils import register_third_party_plugins
 from lerobot.utils.keyboard_input import create_key_listener
 
-from lerobot_robot_teledex.camera_info import camera_info
+from lerobot_robot_teledex.camera_info import stream_infos
 from lerobot_robot_teledex.config_teledex import WORLD_BACKEND, TeledexRobotConfig
+from lerobot_robot_teledex.depth_streams import reads_depth
 from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 
 from ..clock import ScriptedInput
@@ -32,8 +35,21 @@ from ..storage.video import silence_encoder_logs
 from ..world.devices import WorldRunner
 from ..world.world import AUTO, LOCKSTEP, REAL_TIME
 from .errors import UserError, run_command
-from .lerobot_dataset import LeRobotSink
+from .lerobot_dataset import LeRobotSink, depth_quantization, quiet_depth_encoder
 from .record_options import RecordOptions
+
+
+def _import_lerobot_devices() -> None:
+    """Import every device package LeRobot ships, so that any LeRobot robot, teleoperator or camera can be recorded
+    (each registers its config choice when imported). LeRobot's record script imports a list of them and its policies
+    too: 2-4 s of every teledex-record start, for nothing we use."""
+    for package in (lerobot.robots, lerobot.teleoperators, lerobot.cameras):
+        for module in pkgutil.iter_modules(package.__path__):
+            if module.ispkg:
+                importlib.import_module(f"{package.__name__}.{module.name}")
+
+
+_import_lerobot_devices()
 
 logger = logging.getLogger(__name__)
 
@@ -126,11 +142,17 @@ class Recorder:
                 f"The teleoperator drives {list(self.teleop.action_features)} but the robot takes "
                 f"{list(self.robot.action_features)}: they are different rigs, and nothing was created. Give the rig "
                 "once, to the robot (leave --teleop.preset, arm_model and hand_model empty), or make them match.")
+        # every camera stream (colour, and depth where a camera records it) is a sync source of its own
+        streams = [key for key, value in self.robot.observation_features.items() if isinstance(value, tuple)]
         self.layout = FrameLayout.from_features(
             self.robot.observation_features, self.robot.action_features, getattr(self.robot.robot, "tactile_keys", ()),
-            [*self._joint_sources(), *self.robot.cameras, INPUT_SOURCE], cfg.dataset.fps,
+            [*self._joint_sources(), *streams, INPUT_SOURCE], cfg.dataset.fps,
             getattr(self.robot.robot, "environment_state_keys", ()), isinstance(self.robot, JudgedRobot)
             and self.robot.judges_episodes)
+        if self.layout.depth_streams and not cfg.dataset.video:
+            raise UserError(f"--dataset.video=false with depth ({', '.join(self.layout.depth_streams)}): depth is "
+                            "stored as LeRobot's depth video in both formats; drop --dataset.video=false, or turn "
+                            "the cameras' use_depth off")
         self.session: RecordingSession | None = None
         self.lerobot: LeRobotSink | None = None
 
@@ -142,13 +164,14 @@ class Recorder:
         d = self.cfg.dataset
         return {"image_writer_threads": d.num_image_writer_threads_per_camera * len(self.robot.cameras),
                 "image_writer_processes": d.num_image_writer_processes, "rgb_encoder": d.rgb_encoder,
+                "depth_encoder": quiet_depth_encoder(d.depth_encoder),
                 "streaming_encoding": True, "encoder_queue_maxsize": d.encoder_queue_maxsize,
                 "encoder_threads": d.encoder_threads}
 
     def _open(self, keyboard: bool) -> RecordingSession:
         """The two sinks, once the robot is connected (cameras know their intrinsics then)."""
         d = self.cfg.dataset
-        cameras = {n: camera_info(c) for n, c in self.robot.cameras.items()}
+        cameras = {n: info for n, info in stream_infos(self.robot.cameras).items() if n in self.layout.cameras}
         sidecar = {"camera_info": {n: asdict(c) for n, c in cameras.items()}, "sync_policy": asdict(self.cfg.sync),
                    "source_names": list(self.layout.source_names)}
         created = [] if self.cfg.resume else [Path(d.root)]
@@ -170,7 +193,8 @@ class Recorder:
                     "sync_policy": asdict(self.cfg.sync)})
                 native = NativeSink(session_dir, self.layout, cameras,
                                     staged_video=self.lerobot.staged_video if d.video and cameras else None,
-                                    video_crf=self.cfg.native.video_crf)
+                                    video_crf=self.cfg.native.video_crf,
+                                    depth={n: depth_quantization(d.depth_encoder) for n in self.layout.depth_streams})
         except BaseException:
             if self.lerobot is not None:
                 self.lerobot.dataset.finalize()
@@ -256,8 +280,8 @@ class Recorder:
         # the rig as recorded, so exports compute kinematics from this episode's own models and mount
         rig_record = None if rig is None else {"parts": {role: asdict(part.spec) for role, part in rig.parts.items()},
                                                "hand_mount": asdict(rig.hand_mount_spec)}
-        cameras = {n: {"type": c.__class__.__name__, "width": c.width, "height": c.height, "fps": c.fps}
-                   for n, c in self.robot.cameras.items()}
+        cameras = {n: {"type": c.__class__.__name__, "width": c.width, "height": c.height, "fps": c.fps,
+                       "depth": reads_depth(c)} for n, c in self.robot.cameras.items()}
         video_codec = d.rgb_encoder.vcodec if d.video else "libx264"
         return {
             "format": NATIVE_FORMAT,

@@ -43,8 +43,12 @@ def positive_whole(value) -> bool:
     return whole(value) and value > 0
 
 
+def number(value) -> bool:
+    return (whole(value) or isinstance(value, float)) and math.isfinite(value)
+
+
 def positive_number(value) -> bool:
-    return (whole(value) or isinstance(value, float)) and math.isfinite(value) and value > 0
+    return number(value) and value > 0
 
 
 def text(value) -> bool:

@@ -19,7 +19,7 @@ class FrameLayout:
     state_names: tuple[str, ...]  # float observations other than tactile, in order (qpos / observation.state)
     action_names: tuple[str, ...]
     tactile_names: tuple[str, ...]  # one float per taxel; empty without tactile sensors
-    cameras: dict[str, tuple[int, int, int]]  # name -> (height, width, channels)
+    cameras: dict[str, tuple[int, int, int]]  # stream name -> (height, width, channels: 3 colour, 1 depth)
     source_names: tuple[str, ...]  # sync sources, in column order
     fps: int
     # Observations about the scene rather than the robot (a simulated world's object poses): stored apart from the
@@ -28,6 +28,11 @@ class FrameLayout:
     # The robot judges its episodes (a simulated world): every frame records whether the task has succeeded by then
     # (LeRobot's next.success, the native "success").
     judged: bool = False
+
+    @property
+    def depth_streams(self) -> tuple[str, ...]:
+        """The cameras' depth maps (one channel, uint16 millimetres), by their names in `cameras`."""
+        return tuple(name for name, shape in self.cameras.items() if shape[2] == 1)
 
     @classmethod
     def from_features(cls, observation_features: dict, action_features: dict, tactile_names, source_names, fps: int,
@@ -45,7 +50,7 @@ class RecordedFrame:
     state: np.ndarray  # (len(state_names),) float
     action: np.ndarray  # (len(action_names),) float, as sent
     tactile: np.ndarray  # (len(tactile_names),) float
-    images: dict[str, np.ndarray]  # camera -> (H, W, C) uint8
+    images: dict[str, np.ndarray]  # stream -> (H, W, 3) uint8 colour, or (H, W, 1) uint16 depth in millimetres
     packet: SyncPacket
     faults: dict[str, str] = field(default_factory=dict)  # part -> message, while a device reports a fault
     environment: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (len(environment_names),) float

@@ -13,11 +13,17 @@
                                      sync_consistent (T,) bool; sync_max_diff_ns; device_fault (T,) bool: a device
                                      was in fault (storage/teledex_columns.py); success (T,) bool, from robots that
                                      judge their episodes (a simulated world): the task has succeeded by the frame
-            manifest.json            format, episode uuid, frame count, every file with its size and SHA-256
+            manifest.json            format, episode uuid, frame count, every file with its size and SHA-256, each
+                                     depth stream's quantization (below)
             metadata.json            task, ids (episode uuid shared with the LeRobot episode), duration, hardware,
                                      cameras, collection settings, sync and frame-timing figures, faults
-            camera_info.json         per camera: resolution, pinhole intrinsics, distortion, extrinsics if known
+            camera_info.json         per camera stream: resolution, pinhole intrinsics, distortion, extrinsics if
+                                     known; a depth stream its depth scale too
             videos/<camera>.mp4      the very file LeRobot stores for the episode (one encode for both formats)
+            videos/<camera>_depth.mp4  a camera's depth map, aligned to its colour, the very file LeRobot stores: 12-bit
+                                     codes of LeRobot's depth quantization (manifest "depth": depth_min, depth_max,
+                                     shift, use_log, in metres), losslessly encoded; decoded with LeRobot's
+                                     dequantize_depth (cli/lerobot_dataset.py read_depth_video)
 
 An episode is staged in episode_<NNNNNN>.partial/ and renamed into place only once every file is complete and
 flushed, so a reader never sees a half-written episode.
@@ -53,7 +59,7 @@ TELEMETRY_KEYS = ("state_names", "action_names", "tactile_names", "qpos", "qvel"
 
 
 # What manifest.json, metadata.json and camera_info.json hold, checked on read (fields.py); the manifest's fields are
-# all required, metadata.json's where a reader needs them (NativeEpisode.field).
+# required but depth, metadata.json's where a reader needs them (NativeEpisode.field).
 _MANIFEST_FIELDS: fields.Fields = {
     "format": (fields.text, "a format name"),
     "episode_uuid": (fields.a_uuid, "a uuid such as 'f47ac10b-58cc-4372-a567-0e02b2c3d479'"),
@@ -63,7 +69,10 @@ _MANIFEST_FIELDS: fields.Fields = {
     "files": (lambda v: isinstance(v, dict) and all(
         fields.inside(k) and isinstance(e, dict) and fields.count(e.get("bytes")) and fields.text(e.get("sha256"))
         for k, e in v.items()), "an object of path inside the episode folder -> {bytes, sha256}"),
+    "depth": (lambda v: isinstance(v, dict) and all(fields.name(k) and _depth_quantization(e) for k, e in v.items()),
+              "an object of depth stream name -> {depth_min, depth_max, shift, use_log}"),
 }
+_MANIFEST_REQUIRED = tuple(name for name in _MANIFEST_FIELDS if name != "depth")  # a recording without depth
 _METADATA_FIELDS: fields.Fields = {
     "episode": (fields.an_object, "an object"),
     "episode.episode_uuid": (fields.a_uuid, "a uuid"),
@@ -82,6 +91,11 @@ _METADATA_FIELDS: fields.Fields = {
     "lerobot": (fields.an_object, "an object"),
     "merged_from": (fields.a_list, "a list"),
 }
+
+
+def _depth_quantization(entry) -> bool:
+    return (isinstance(entry, dict) and isinstance(entry.get("use_log"), bool) and fields.number(entry.get("shift"))
+            and all(fields.positive_number(entry.get(k)) for k in ("depth_min", "depth_max")))
 
 
 class NativeFormatError(DatasetError):
@@ -186,8 +200,10 @@ def telemetry_arrays(layout: FrameLayout, frames: list[RecordedFrame]) -> dict[s
     }
 
 
-def write_episode_files(folder: Path, telemetry: dict, metadata: dict, cameras: dict[str, CameraInfo]) -> None:
-    """telemetry.npz, camera_info.json, metadata.json, then manifest.json over everything in the folder; flushed."""
+def write_episode_files(folder: Path, telemetry: dict, metadata: dict, cameras: dict[str, CameraInfo],
+                        depth: dict[str, dict]) -> None:
+    """telemetry.npz, camera_info.json, metadata.json, then manifest.json over everything in the folder; flushed.
+    depth: each depth stream's quantization."""
     np.savez(folder / "telemetry.npz", **telemetry)
     (folder / "camera_info.json").write_text(json.dumps({n: asdict(i) for n, i in cameras.items()}, indent=2))
     (folder / "metadata.json").write_text(json.dumps(metadata, indent=2))
@@ -197,6 +213,7 @@ def write_episode_files(folder: Path, telemetry: dict, metadata: dict, cameras: 
         "episode_uuid": metadata["episode"]["episode_uuid"],
         "frames": int(len(telemetry["frame_timestamps_ns"])),
         "cameras": {name: f"videos/{name}.mp4" for name in cameras},
+        **({"depth": depth} if depth else {}),
         "files": {str(p.relative_to(folder)): {"bytes": p.stat().st_size, "sha256": _sha256(p)} for p in files},
     }, indent=2))
     _fsync_tree(folder)
@@ -207,13 +224,16 @@ class NativeSink(EpisodeSink):
 
     Videos: with `staged_video` (camera -> path of the episode's encoded file, available once the other format has
     staged) the native episode takes that very file; without it (a recording with no LeRobot videos) it encodes its
-    own H.264 while recording."""
+    own H.264 while recording. Depth streams (`depth`: name -> the quantization LeRobot encoded them with) come
+    from LeRobot's files only."""
 
     def __init__(self, session_dir: Path, layout: FrameLayout, cameras: dict[str, CameraInfo],
-                 staged_video: Callable[[str], Path] | None = None, video_crf: int = 18):
+                 staged_video: Callable[[str], Path] | None = None, video_crf: int = 18,
+                 depth: dict[str, dict] | None = None):
         self.session_dir = Path(session_dir)
         self.layout = layout
         self.cameras = dict(cameras)
+        self.depth = dict(depth or {})
         self.staged_video = staged_video
         self.video_crf = video_crf
         self._frames: list[RecordedFrame] = []
@@ -252,7 +272,8 @@ class NativeSink(EpisodeSink):
         if self.staged_video is not None:
             for name in self.cameras:
                 shutil.copyfile(self.staged_video(name), self.staging_dir / "videos" / f"{name}.mp4")
-        write_episode_files(self.staging_dir, telemetry_arrays(self.layout, self._frames), metadata, self.cameras)
+        write_episode_files(self.staging_dir, telemetry_arrays(self.layout, self._frames), metadata, self.cameras,
+                            self.depth)
 
     def commit(self) -> None:
         os.replace(self.staging_dir, self.final_dir)
@@ -290,6 +311,11 @@ class NativeEpisode:
     def video_path(self, camera: str) -> Path:
         return self.path / self.manifest["cameras"][camera]
 
+    @property
+    def depth(self) -> dict[str, dict]:
+        """Each depth stream's quantization (manifest "depth"); {} without depth."""
+        return self.manifest.get("depth", {})
+
     def field(self, dotted: str):
         """A field of metadata.json that a reader needs (its type was checked on load)."""
         value = fields.lookup(self.metadata, dotted)
@@ -309,8 +335,10 @@ def load_native_episode(folder: Path, verify_checksums: bool = False) -> NativeE
     if isinstance(manifest, dict) and manifest.get("format") != NATIVE_FORMAT:
         raise NativeFormatError(f"{folder / 'manifest.json'}: format {fields.shown(manifest.get('format'))} is not "
                                 f"{NATIVE_FORMAT!r}", "convert it with the teledex version that wrote it")
-    if wrong := fields.problem(manifest, _MANIFEST_FIELDS, required=_MANIFEST_FIELDS):
+    if wrong := fields.problem(manifest, _MANIFEST_FIELDS, required=_MANIFEST_REQUIRED):
         raise NativeFormatError(f"{folder / 'manifest.json'} {wrong}", fix)
+    if stray := sorted(set(manifest.get("depth", {})) - set(manifest["cameras"])):
+        raise NativeFormatError(f"{folder / 'manifest.json'}: depth streams {stray} are not among its cameras", fix)
     for name, entry in manifest["files"].items():
         path = folder / name
         if not path.is_file() or path.stat().st_size != entry["bytes"]:
@@ -354,6 +382,10 @@ def _camera_info(path: Path, fix: str) -> dict[str, CameraInfo]:
         if not (fields.positive_whole(result[name].width) and fields.positive_whole(result[name].height)):
             raise NativeFormatError(f"{path}: camera {name!r} is {fields.shown(info.get('width'))} x "
                                     f"{fields.shown(info.get('height'))} pixels, not positive whole numbers", fix)
+        for scale in ("depth_scale_m", "sensor_depth_scale_m"):
+            if info.get(scale) is not None and not fields.positive_number(info[scale]):
+                raise NativeFormatError(f"{path}: camera {name!r} has {scale} {fields.shown(info[scale])}, not a "
+                                        "positive number of metres per unit (or null)", fix)
     return result
 
 

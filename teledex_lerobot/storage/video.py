@@ -8,6 +8,7 @@ blocks, and the wait shows in the frame timing as dropped ticks instead of video
 import os
 import queue
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import av
@@ -72,10 +73,16 @@ class H264Writer:
             self._container.close()
 
 
+def video_frames(path: Path) -> Iterator[np.ndarray]:
+    """The frames of a video, one at a time, as (H, W, 3) RGB uint8."""
+    with av.open(str(path)) as container:
+        for frame in container.decode(video=0):
+            yield frame.to_ndarray(format="rgb24")
+
+
 def read_video_frames(path: Path) -> np.ndarray:
     """All frames of a video as (N, H, W, 3) RGB uint8."""
-    with av.open(str(path)) as container:
-        return np.stack([frame.to_ndarray(format="rgb24") for frame in container.decode(video=0)])
+    return np.stack(list(video_frames(path)))
 
 
 def copy_video_segment(source: Path, target: Path, from_s: float, to_s: float) -> int:

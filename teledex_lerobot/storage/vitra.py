@@ -2,7 +2,7 @@
 
 Kinematic transforms come from the episode's own record of its rig (models, sides, driven joints, hand mount),
 never from constants: `ee_urdf` is the arm's mount frame in its URDF, `hand_mount` the hand's base frame. The head
-camera is the episode's first camera; its pose in the arm base comes from camera_info.json. Poses are
+camera is the episode's first colour camera; its pose in the arm base comes from camera_info.json. Poses are
 [x, y, z, rx, ry, rz] with a rotation vector. A missing arm or hand has zero joint arrays, identity transforms (and
 so zero pose vectors, the identity pose) and its masks False: every transform in a file is a valid rigid transform.
 Files are named by the episode id and never overwritten.
@@ -43,7 +43,8 @@ def rig_of(episode: NativeEpisode) -> Rig:
 
 
 def _head_camera(episode: NativeEpisode):
-    camera_name, camera = next(iter(episode.camera_info.items()), (None, None))
+    camera_name, camera = next(((n, c) for n, c in episode.camera_info.items() if n not in episode.depth),
+                               (None, None))
     if camera is None or camera.world_from_camera is None or camera.fx is None:
         raise DatasetError(f"{episode.path}: VITRA needs a camera with intrinsics and a known pose in the arm base")
     return camera_name, camera

@@ -1,11 +1,16 @@
 """Renders a world camera headless (EGL on CPU, no shadows or reflections), with the pinhole intrinsics and pose
-that camera_info.json records."""
+that camera_info.json records; and its depth, aligned to its colour by construction (the same camera, one instant),
+in uint16 millimetres as a RealSense D455 delivers it."""
 
 import mujoco
 import numpy as np
 
 from ..devices.render import PinholeIntrinsics
+from ..geometry.camera import DEPTH_SCALE_M
 from .world import CAMERA_FOVY_DEG, World
+
+# A pixel whose depth reaches this share of the far clipping plane saw nothing (the sky beyond the floor).
+_NOTHING_SEEN = 0.99
 
 
 class WorldRenderer:
@@ -19,7 +24,9 @@ class WorldRenderer:
         self._data = mujoco.MjData(world.model)
         self._renderer: mujoco.Renderer | None = None
         focal = (height / 2) / np.tan(np.radians(CAMERA_FOVY_DEG) / 2)
-        self.intrinsics = PinholeIntrinsics(width, height, focal, focal, width / 2, height / 2)
+        # Pixel centres at whole coordinates (OpenCV's and librealsense's convention): the optical axis meets the
+        # image at its middle, half a pixel before width / 2 (the rendered depth of a plane shows the difference).
+        self.intrinsics = PinholeIntrinsics(width, height, focal, focal, (width - 1) / 2, (height - 1) / 2)
 
     @property
     def world_from_camera(self) -> np.ndarray:
@@ -30,8 +37,29 @@ class WorldRenderer:
         pose[:3, 3] = camera.xpos
         return pose
 
-    def render(self, _scene=None) -> np.ndarray:
-        """RGB uint8 (H, W, 3) of the world now (the state is copied under the world's lock)."""
+    def render(self) -> np.ndarray:
+        """RGB uint8 (H, W, 3) of the world now."""
+        self._update_scene()
+        return self._renderer.render()
+
+    def render_rgbd(self) -> tuple[np.ndarray, np.ndarray]:
+        """Colour and depth of the world now, one scene: RGB uint8 (H, W, 3) and depth along the optical axis,
+        uint16 millimetres (H, W, 1); 0 where nothing is seen within 65.535 m (as a RealSense marks no return)."""
+        self._update_scene()
+        rgb = self._renderer.render()
+        self._renderer.enable_depth_rendering()
+        try:
+            depth_m = self._renderer.render()
+        finally:
+            self._renderer.disable_depth_rendering()
+        model = self.world.model
+        far_m = model.vis.map.zfar * model.stat.extent
+        units = np.rint(depth_m / DEPTH_SCALE_M)
+        seen = (depth_m < _NOTHING_SEEN * far_m) & (units <= np.iinfo(np.uint16).max)
+        return rgb, np.where(seen, units, 0).astype(np.uint16)[..., None]
+
+    def _update_scene(self) -> None:
+        """The scene of the world now (its state copied under the world's lock)."""
         world = self.world
         if self._renderer is None:
             self._renderer = mujoco.Renderer(world.model, self.height, self.width)
@@ -43,7 +71,6 @@ class WorldRenderer:
         mujoco.mj_kinematics(world.model, self._data)
         mujoco.mj_camlight(world.model, self._data)
         self._renderer.update_scene(self._data, camera=self.camera)
-        return self._renderer.render()
 
     def close(self) -> None:
         if self._renderer is not None:

@@ -1,2 +1,3 @@
-"""Intel RealSense cameras: LeRobot's RealSenseCamera is the driver; here are the intrinsics it carries for
-camera_info.json (camera_info.py) and teledex-doctor's check that the configured serials are connected (probe.py)."""
+"""Intel RealSense cameras: LeRobot's RealSenseCamera is the driver; here are the intrinsics and depth units it carries
+for camera_info.json and the conversion of its depth to millimetres (camera_info.py), and teledex-doctor's check
+that the configured serials are connected (probe.py)."""
