@@ -8,9 +8,9 @@ Each row is one recording in a fresh process (the fake arm and hand, the replaye
 dataset and the native layout written as in teledex-record). The cameras cost no CPU of their own (a USB camera's
 frames arrive decoded by its driver): each plays a ring of noisy moving frames (noise, so the encoder works as on a
 real sensor's pictures), at its own 30 Hz in its own thread, stamped at capture. The process samples its resident
-memory every 2 s while the episode records; the slope is fitted over its second half (after the encoders'
-buffers fill). Achieved rate and dropped ticks are the episode's own timing metadata (the same numbers the "Saved
-episode" line prints).
+memory every 2 s from the episode's start to its save; the slope is fitted over the episode's second half (after
+the encoders' buffers fill; the save that follows is drawn, not fitted). Achieved rate and dropped ticks are the
+episode's own timing metadata (the same numbers the "Saved episode" line prints).
 
 Encoder choices (LeRobot's streaming encoder, PyAV in threads; every choice decodes with LeRobot's video decoders):
   av1-p12  libsvtav1 preset 12, crf 30, GOP 2 (LeRobot's default)
@@ -118,7 +118,7 @@ def run_one(cameras: int, encoder: str, seconds: float, out: Path) -> None:
 
     from lerobot_robot_teledex import TeledexConfig
     from lerobot_teleoperator_teledex import TeledexReplayConfig
-    from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
+    from teledex_lerobot.recording.recorder import Recorder, TeledexRecordConfig
     from teledex_lerobot.storage.video import silence_encoder_logs
 
     silence_encoder_logs()
@@ -149,9 +149,9 @@ def run_one(cameras: int, encoder: str, seconds: float, out: Path) -> None:
     out.write_text(json.dumps({"samples": samples, "timing": metadata["timing"], "video_mb": video_mb}))
 
 
-def slope_mb_per_min(samples: list[tuple[float, float]]) -> float:
-    """Least-squares slope of resident memory over the second half of the samples."""
-    half = np.asarray(samples[len(samples) // 2:], dtype=float)
+def slope_mb_per_min(samples: list[tuple[float, float]], seconds: float) -> float:
+    """Least-squares slope of resident memory over the episode's second half (not its save, which follows)."""
+    half = np.asarray([(t, mb) for t, mb in samples if seconds / 2 <= t <= seconds], dtype=float)
     if len(half) < 2:
         return float("nan")
     return float(np.polyfit(half[:, 0], half[:, 1], 1)[0] * 60)
@@ -184,6 +184,7 @@ def main() -> None:
     parser.add_argument("--cameras", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--encoders", nargs="+", default=list(ENCODERS), choices=sorted(ENCODERS))
     parser.add_argument("--plot", type=Path, default=None, help="where to draw memory over time (PNG)")
+    parser.add_argument("--results", type=Path, default=None, help="where to write every run's samples (JSON)")
     parser.add_argument("--child", nargs=3, metavar=("CAMERAS", "ENCODER", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -207,12 +208,16 @@ def main() -> None:
                 timing, memory = result["timing"], [m for _, m in result["samples"]]
                 rows.append(f"| {cameras} | {encoder} | {timing['achieved_hz']:.1f} | {timing['dropped_ticks']} of "
                             f"{timing['frames_expected']} | {max(memory):.0f} | "
-                            f"{slope_mb_per_min(result['samples']):+.1f} | "
+                            f"{slope_mb_per_min(result['samples'], args.seconds):+.1f} | "
                             f"{result['video_mb'] / (args.seconds / 60):.1f} |")
                 print(rows[-1], flush=True)
+                print("  memory (MB) by minute: " + "  ".join(
+                    f"{t / 60:.0f}: {mb:.0f}" for t, mb in result["samples"] if t % 60 < SAMPLE_S), flush=True)
     print(f"\n{WIDTH}x{HEIGHT} at {FPS} Hz, {args.seconds:g} s episodes, load average {os.getloadavg()[0]:.1f}\n")
     print(header)
     print("\n".join(rows))
+    if args.results:
+        args.results.write_text(json.dumps([{"cameras": c, "encoder": e, **r} for (c, e), r in results.items()]))
     if args.plot:
         plot(results, args.plot)
 

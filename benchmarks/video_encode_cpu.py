@@ -16,7 +16,7 @@ from lerobot.configs import rgb_encoder_defaults
 from lerobot.datasets.image_writer import write_image
 from lerobot.datasets.video_utils import encode_video_frames
 
-from teledex_lerobot.cli.lerobot_dataset import SharedVideoEncoder
+from teledex_lerobot.recording.lerobot_dataset import SharedVideoEncoder
 from teledex_lerobot.storage.video import H264Writer, silence_encoder_logs
 
 

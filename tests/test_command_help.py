@@ -18,8 +18,10 @@ from lerobot.robots import RobotConfig
 from lerobot.teleoperators import TeleoperatorConfig
 from lerobot.utils.import_utils import register_third_party_plugins
 
-from teledex_lerobot.cli.recording import TeledexRecordConfig
+from teledex_lerobot.cli.record import import_lerobot_devices
+from teledex_lerobot.recording.recorder import TeledexRecordConfig
 
+import_lerobot_devices()  # as teledex-record does before it parses (every LeRobot device type known)
 register_third_party_plugins()
 OUR_PACKAGES = ("teledex_lerobot", "lerobot_robot_teledex", "lerobot_teleoperator_teledex")
 ROBOT_TYPES = sorted(n for n, c in RobotConfig.get_known_choices().items() if c.__module__.startswith(OUR_PACKAGES))

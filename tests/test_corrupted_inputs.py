@@ -30,9 +30,9 @@ from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
 from teledex_lerobot.cli import calibrate_hand, convert, hand_inspect, merge, repair, sync_report
-from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
 from teledex_lerobot.kinematics.catalogue import resolve_urdf
 from teledex_lerobot.paths import STREAMS_DIR
+from teledex_lerobot.recording.recorder import Recorder, TeledexRecordConfig
 
 # ---- the files every case starts from ----------------------------------------------------------------------------
 

@@ -21,14 +21,14 @@ from test_recorder import at_ticks, press  # the control loop's ticks (every tic
 from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
 from teledex_lerobot.can.port import CanPortConfig
-from teledex_lerobot.cli import recording as record_module
-from teledex_lerobot.cli.conversions import lerobot_to_native, native_to_lerobot
 from teledex_lerobot.cli.errors import run_command
-from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.devices.device_fault import FEEDBACK_TIMEOUT, make_fault
+from teledex_lerobot.recording import recorder as record_module
+from teledex_lerobot.recording.conversions import lerobot_to_native, native_to_lerobot
+from teledex_lerobot.recording.loop import RecordingSession
+from teledex_lerobot.recording.recorder import Recorder, TeledexRecordConfig
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
-from teledex_lerobot.storage.recorder import RecordingSession
 
 PULLED = "no feedback for 60 ms (cable pulled by the test)"
 

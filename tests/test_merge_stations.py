@@ -12,7 +12,7 @@ from lerobot.datasets import LeRobotDataset
 
 from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
-from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
+from teledex_lerobot.recording.recorder import Recorder, TeledexRecordConfig
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
 from teledex_lerobot.storage.repair import committed_episodes
 from teledex_lerobot.sync import SyncPolicy

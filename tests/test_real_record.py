@@ -11,9 +11,9 @@ from piper_sdk import C_PiperInterface_V2
 from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
 from teledex_lerobot.can.port import CanPortConfig
-from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
 from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
+from teledex_lerobot.recording.recorder import Recorder, TeledexRecordConfig
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
 
 pytestmark = [pytest.mark.slow,

@@ -13,9 +13,9 @@ from lerobot.datasets.dataset_writer import DatasetWriter
 
 from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
-from teledex_lerobot.cli import lerobot_dataset
 from teledex_lerobot.cli.errors import UserError
-from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
+from teledex_lerobot.recording import lerobot_dataset
+from teledex_lerobot.recording.recorder import Recorder, TeledexRecordConfig
 from teledex_lerobot.storage import native as native_storage
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
 from teledex_lerobot.storage.repair import committed_episodes
@@ -203,7 +203,7 @@ class _Keyboard:
 def test_confirm_gated_episodes(tmp_path, monkeypatch, capsys):
     """--confirm_episodes: each episode's summary waits for the operator's verdict; a discarded take is not saved,
     the kept one is, with the summary and the verdict in its metadata."""
-    monkeypatch.setattr("teledex_lerobot.cli.recording.create_key_listener", lambda *a, **k: _Keyboard())
+    monkeypatch.setattr("teledex_lerobot.recording.recorder.create_key_listener", lambda *a, **k: _Keyboard())
     recorder = make_recorder(tmp_path / "ds", episodes=1, seconds=30.0, confirm_episodes=True)
     # the first take ends at tick 10 and is discarded in review at tick 15; the second ends at tick 25 and is kept
     at_ticks(recorder, {10: press(recorder, "n"), 15: press(recorder, "d"), 25: press(recorder, "n"),
@@ -220,7 +220,7 @@ def test_confirm_gated_episodes(tmp_path, monkeypatch, capsys):
 
 
 def test_confirm_needs_a_keyboard_and_creates_nothing_without_one(tmp_path, monkeypatch):
-    monkeypatch.setattr("teledex_lerobot.cli.recording.create_key_listener", lambda *a, **k: None)
+    monkeypatch.setattr("teledex_lerobot.recording.recorder.create_key_listener", lambda *a, **k: None)
     recorder = make_recorder(tmp_path / "ds", episodes=1, seconds=1.0, confirm_episodes=True)
     with pytest.raises(UserError, match="no keyboard can be read here"):
         recorder.run()

@@ -12,8 +12,8 @@ from lerobot.configs.dataset import DatasetRecordConfig
 
 from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
-from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
 from teledex_lerobot.cli.repair import repair
+from teledex_lerobot.recording.recorder import Recorder, TeledexRecordConfig
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
 from teledex_lerobot.storage.repair import committed_episodes
 

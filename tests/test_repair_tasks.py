@@ -10,7 +10,7 @@ from lerobot.configs.dataset import DatasetRecordConfig
 
 from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
-from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
+from teledex_lerobot.recording.recorder import Recorder, TeledexRecordConfig
 from teledex_lerobot.storage.errors import DatasetError
 from teledex_lerobot.storage.repair import repair_lerobot
 

@@ -178,7 +178,7 @@ def test_an_operator_stream_converts_to_a_file_that_replays_identically(tmp_path
 
 
 def test_keyboard_keys_step_the_state_machine_and_teledex_record_forwards_them():
-    from teledex_lerobot.storage.recorder import RecordingEvents
+    from teledex_lerobot.recording.loop import RecordingEvents
 
     # buttons only: no auto start
     teleop = TeledexReplay(TeledexReplayConfig(preset=PRESET, replay_file="xr_controller_reach"))
@@ -224,7 +224,7 @@ def test_teledex_record_refuses_a_mismatched_rig_before_creating_anything(tmp_pa
     from lerobot.configs.dataset import DatasetRecordConfig
 
     from lerobot_robot_teledex import TeledexConfig
-    from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
+    from teledex_lerobot.recording.recorder import Recorder, TeledexRecordConfig
 
     root = tmp_path / "dataset"
     config = TeledexRecordConfig(

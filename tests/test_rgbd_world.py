@@ -17,10 +17,10 @@ from lerobot.datasets.depth_utils import dequantize_depth, quantize_depth
 
 from lerobot_robot_teledex import Teledex, TeledexConfig, TeledexWorldCameraConfig
 from lerobot_teleoperator_teledex.world_expert import TeledexWorldExpertConfig
-from teledex_lerobot.cli.conversions import lerobot_to_native, native_to_lerobot
 from teledex_lerobot.cli.errors import UserError
-from teledex_lerobot.cli.lerobot_dataset import read_depth_video
-from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
+from teledex_lerobot.recording.conversions import lerobot_to_native, native_to_lerobot
+from teledex_lerobot.recording.lerobot_dataset import read_depth_video
+from teledex_lerobot.recording.recorder import Recorder, TeledexRecordConfig
 from teledex_lerobot.storage.errors import DatasetError
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
 from teledex_lerobot.world.camera import WorldRenderer

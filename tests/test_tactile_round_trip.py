@@ -13,10 +13,10 @@ from lerobot.datasets import LeRobotDataset
 from lerobot_robot_teledex import TeledexHandConfig
 from lerobot_robot_teledex.config_render_camera import TeledexRenderCameraConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
-from teledex_lerobot.cli.conversions import lerobot_to_native, native_to_lerobot
-from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
 from teledex_lerobot.devices.linkerhand.config import LinkerHandConfig
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator
+from teledex_lerobot.recording.conversions import lerobot_to_native, native_to_lerobot
+from teledex_lerobot.recording.recorder import Recorder, TeledexRecordConfig
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
 
 pytestmark = [pytest.mark.slow,

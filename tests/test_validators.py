@@ -14,7 +14,7 @@ from lerobot.configs.dataset import DatasetRecordConfig
 
 from lerobot_robot_teledex import TeledexConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
-from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
+from teledex_lerobot.recording.recorder import Recorder, TeledexRecordConfig
 
 # lerobot-doctor reads no feature metadata (our columns carry info.teledex = "recording metadata, not a sensor"), so
 # it judges the sync and timing flags like sensors. Findings that do not apply, by the text it prints:

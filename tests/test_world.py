@@ -192,7 +192,7 @@ def test_robot_reset_episode_lays_out_the_episode_and_the_expert_replans():
 
 
 def test_dataset_features_put_environment_state_apart():
-    from teledex_lerobot.cli.lerobot_dataset import dataset_features
+    from teledex_lerobot.recording.lerobot_dataset import dataset_features
     from teledex_lerobot.storage.frame import FrameLayout
 
     layout = FrameLayout.from_features({"arm_j.pos": float, "cube_x": float, "cube_y": float}, {"arm_j.pos": float},
@@ -259,7 +259,7 @@ def test_world_demo_records_both_formats_and_its_recorded_episode_replays_to_suc
     import pandas as pd
     from commands import command, run
 
-    from teledex_lerobot.cli.conversions import lerobot_to_native, native_to_lerobot
+    from teledex_lerobot.recording.conversions import lerobot_to_native, native_to_lerobot
     from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
     from teledex_lerobot.world.episode import EpisodeOutcome
 

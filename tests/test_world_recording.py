@@ -12,7 +12,7 @@ from lerobot.configs.dataset import DatasetRecordConfig
 
 from lerobot_robot_teledex import TeledexConfig, TeledexWorldCameraConfig
 from lerobot_teleoperator_teledex.world_expert import TeledexWorldExpertConfig
-from teledex_lerobot.cli.recording import Recorder, TeledexRecordConfig
+from teledex_lerobot.recording.recorder import Recorder, TeledexRecordConfig
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs
 from teledex_lerobot.world.camera import WorldRenderer
 from teledex_lerobot.world.perturbation import PerturbationConfig, TargetPerturbation

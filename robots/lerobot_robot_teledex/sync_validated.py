@@ -16,8 +16,8 @@ Where the timestamps come from:
 
 from typing import Any
 
+from teledex_lerobot.capabilities import JudgedRobot, LockstepRobot, WorldEpisodes
 from teledex_lerobot.clock import MONOTONIC, Clock, Clocked, from_perf_counter
-from teledex_lerobot.storage.recorder import JudgedRobot, LockstepRobot, WorldEpisodes
 from teledex_lerobot.sync import SyncPacket, SyncPolicy, validate_timestamps
 
 from .depth_streams import depth_key, reads_depth
@@ -26,9 +26,9 @@ ROBOT_SOURCE = "robot"
 
 
 class SyncValidatedRobot:
-    """Everything else is the robot's own (attribute access falls through); the recorder's capabilities
-    (storage/recorder.py protocols) are answered here for any robot, neutrally where the robot lacks them, because
-    protocol checks look at the wrapper's class, not through it."""
+    """Everything else is the robot's own (attribute access falls through); the capabilities the recording loop asks
+    about (teledex_lerobot/capabilities.py) are answered here for any robot, neutrally where the robot lacks them,
+    because protocol checks look at the wrapper's class, not through it."""
 
     def __init__(self, robot, policy: SyncPolicy | None = None):
         self.robot = robot

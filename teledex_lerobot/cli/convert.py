@@ -50,7 +50,7 @@ def convert(args) -> None:
         from ..storage.vitra import export_vitra
 
         return export_vitra(args.source, args.target)
-    from .conversions import lerobot_to_native, native_to_lerobot  # here, not at the top: --help must not load LeRobot
+    from ..recording.conversions import lerobot_to_native, native_to_lerobot  # here: --help must not load LeRobot
 
     if args.command == "to-lerobot":
         native_to_lerobot(args.source, args.target, args.repo_id)

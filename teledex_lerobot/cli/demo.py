@@ -44,9 +44,9 @@ def demo(args: argparse.Namespace) -> None:
     from lerobot_teleoperator_teledex.world_expert import TeledexWorldExpertConfig
 
     from ..presets import load_preset
+    from ..recording.recorder import Recorder, TeledexRecordConfig
     from ..storage.video import silence_encoder_logs
     from ..world.world import WorldConfig
-    from .recording import Recorder, TeledexRecordConfig
     from .sync_report import sync_report
 
     silence_encoder_logs()

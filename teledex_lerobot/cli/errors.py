@@ -25,7 +25,7 @@ import logging
 import signal
 import sys
 
-from ..storage.errors import DatasetError
+from ..storage.errors import DatasetError, UserError
 
 OUR_LOGGERS = ("teledex_lerobot", "lerobot_robot_teledex", "lerobot_teleoperator_teledex")
 _DISK_ERRORS = {errno.ENOSPC: "the disk is full", errno.EROFS: "the file system is read-only",
@@ -39,10 +39,6 @@ INTERRUPTED_NOTES = {
                       "(dropped with --fault_policy=rerecord), and every episode before it is intact in both formats: "
                       "add more with --resume=true",
 }
-
-
-class UserError(DatasetError):
-    pass
 
 
 class Interrupted(KeyboardInterrupt):

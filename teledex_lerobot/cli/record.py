@@ -15,9 +15,12 @@ Videos are always encoded while recording (LeRobot's streaming encoder, --datase
 both formats.
 """
 
+import importlib
+import pkgutil
 import sys
 
-from .record_options import RecordOptions
+from ..recording.options import RecordOptions
+from .errors import run_command
 
 # Flags whose help needs LeRobot's device registry (each type has its own flags): answered by LeRobot's scoped help.
 _TYPED_FLAGS = ("--robot.type", "--teleop.type", "--config_path")
@@ -63,13 +66,44 @@ def print_help() -> None:
     parser.print_help()
 
 
+def import_lerobot_devices() -> None:
+    """Import every device package LeRobot ships, so that the command line can name any LeRobot robot, teleoperator
+    or camera (each registers its config choice when imported). LeRobot's record script imports a list of them and its
+    policies too: 2-4 s of every teledex-record start, for nothing we use."""
+    import lerobot.cameras
+    import lerobot.robots
+    import lerobot.teleoperators
+
+    for package in (lerobot.robots, lerobot.teleoperators, lerobot.cameras):
+        for module in pkgutil.iter_modules(package.__path__):
+            if module.ispkg:
+                importlib.import_module(f"{package.__name__}.{module.name}")
+
+
+def record() -> None:
+    """Parse the command line as lerobot-record does (draccus, LeRobot's plugins and scoped help), then record. The
+    recording and LeRobot are imported here, never for --help."""
+    from lerobot.configs import parser
+    from lerobot.utils.import_utils import register_third_party_plugins
+
+    from ..recording.recorder import Recorder, TeledexRecordConfig
+    from ..storage.video import silence_encoder_logs
+
+    @parser.wrap()
+    def parse_and_record(cfg: TeledexRecordConfig) -> None:
+        Recorder(cfg).run()
+
+    import_lerobot_devices()
+    silence_encoder_logs()
+    register_third_party_plugins()
+    run_command("teledex-record", parse_and_record)
+
+
 def main() -> None:
     args = sys.argv[1:]
     if {"-h", "--help"} & set(args) and not any(arg.startswith(_TYPED_FLAGS) for arg in args):
         print_help()
         return
-    from .recording import main as record
-
     record()
 
 

@@ -1,5 +1,10 @@
-"""The error a dataset command reports as one line (what is wrong, where, and the fix), never as a traceback."""
+"""The errors a command reports as one line (what is wrong, where, and the fix), never as a traceback
+(cli/errors.py run_command)."""
 
 
 class DatasetError(ValueError):
-    pass
+    """A dataset or file that cannot be read or written as it is."""
+
+
+class UserError(DatasetError):
+    """Bad input or configuration given to a command (a flag, a root, a device that does not match)."""

@@ -23,7 +23,7 @@
             videos/<camera>_depth.mp4  a camera's depth map, aligned to its colour, the very file LeRobot stores: 12-bit
                                      codes of LeRobot's depth quantization (manifest "depth": depth_min, depth_max,
                                      shift, use_log, in metres), losslessly encoded; decoded with LeRobot's
-                                     dequantize_depth (cli/lerobot_dataset.py read_depth_video)
+                                     dequantize_depth (recording/lerobot_dataset.py read_depth_video)
 
 An episode is staged in episode_<NNNNNN>.partial/ and renamed into place only once every file is complete and
 flushed, so a reader never sees a half-written episode.

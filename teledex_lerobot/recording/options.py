@@ -1,11 +1,12 @@
-"""What teledex-record adds to lerobot-record's flags: read by its --help (without loading LeRobot) and by the
-recording (cli/recording.py), which imports LeRobot."""
+"""What teledex-record adds to lerobot-record's flags: read by its --help (cli/record.py, without loading LeRobot)
+and by the recording (recording/recorder.py, whose TeledexRecordConfig adds LeRobot's robot, teleoperator and
+dataset settings). Nothing here imports LeRobot."""
 
 from dataclasses import dataclass, field
 
-from ..storage.recorder import FAULT_POLICIES, STOP
+from ..storage.errors import UserError
 from ..sync import SyncPolicy, TimingPolicy
-from .errors import UserError
+from .loop import FAULT_POLICIES, STOP
 
 KEEP_CHOICES = ("all", "successes")
 

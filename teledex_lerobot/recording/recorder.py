@@ -1,25 +1,20 @@
-"""teledex-record's recording: the LeRobot robot and teleoperator, the two sinks (LeRobot dataset and native
-layout) and the loop feeding them. The command's entry and its own options are in cli/record.py, which imports this
-only to record (so that --help answers without loading LeRobot)."""
+"""teledex-record's recording: the LeRobot robot (wrapped for the sync check) and teleoperator made from their
+configs, the two sinks (the LeRobot dataset and the native layout, its session folder) and the loop feeding them
+(loop.py). TeledexRecordConfig is lerobot-record's robot, teleoperator and dataset settings plus our options
+(options.py); cli/record.py parses it from the command line and calls Recorder(cfg).run(), and anything else (the
+demo, the benchmarks, the tests) may build it in code."""
 
 import errno
-import importlib
 import logging
-import pkgutil
 import shutil
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-import lerobot.cameras
-import lerobot.robots
-import lerobot.teleoperators
-from lerobot.configs import parser
 from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot.robots import RobotConfig, make_robot_from_config
 from lerobot.teleoperators import TeleoperatorConfig, make_teleoperator_from_config
-from lerobot.utils.import_utils import register_third_party_plugins
 from lerobot.utils.keyboard_input import create_key_listener
 
 from lerobot_robot_teledex.camera_info import stream_infos
@@ -27,29 +22,16 @@ from lerobot_robot_teledex.config_teledex import WORLD_BACKEND, TeledexRobotConf
 from lerobot_robot_teledex.depth_streams import reads_depth
 from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 
+from ..capabilities import JudgedRobot
 from ..clock import ScriptedInput
+from ..storage.errors import UserError
 from ..storage.frame import FrameLayout
 from ..storage.native import NATIVE_FORMAT, NativeSink, write_json_atomic
-from ..storage.recorder import INPUT_SOURCE, EpisodePlan, JudgedRobot, RecordingSession
-from ..storage.video import silence_encoder_logs
 from ..world.devices import WorldRunner
 from ..world.world import AUTO, LOCKSTEP, REAL_TIME
-from .errors import UserError, run_command
 from .lerobot_dataset import LeRobotSink, depth_quantization, quiet_depth_encoder
-from .record_options import RecordOptions
-
-
-def _import_lerobot_devices() -> None:
-    """Import every device package LeRobot ships, so that any LeRobot robot, teleoperator or camera can be recorded
-    (each registers its config choice when imported). LeRobot's record script imports a list of them and its policies
-    too: 2-4 s of every teledex-record start, for nothing we use."""
-    for package in (lerobot.robots, lerobot.teleoperators, lerobot.cameras):
-        for module in pkgutil.iter_modules(package.__path__):
-            if module.ispkg:
-                importlib.import_module(f"{package.__name__}.{module.name}")
-
-
-_import_lerobot_devices()
+from .loop import INPUT_SOURCE, EpisodePlan, RecordingSession
+from .options import RecordOptions
 
 logger = logging.getLogger(__name__)
 
@@ -311,13 +293,3 @@ def _is_disk_full(err: BaseException) -> bool:
 def _remove_created(root: Path) -> None:
     shutil.rmtree(root, ignore_errors=True)
 
-
-@parser.wrap()
-def record(cfg: TeledexRecordConfig) -> None:
-    Recorder(cfg).run()
-
-
-def main() -> None:
-    silence_encoder_logs()
-    register_third_party_plugins()
-    run_command("teledex-record", record)

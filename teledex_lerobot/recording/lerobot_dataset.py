@@ -1,5 +1,5 @@
-"""The LeRobotDataset side of a TeleDex recording (LeRobot glue, hence here beside the commands): the features and
-columns, the LeRobot sink, and the one video encoder both formats share.
+"""The LeRobotDataset side of a TeleDex recording (LeRobot glue, hence in recording/ and not in storage/, which
+imports no LeRobot): the features and columns, the LeRobot sink, and the one video encoder both formats share.
 
 Columns beside LeRobot's own (unprefixed, so no policy takes them as inputs; every one is marked in its feature
 metadata `info.teledex` as recording metadata, not a sensor):

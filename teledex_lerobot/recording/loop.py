@@ -1,17 +1,12 @@
 """The recording loop: one control tick reads the robot, asks the input for an action, sends it, and hands one
-RecordedFrame to every sink; episodes end on the timer or a key, and are committed as a pair (sink.commit_pair).
+RecordedFrame to every sink; episodes end on the timer or a key, and are committed as a pair (storage/sink.py
+commit_pair). RecordingSession runs it; recording/recorder.py builds the robot, the input and the sinks it is given.
 
 The robot is any object with get_observation(), send_action(action) -> sent action and validate(extra stamps) ->
 SyncPacket (lerobot_robot_teledex.SyncValidatedRobot around any LeRobot robot), optionally the pair device_faults()
-and clear_faults() -> the faults that remain; the input is any object with get_action() and optionally
-sample_capture_ns. What else either can do is a protocol below:
-- LockstepRobot: a simulated world whose time stands still until advanced; the loop then advances it one control
-  period per tick and never sleeps (no tick is dropped, the CPU sets the pace, the wall clock plays no part);
-- JudgedRobot: it knows how the episode is going (success, stages): every frame records it, the episode ends
-  `settle_s` after success, and a plan may keep successes only;
-- EpisodeAwareInput: told when the robot has been reset for a new episode (it re-anchors to the robot's pose);
-- CorrectedInput: the robot executes something else than the action recorded (recovery data: a perturbed target
-  executed, the expert's correction recorded).
+and clear_faults() -> the faults that remain; the input is any object with get_action(). What else either can do is
+a protocol in capabilities.py (a lockstep world, a robot that judges its episodes, an input told of each episode's
+start, one that says when its sample was captured, ...).
 
 Device faults are part of the data: every frame records whether a device was in fault (its action is then the target
 the hardware held, and the frame is never sync-valid), each episode's metadata lists the faults, and the progress
@@ -29,15 +24,22 @@ import time
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from .. import viewer
+from ..capabilities import (
+    CapturedInput,
+    CorrectedInput,
+    EpisodeAwareInput,
+    FaultShowingInput,
+    LockstepRobot,
+    WorldEpisodes,
+)
+from ..storage.frame import FrameLayout, RecordedFrame
+from ..storage.sink import EpisodeHeader, EpisodeSink, commit_pair
 from ..sync import SyncPacket, SyncPolicy, TimingPolicy, sync_metrics, timing_metrics, validate_timestamps
 from ..sync.metrics import lagging_source
-from .frame import FrameLayout, RecordedFrame
-from .sink import EpisodeHeader, EpisodeSink, commit_pair
 
 INPUT_SOURCE = "input"
 STOP, RERECORD, KEEP_AND_MARK = "stop", "rerecord", "keep-and-mark"
@@ -48,51 +50,6 @@ LOOKBACK_NS = 500_000_000
 # Keeping successes only, a session gives up after this many attempts per episode asked for (a task the input
 # cannot solve must not record forever).
 MAX_ATTEMPTS_PER_EPISODE = 5
-
-
-@runtime_checkable
-class LockstepRobot(Protocol):
-    lockstep: bool  # nothing moves until advance()
-
-    def advance(self, duration_ns: int) -> None: ...
-
-
-@runtime_checkable
-class JudgedRobot(Protocol):
-    judges_episodes: bool  # known before connecting: the dataset gets its success column or not
-
-    def episode_outcome(self) -> dict | None:
-        """{"success": bool, "stage": str, ...} for the episode so far, or None (nobody judges it)."""
-
-
-@runtime_checkable
-class WorldEpisodes(Protocol):
-    def world_episode(self) -> dict | None:
-        """What laid out this episode (a simulated world: task, seed, randomised values), or None."""
-
-
-@runtime_checkable
-class EpisodeAwareInput(Protocol):
-    def start_episode(self) -> None:
-        """The robot has just been reset for a new episode (a world lays out its scene, the robot at home): start
-        from where it is now, never drive it back to where the last episode ended."""
-
-
-@runtime_checkable
-class CapturedInput(Protocol):
-    sample_capture_ns: int | None  # when the sample behind the last action was captured; None: no sample yet
-
-
-@runtime_checkable
-class FaultShowingInput(Protocol):
-    def report_robot_faults(self, faults: dict[str, str]) -> None:
-        """The robot's current faults (part -> message; {} when clear), for the operator to see."""
-
-
-@runtime_checkable
-class CorrectedInput(Protocol):
-    def executed_action(self, action: dict) -> dict:
-        """What the robot executes for the action the input returned (and the recording keeps)."""
 
 
 # The operator's verdict on an episode under review (--confirm_episodes), by key.

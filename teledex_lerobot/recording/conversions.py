@@ -1,6 +1,7 @@
-"""The conversions between the two formats, through the same sinks the recorder uses (teledex-convert runs them):
-what a conversion writes is what a recording would have written. Every episode is read and checked (manifests and
-checksums, JSON fields, sidecars, layouts) before anything is written: a bad file leaves no half-converted target."""
+"""The conversions between the two formats, through the same sinks the recorder uses (lerobot_dataset.py and
+storage/native.py; teledex-convert runs them): what a conversion writes is what a recording would have written.
+Every episode is read and checked (manifests and checksums, JSON fields, sidecars, layouts) before anything is
+written: a bad file leaves no half-converted target."""
 
 import json
 import tempfile

@@ -1,0 +1,64 @@
+"""What a robot or an input may do beyond LeRobot's Robot and Teleoperator interfaces, as typing.Protocols: the
+recording loop (recording/loop.py) asks, the robot and teleoperator packages answer. Here, below both, so that the
+robot package (its sync-validation wrapper answers the robot's for any robot) never imports the recording.
+
+Robots:
+- LockstepRobot: a simulated world whose time stands still until advanced; the loop then advances it one control
+  period per tick and never sleeps (no tick is dropped, the CPU sets the pace, the wall clock plays no part);
+- JudgedRobot: it knows how the episode is going (success, stages): every frame records it, the episode ends
+  `settle_s` after success, and a plan may keep successes only;
+- WorldEpisodes: it lays out each episode (a simulated world), and says how for the episode's metadata.
+Inputs:
+- EpisodeAwareInput: told when the robot has been reset for a new episode (it re-anchors to the robot's pose);
+- CapturedInput: it says when the sample behind its last action was captured (the input's sync source);
+- FaultShowingInput: it shows the robot's faults to the operator;
+- CorrectedInput: the robot executes something else than the action recorded (recovery data: a perturbed target
+  executed, the expert's correction recorded).
+"""
+
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class LockstepRobot(Protocol):
+    lockstep: bool  # nothing moves until advance()
+
+    def advance(self, duration_ns: int) -> None: ...
+
+
+@runtime_checkable
+class JudgedRobot(Protocol):
+    judges_episodes: bool  # known before connecting: the dataset gets its success column or not
+
+    def episode_outcome(self) -> dict | None:
+        """{"success": bool, "stage": str, ...} for the episode so far, or None (nobody judges it)."""
+
+
+@runtime_checkable
+class WorldEpisodes(Protocol):
+    def world_episode(self) -> dict | None:
+        """What laid out this episode (a simulated world: task, seed, randomised values), or None."""
+
+
+@runtime_checkable
+class EpisodeAwareInput(Protocol):
+    def start_episode(self) -> None:
+        """The robot has just been reset for a new episode (a world lays out its scene, the robot at home): start
+        from where it is now, never drive it back to where the last episode ended."""
+
+
+@runtime_checkable
+class CapturedInput(Protocol):
+    sample_capture_ns: int | None  # when the sample behind the last action was captured; None: no sample yet
+
+
+@runtime_checkable
+class FaultShowingInput(Protocol):
+    def report_robot_faults(self, faults: dict[str, str]) -> None:
+        """The robot's current faults (part -> message; {} when clear), for the operator to see."""
+
+
+@runtime_checkable
+class CorrectedInput(Protocol):
+    def executed_action(self, action: dict) -> dict:
+        """What the robot executes for the action the input returned (and the recording keeps)."""
