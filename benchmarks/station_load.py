@@ -14,7 +14,7 @@ episode's own timing metadata (the same numbers the "Saved episode" line prints)
 
 Encoder choices (LeRobot's streaming encoder, PyAV in threads; every choice decodes with LeRobot's video decoders):
   av1-p12  libsvtav1 preset 12, crf 30, GOP 2 (LeRobot's default)
-  av1-p8   libsvtav1 preset 8 (smaller files, more CPU)
+  av1-p8   libsvtav1 preset 8 (slower than preset 12, which already falls behind with two cameras; not measured)
   h264     libx264 preset ultrafast, crf 23, GOP 2 (least CPU; files several times larger)
 """
 
