@@ -8,7 +8,7 @@ PYTHON ?= $(shell for p in python3.12 $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/ver
 
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: env system-deps test-deps demo test clean-demo dex-retargeting-env
+.PHONY: env system-deps test-deps demo test test-fast clean-demo dex-retargeting-env
 
 env: system-deps $(VENV)/.installed
 
@@ -60,10 +60,16 @@ test-deps:
 	  command -v npm >/dev/null && npm ci --prefix tests/webxr_emulator --no-audit --no-fund --ignore-scripts >/dev/null 2>&1; } || \
 	  echo "note: npm or the npm registry unavailable; the WebXR browser test will be skipped"
 
+# Two pytest workers (pytest-xdist), a test file each at a time: about 11 minutes on 2 cores, 17-18 in one process.
 test: env test-deps
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q -rs
+	$(VENV)/bin/mypy
+	$(PY) -m pytest -q -rs -n 2 --dist loadfile
+
+# The folders that need no LeRobot (kinematics, retargeting, control), about a minute: while changing those.
+test-fast: env
+	$(PY) -m pytest -q -rs tests/kinematics tests/retargeting tests/control
 
 clean-demo:
 	rm -rf outputs/demo

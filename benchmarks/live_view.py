@@ -29,7 +29,6 @@ import numpy as np
 from lerobot_robot_teledex import Teledex, TeledexConfig
 from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 from lerobot_teleoperator_teledex import TeledexReplay, TeledexReplayConfig
-from teledex_lerobot import viewer
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.viewer import LiveViewConfig
 
@@ -53,14 +52,15 @@ def run(view_on: bool, fps: float, seconds: float, backend: str, rrd_dir: Path) 
     teleop.connect()
     robot.connect()
     hook_s = [0.0]
-    view = viewer.active()
+    view = robot.station.live_view
     if view is not None:  # time every call the control thread makes into the view, and the fault check feeding it
         for name in HOOKS:
             setattr(view, name, timed(getattr(view, name), hook_s))
         robot.robot.device_faults = timed(robot.robot.device_faults, hook_s)
     hooks, work, late = [], [], []
     period_s = 1.0 / fps
-    viewer.start_episode(0, seconds)
+    if view is not None:
+        view.start_episode(0, seconds)
     started = next_tick = time.perf_counter()
     try:
         while time.perf_counter() - started < seconds:
@@ -71,14 +71,16 @@ def run(view_on: bool, fps: float, seconds: float, backend: str, rrd_dir: Path) 
             acted = time.perf_counter()
             action = teleop.get_action()
             packet = robot.validate({"input": teleop.sample_capture_ns or now_ns()})
-            viewer.log_sync(packet)
+            if view is not None:
+                view.sync(packet)
             robot.send_action(action)
             work.append(time.perf_counter() - acted)
             hooks.append(hook_s[0])
             next_tick = max(next_tick + period_s, time.perf_counter() - period_s / 2)
             time.sleep(max(0.0, next_tick - time.perf_counter()))
     finally:
-        viewer.end_episode("saved")
+        if view is not None:
+            view.end_episode("saved")
         stats = {}
         if view is not None:
             stats = {"handled": view.handled, "superseded": view.coalesced, "dropped": view.dropped}

@@ -12,8 +12,9 @@ import subprocess
 import sys
 import time
 
-TIMING_SENSITIVE = ["tests/test_fault_injection.py", "tests/test_teleop_inputs.py", "tests/test_replay_teleop.py",
-                    "tests/test_frame_pacing.py", "tests/test_control_property.py"]
+TIMING_SENSITIVE = ["tests/devices/test_fault_injection.py", "tests/inputs/test_teleop_inputs.py",
+                    "tests/inputs/test_replay_teleop.py", "tests/recording/test_frame_pacing.py",
+                    "tests/control/test_control_property.py"]
 
 
 def _busy(stop) -> None:

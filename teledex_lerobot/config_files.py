@@ -8,10 +8,13 @@ each reported with the key's dotted path.
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import draccus
 import yaml
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance  # the typing-only protocol of dataclasses (no runtime module)
 
 
 def resolve_file(name_or_path: str, folder: Path, suffixes: tuple[str, ...], what: str) -> Path:
@@ -52,7 +55,7 @@ def decode_config[T](cls: type[T], data: dict[str, Any], where: str) -> T:
         raise ValueError(f"{where}: {error.__cause__ or error}") from error
 
 
-def load_config[T](cls: type[T], source: "str | dict | T | None", folder: Path, what: str,
+def load_config[T: DataclassInstance](cls: type[T], source: "str | dict | T | None", folder: Path, what: str,
                 **overrides: Any) -> T:
     """A config dataclass from None (defaults), a dict, an instance, a YAML path or a name in `folder`, then
     `overrides` (nested dicts merge into their sections)."""

@@ -98,8 +98,8 @@ _skips: list[pytest.TestReport | pytest.CollectReport] = []
 
 
 def listed_skips() -> dict[str, str]:
-    """The table rows of tests/README.md: "| `tests/test_x.py::test_name` | what it needs |" (a file alone covers
-    every test in it, a test every one of its parameter sets) -> what it needs."""
+    """The table rows of tests/README.md: "| `tests/<package>/test_x.py::test_name` | what it needs |" (a file alone
+    covers every test in it, a test every one of its parameter sets) -> what it needs."""
     rows = re.findall(r"^\| `(tests/[^`]+)` \| (.*?) \|$", SKIP_LIST.read_text(encoding="utf-8"), re.MULTILINE)
     return {node: needs.strip() for node, needs in rows if needs.strip()}
 

@@ -1,4 +1,4 @@
-"""librealsense, in a process of its own, for tests/test_realsense_info.py.
+"""librealsense, in a process of its own, for tests/devices/test_realsense_info.py.
 
 librealsense's playback threads sometimes crash the process when a pipeline playing a recording stops (SIGSEGV in a
 native thread, about 1 run in 12 on this machine, at any later point in the process): here it can only end this
@@ -7,7 +7,7 @@ process, and the test tells that crash apart from a wrong answer.
     python tests/realsense_playback.py record PATH
         write a synthetic D455 recording (serial 123456789012, z16 depth and rgb8 colour at 640x480@30) to PATH
     python tests/realsense_playback.py record-rgbd PATH
-        write the RGB-D scene of tests/test_rgbd_realsense_bag.py (RGBD below) to PATH
+        write the RGB-D scene of tests/devices/test_rgbd_realsense_bag.py (RGBD below) to PATH
     python tests/realsense_playback.py info PATH '{"use_depth": true, ...}'
         connect LeRobot's RealSenseCamera (RealSenseCameraConfig fields; "rotation" by Cv2Rotation name) to the
         recording, read a frame, print one JSON line {"stage": "read", "shape": ..., "info": camera_info(camera)},

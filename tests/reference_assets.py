@@ -267,3 +267,151 @@ def write_fixture_hands(folder: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(kinematics_urdf(fixture_hand(fixture, name)["kinematics"]), encoding="utf-8")
     return folder
+
+
+# ---- vendor hand URDFs beyond dex-urdf -----------------------------------------------------------------------------
+
+# Where this workspace's fetch tool puts repositories (git directories), read when TELEDEX_VENDOR_MIRRORS is unset.
+VENDOR_MIRRORS = Path(os.environ.get("TELEDEX_VENDOR_MIRRORS", "/work/.mirror"))
+VENDOR_FIXTURE = "vendor_hands.json"
+MISSING_VENDOR = (f"no vendor hand repositories under {VENDOR_MIRRORS} (set TELEDEX_VENDOR_MIRRORS to a folder of "
+                  "<owner>+<name>/repo git directories)")
+# Per vendor hand file (right and left where both are published): where it is, its licence, and the reference base
+# frame, judged by a person from the URDF (joint positions, axes and limits at the zero pose), not computed by the
+# inference: `frame` is a link whose axes the vendor drew along the palm, `z` the axis of that link running from the
+# wrist toward the fingers, `y` the one out of the palm face (the side the fingertips flex toward). `tips` are the
+# fingertip frames thumb first, then index to little finger, read from the vendor's link names and documentation.
+# Hands carried only here, not as fixtures: iotdesignshop/dexhand_description (CC BY-NC-SA 4.0, share-alike),
+# song-jisu/hopejr_hand_description (no licence given); benchmarks/hand_layouts.py reads them from a mirror.
+VENDOR_HANDS = {
+    "brainco_revo2_right": {"repository": "unitreerobotics/xr_teleoperate",
+                            "path": "assets/brainco_hand/brainco_right.urdf",
+                            "licence": "Apache-2.0", "side": "right", "frame": "base_link", "z": "-y", "y": "-x",
+                            "reason": "root at the wrist flange; knuckles 8.5 cm along -y, spread along z; "
+                                      "fingertips flex toward -x",
+                            "tips": ["right_thumb_tip", "right_index_tip", "right_middle_tip", "right_ring_tip",
+                                     "right_pinky_tip"]},
+    "brainco_revo2_left": {"repository": "unitreerobotics/xr_teleoperate",
+                           "path": "assets/brainco_hand/brainco_left.urdf",
+                           "licence": "Apache-2.0", "side": "left", "frame": "base_link", "z": "-y", "y": "-x",
+                           "reason": "mirror of the right hand about the root's y-z plane",
+                           "tips": ["left_thumb_tip", "left_index_tip", "left_middle_tip", "left_ring_tip",
+                                    "left_pinky_tip"]},
+    "unitree_inspire_right": {"repository": "unitreerobotics/xr_teleoperate",
+                              "path": "assets/inspire_hand/inspire_hand_right.urdf", "licence": "Apache-2.0",
+                              "side": "right", "frame": "R_hand_base_link", "z": "-y", "y": "-x",
+                              "reason": "root at the wrist; knuckles 13.7 cm along -y in a row along z; fingertips "
+                                        "flex toward -x",
+                              "tips": ["R_thumb_tip", "R_index_tip", "R_middle_tip", "R_ring_tip", "R_pinky_tip"]},
+    "unitree_inspire_left": {"repository": "unitreerobotics/xr_teleoperate",
+                             "path": "assets/inspire_hand/inspire_hand_left.urdf", "licence": "Apache-2.0",
+                             "side": "left", "frame": "L_hand_base_link", "z": "-y", "y": "-x",
+                             "reason": "mirror of the right hand about the root's x-y plane",
+                             "tips": ["L_thumb_tip", "L_index_tip", "L_middle_tip", "L_ring_tip", "L_pinky_tip"]},
+    "unitree_dex3_right": {"repository": "unitreerobotics/xr_teleoperate",
+                           "path": "assets/unitree_hand/unitree_dex3_right.urdf", "licence": "Apache-2.0",
+                           "side": "right", "frame": "base_link", "z": "-y", "y": "-x",
+                           "reason": "root at the wrist; the two fingers' knuckles 7.8 cm along -y at z = -/+2.8 cm; "
+                                     "their limits flex them toward -x, where the thumb rests",
+                           "tips": ["thumb_tip", "index_tip", "middle_tip"]},
+    "unitree_dex3_left": {"repository": "unitreerobotics/xr_teleoperate",
+                          "path": "assets/unitree_hand/unitree_dex3_left.urdf", "licence": "Apache-2.0",
+                          "side": "left", "frame": "base_link", "z": "-y", "y": "-x",
+                          "reason": "as the right hand, mirrored about the root's x-y plane",
+                          "tips": ["thumb_tip", "index_tip", "middle_tip"]},
+    "tesollo_dg5f_right": {"repository": "tesollodelto/dg5f_ros2", "path": "dg5f_description/urdf/dg5f_right.urdf",
+                           "licence": "BSD-3-Clause", "side": "right", "frame": "rl_dg_mount", "z": "+z", "y": "+x",
+                           "reason": "root is the mount flange; knuckles 17 cm along +z in a row along y; fingertips "
+                                     "flex toward +x",
+                           "tips": ["rl_dg_1_tip", "rl_dg_2_tip", "rl_dg_3_tip", "rl_dg_4_tip", "rl_dg_5_tip"]},
+    "tesollo_dg5f_left": {"repository": "tesollodelto/dg5f_ros2", "path": "dg5f_description/urdf/dg5f_left.urdf",
+                          "licence": "BSD-3-Clause", "side": "left", "frame": "ll_dg_mount", "z": "+z", "y": "+x",
+                          "reason": "mirror of the right hand about the root's x-z plane",
+                          "tips": ["ll_dg_1_tip", "ll_dg_2_tip", "ll_dg_3_tip", "ll_dg_4_tip", "ll_dg_5_tip"]},
+    "orcahand_v2_right": {"repository": "orcahand/orcahand_description", "path": "v2/models/urdf/orcahand_right.urdf",
+                          "licence": "MIT", "side": "right", "frame": "R-Carpals_8d1f1041", "z": "+z", "y": "+y",
+                          "reason": "root is the forearm, tilted; the carpals link (below the wrist joint) has the "
+                                    "finger abduction axes along +y and the knuckle row along x",
+                          "tips": ["T-DP_b7429e50#tip", "I-FingerTipAssembly_ec49c16c#tip",
+                                   "M-FingerTipAssembly_34afb748#tip", "M-FingerTipAssembly_424a8e75#tip",
+                                   "P-FingerTipAssembly_cd219176#tip"]},
+    "ruiyan_rh2_right": {"repository": "renesas-rdk/ruiyan_rh2_hand_description",
+                         "path": "urdf/reference/ruihand6_right_ref.urdf", "licence": "Apache-2.0 (package.xml)",
+                         "side": "right", "frame": "base_link", "z": "+z", "y": "+x",
+                         "reason": "root at the wrist; knuckles 11 cm along +z in a row along y; fingertips flex "
+                                   "toward +x (numbered links fy1..fy5: thumb to little finger)",
+                         "tips": ["fy14_Link#tip", "fy23_Link#tip", "fy33_Link#tip", "fy43_Link#tip", "fy53_Link#tip"]},
+    "wuji_right": {"repository": "wuji-technology/wuji-hand-description", "path": "urdf/right.urdf", "licence": "MIT",
+                   "side": "right", "frame": "right_palm_link", "z": "+z", "y": "+x",
+                   "reason": "root at the wrist; knuckles 9-10 cm along +z in a row along y; fingertips flex toward "
+                             "+x (finger1..5: thumb to little finger)",
+                   "tips": [f"right_finger{i}_tip_link" for i in range(1, 6)]},
+    "wuji_left": {"repository": "wuji-technology/wuji-hand-description", "path": "urdf/left.urdf", "licence": "MIT",
+                  "side": "left", "frame": "left_palm_link", "z": "+z", "y": "+x",
+                  "reason": "mirror of the right hand about the root's x-z plane",
+                  "tips": [f"left_finger{i}_tip_link" for i in range(1, 6)]},
+    "psyonic_ability_right": {"repository": "psyonicinc/ability-hand-api", "path": "URDF/ability_hand_right_large.urdf",
+                              "licence": "MIT", "side": "right", "frame": "base", "z": "+z", "y": "+y",
+                              "reason": "root at the wrist; knuckles 9-10 cm along +z in a row along x; fingertips "
+                                        "flex toward +y",
+                              "tips": ["fsr29", "fsr5", "fsr11", "fsr17", "fsr23"]},
+    "simlab_allegro_right": {"repository": "simlabrobotics/allegro_hand_ros_v4",
+                             "path": "src/allegro_hand_description/allegro_hand_description_right.urdf",
+                             "licence": "BSD (SimLab)", "side": "right", "frame": "palm_link", "z": "+z", "y": "+x",
+                             "reason": "root at the palm's centre, 1.7 cm below the knuckles (no wrist link); "
+                                       "fingers along +z, flexing toward +x",
+                             "tips": ["link_15.0_tip", "link_3.0_tip", "link_7.0_tip", "link_11.0_tip"]},
+}
+MIRROR_ONLY_HANDS = {
+    "iotdesign_dexhand_right": {"repository": "iotdesignshop/dexhand_description", "path": "urdf/dexhand-right.urdf",
+                                "licence": "CC-BY-NC-SA-4.0", "side": "right"},
+    "hopejr_right": {"repository": "song-jisu/hopejr_hand_description", "path": "urdf/hopejr_hand.urdf",
+                     "licence": "none given", "side": "right"},
+    "oymotion_rohand_right": {"repository": "oymotion/rohand_urdf_ros2", "path": "urdf/rohand_right.urdf",
+                              "licence": "MIT", "side": "right"},
+}
+
+
+def _mirror(repository: str) -> Path | None:
+    folder = VENDOR_MIRRORS / repository.replace("/", "+") / "repo"
+    for git_dir in (folder, folder / ".git"):
+        if (git_dir / "HEAD").is_file():
+            return git_dir
+    return None
+
+
+def vendor_urdf_text(repository: str, path: str) -> tuple[str, str] | None:
+    """(URDF text, commit) of a file in a mirrored repository, or None when the mirror is not here."""
+    git_dir = _mirror(repository)
+    if git_dir is None:
+        return None
+    text = subprocess.run(["git", "--git-dir", str(git_dir), "show", f"HEAD:{path}"], capture_output=True, text=True,
+                          check=True).stdout
+    return text, _git_commit(git_dir)
+
+
+def vendor_fixture_from_mirrors() -> dict | None:
+    """The vendor hands' kinematic trees with their provenance, read from the mirrors (None when none is here)."""
+    hands = {}
+    for name, hand in VENDOR_HANDS.items():
+        found = vendor_urdf_text(hand["repository"], hand["path"])
+        if found is None:
+            continue
+        text, commit = found
+        hands[name] = {"provenance": {"repository": hand["repository"], "path": hand["path"], "commit": commit,
+                                      "licence": hand["licence"]},
+                       "kinematics": urdf_kinematics(text)}
+    if not hands:
+        return None
+    return {"provenance": {"written_by": "tests/fixtures/regenerate.py", "facts": "kinematic trees only (no meshes)"},
+            "hands": hands}
+
+
+def write_vendor_hands(folder: Path) -> dict[str, Path]:
+    """The vendor fixture's hands as URDF files under `folder`: name -> path."""
+    fixture = load_fixture(VENDOR_FIXTURE)
+    paths = {}
+    for name, hand in fixture["hands"].items():
+        paths[name] = folder / f"{name}.urdf"
+        paths[name].write_text(kinematics_urdf(hand["kinematics"]), encoding="utf-8")
+    return paths

@@ -40,6 +40,9 @@ class TeledexRobotConfig(RobotConfig):
     cameras: dict[str, CameraConfig] = field(default_factory=dict)
     # The operator's live view (Rerun) of this robot, its input and the recording: --robot.live_view.enabled=true.
     live_view: LiveViewConfig = field(default_factory=LiveViewConfig)
+    # Where the teleoperators of this process find this robot (its rig, measured pose, world, live view): give each
+    # robot of a process its own, and its teleoperator the same --teleop.station. "" = the process's default.
+    station: str = ""
 
     def __post_init__(self):
         if self.backend not in BACKENDS:

@@ -11,11 +11,11 @@ from functools import cached_property
 from lerobot.robots import Robot, RobotConfig
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
-from teledex_lerobot import viewer
-from teledex_lerobot.control import robot_link
 from teledex_lerobot.devices.real_config import RigPorts, check_distinct_ports
 from teledex_lerobot.devices.registry import RealHardwareConfig
 from teledex_lerobot.presets import load_preset
+from teledex_lerobot.station import open_station
+from teledex_lerobot.viewer import LiveViewConfig
 
 from .config_teledex import TeledexConfig
 from .teledex_robot import Teledex
@@ -40,7 +40,9 @@ class TeledexFollowersConfig(RobotConfig):
     # backend=real: what the followers share (supervision thresholds, vendor settings); their ports are in `ports`
     real: RealHardwareConfig = field(default_factory=RealHardwareConfig)
     # The operator's live view (Rerun), every follower in it: --robot.live_view.enabled=true.
-    live_view: viewer.LiveViewConfig = field(default_factory=viewer.LiveViewConfig)
+    live_view: LiveViewConfig = field(default_factory=LiveViewConfig)
+    # Where the teleoperators of this process find this robot (as --robot.type=teledex's); "" = the default.
+    station: str = ""
 
     def __post_init__(self):
         if self.preset:
@@ -81,6 +83,8 @@ class TeledexFollowers(Robot):
     def __init__(self, config: TeledexFollowersConfig):
         super().__init__(config)
         self.config = config
+        # one station for every follower: each publishes its measured pose there, under its prefixed keys
+        self.station = open_station(config.station, self)
         self.robots = {}
         for name, preset in config.followers.items():
             ports = config.ports.get(name, RigPorts())
@@ -88,10 +92,9 @@ class TeledexFollowers(Robot):
                                          real=replace(config.real, arm=ports.arm, hand=ports.hand))
             if not config.with_cameras:  # the preset filled them in
                 robot_config.cameras = {}
-            self.robots[name] = Teledex(robot_config)
+            self.robots[name] = Teledex(robot_config, station=self.station)
             self.robots[name].measured_key_prefix = f"{name}_"
-        # built after its followers, so its announcement (every follower, prefixed) is the one teleoperators see
-        robot_link.announce_rigs(self, {f"{name}_": robot.rig_parts() for name, robot in self.robots.items()})
+        self.station.announce_rigs({f"{name}_": robot.rig_parts() for name, robot in self.robots.items()})
         self.cameras = {f"{name}_{cam}": camera for name, robot in self.robots.items()
                         for cam, camera in robot.cameras.items()}
 
@@ -112,7 +115,7 @@ class TeledexFollowers(Robot):
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
         if self.config.live_view.enabled:  # before the followers connect: each draws itself in it
-            viewer.start(self.config.live_view)
+            self.station.start_live_view(self.config.live_view)
         for robot in self.robots.values():
             robot.connect(calibrate)
 
@@ -169,4 +172,4 @@ class TeledexFollowers(Robot):
         for robot in self.robots.values():
             robot.disconnect()
         if self.config.live_view.enabled:
-            viewer.stop()
+            self.station.stop_live_view()

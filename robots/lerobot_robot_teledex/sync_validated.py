@@ -5,10 +5,10 @@ timestamp for that observation, and validate() turns them, plus the input device
 taken on the robot's clock (a lockstep world's) where it has one, else on the machine's monotonic clock.
 
 Where the timestamps come from:
-- joints: a robot with capture_timestamps_ns() (TeleDex robots) gives its devices' own message times, one source per
-  part; any other robot is one source, stamped at the middle of the get_observation() call;
-- cameras: `capture_ns` (TeleDex cameras) or the capture time LeRobot camera threads keep in `latest_timestamp`
-  (time.perf_counter seconds, converted here to the monotonic clock);
+- joints: a robot with capture_timestamps_ns() (TimestampedRobot: TeleDex robots) gives its devices' own message
+  times, one source per part; any other robot is one source, stamped at the middle of the get_observation() call;
+- cameras: `capture_ns` (CapturedCamera: TeleDex cameras) or the capture time LeRobot camera threads keep in
+  `latest_timestamp` (time.perf_counter seconds, converted here to the monotonic clock);
 - a camera's depth stream (<camera>_depth, a source of its own): `depth_capture_ns` where the camera knows when
   its depth was captured (teledex_realsense, from the device's frame timestamps), else the colour's time (a rendered
   world camera draws both at one instant; LeRobot's RealSense stamps a frameset once).
@@ -16,7 +16,14 @@ Where the timestamps come from:
 
 from typing import Any
 
-from teledex_lerobot.capabilities import JudgedRobot, LockstepRobot, WorldEpisodes
+from teledex_lerobot.capabilities import (
+    CapturedCamera,
+    FaultReportingRobot,
+    JudgedRobot,
+    LockstepRobot,
+    TimestampedRobot,
+    WorldEpisodes,
+)
 from teledex_lerobot.clock import MONOTONIC, Clock, Clocked, from_perf_counter
 from teledex_lerobot.sync import SyncPacket, SyncPolicy, validate_timestamps
 
@@ -56,6 +63,15 @@ class SyncValidatedRobot:
     def world_episode(self) -> dict | None:
         return self.robot.world_episode() if isinstance(self.robot, WorldEpisodes) else None
 
+    def device_faults(self) -> dict[str, str]:
+        return self.robot.device_faults() if isinstance(self.robot, FaultReportingRobot) else {}
+
+    def active_faults(self) -> dict:
+        return self.robot.active_faults() if isinstance(self.robot, FaultReportingRobot) else {}
+
+    def clear_faults(self) -> dict[str, str]:
+        return self.robot.clear_faults() if isinstance(self.robot, FaultReportingRobot) else {}
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.robot, name)
 
@@ -63,7 +79,7 @@ class SyncValidatedRobot:
         started = self.clock.now_ns()
         observation = self.robot.get_observation()
         finished = self.clock.now_ns()
-        if hasattr(self.robot, "capture_timestamps_ns"):
+        if isinstance(self.robot, TimestampedRobot):
             stamps = dict(self.robot.capture_timestamps_ns())
         else:
             stamps = {ROBOT_SOURCE: (started + finished) // 2}
@@ -75,7 +91,7 @@ class SyncValidatedRobot:
         return observation
 
     def _camera_capture_ns(self, camera) -> int | None:
-        if hasattr(camera, "capture_ns"):
+        if isinstance(camera, CapturedCamera):
             return camera.capture_ns
         stamp = getattr(camera, "latest_timestamp", None)
         return None if stamp is None else from_perf_counter(stamp)

@@ -9,15 +9,15 @@ from lerobot.cameras import make_cameras_from_configs
 from lerobot.robots import Robot
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
-from teledex_lerobot import viewer
 from teledex_lerobot.clock import MONOTONIC, Clock
-from teledex_lerobot.control import robot_link
 from teledex_lerobot.control.safety import JointSafety
 from teledex_lerobot.devices.device_fault import DeviceFault
 from teledex_lerobot.devices.joint_device import JointDevice, TactileLayout
+from teledex_lerobot.devices.real_device import RealJointDevice
 from teledex_lerobot.devices.registry import build_devices, tactile_layout
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
+from teledex_lerobot.station import DrawnObject, RigParts, Station, open_station
 from teledex_lerobot.world.devices import WorldJointDevice, WorldRunner
 from teledex_lerobot.world.episode import EpisodeOutcome
 from teledex_lerobot.world.world import object_state_names
@@ -43,16 +43,23 @@ FIRST_FRAME_TRIES = 10
 
 class TeledexRobotBase(Robot):
     """Drives every part of a rig through its joint device and safety filter; subclasses only say how the rig is
-    built. Observation and action keys are "<role>_<joint>.pos" with role "arm" or "hand"."""
+    built. Observation and action keys are "<role>_<joint>.pos" with role "arm" or "hand".
+
+    What it shares with the teleoperators of its process (its rig, measured pose, view, world and live view) goes to
+    its station (teledex_lerobot/station.py): its own, opened under --robot.station, or, given `station`, the one of
+    the teledex_followers robot it is a follower of (which announces the rigs)."""
 
     config_class = TeledexRobotConfig
     name = "teledex_base"
 
-    def __init__(self, config: TeledexRobotConfig):
+    def __init__(self, config: TeledexRobotConfig, station: Station | None = None):
         super().__init__(config)
         self.config = config
         self.rig = self._build_rig()
-        robot_link.announce_rigs(self, {"": self.rig_parts()})
+        if station is None:
+            station = open_station(config.station, self)
+            station.announce_rigs({"": self.rig_parts()})
+        self.station = station
         self.cameras = make_cameras_from_configs(config.cameras)
         self.safety = {
             role: JointSafety(part.lower, part.upper, part.velocity_limits * config.max_step_s)
@@ -68,7 +75,7 @@ class TeledexRobotBase(Robot):
         self._sent_range: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # the rig's kinematic models are not thread-safe; every render camera draws from its own thread
         self._scene_lock = threading.Lock()
-        self._view = None  # the process's live view, fed while it runs
+        self._view = None  # the station's live view, fed while it runs
         # backend=mujoco: the world the devices share, how its episode is going, and when the episode began (no
         # observation may carry a measurement or frame captured before that)
         self.world_runner: WorldRunner | None = None
@@ -129,7 +136,7 @@ class TeledexRobotBase(Robot):
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
         if self.config.live_view.enabled:  # first: a viewer that cannot start leaves nothing half-open
-            viewer.start(self.config.live_view)
+            self.station.start_live_view(self.config.live_view)
         devices = build_devices(self.config.backend, self.rig, self.config)
         connected = []
         try:
@@ -143,6 +150,7 @@ class TeledexRobotBase(Robot):
         self.devices = devices
         self.world_runner = next((d.runner for d in devices.values() if isinstance(d, WorldJointDevice)), None)
         if self.world_runner is not None:
+            self.station.world_runner = self.world_runner  # for the world expert teleoperator
             self.outcome = EpisodeOutcome(self.world_runner.world)
             self._replaying = replayed_episode()
             if self._replaying is not None:
@@ -247,7 +255,7 @@ class TeledexRobotBase(Robot):
             return dict(zip(self.environment_state_keys, world.object_state().tolist(), strict=True))
 
     def _publish_view(self, images: dict) -> None:
-        """For an operator's display (control.robot_link): the camera frames, and the world's objects in the rig's
+        """For an operator's display (the station's view): the camera frames, and the world's objects in the rig's
         base frame (the frame its kinematics draws the robot in)."""
         objects = {}
         if self.world_runner is not None:
@@ -256,13 +264,13 @@ class TeledexRobotBase(Robot):
             base = f"{role}/{self.rig.parts[role].model.description.root_link}"
             with world.lock:
                 from_world = np.linalg.inv(world.body_pose(base))
-                objects = {name: robot_link.DrawnObject(from_world @ world.body_pose(name), *box)
+                objects = {name: DrawnObject(from_world @ world.body_pose(name), *box)
                            for name, box in world.task.drawn_boxes.items()}
-        robot_link.publish_view(images, objects)
+        self.station.publish_view(images, objects)
 
     def _publish_measured(self, joints: dict[str, float]) -> None:
-        """For teleoperators in this process, which start from where the robot is (control.robot_link)."""
-        robot_link.publish_measured({self.measured_key_prefix + key: value for key, value in joints.items()})
+        """For the teleoperators of its station, which start from where the robot is."""
+        self.station.publish_measured({self.measured_key_prefix + key: value for key, value in joints.items()})
 
     @property
     def view_name(self) -> str:
@@ -270,16 +278,17 @@ class TeledexRobotBase(Robot):
         return self.measured_key_prefix.removesuffix("_") or "robot"
 
     def _attach_view(self) -> None:
-        """Draw this rig in the live view, if one runs (started by this robot, or by a robot of several followers)."""
-        self._view = viewer.active()
+        """Draw this rig in the station's live view, if one runs (started by this robot, or by the robot of several
+        followers it is one of)."""
+        self._view = self.station.live_view
         if self._view is not None:
             self._view.add_rig(self.view_name, self.rig, list(self.cameras))
 
-    def rig_parts(self) -> robot_link.RigParts:
+    def rig_parts(self) -> RigParts:
         """What this robot's rig is built from, for teleoperators that drive the robot's own rig."""
         specs = {role: part.spec for role, part in self.rig.parts.items()}
         source = getattr(self.config, "preset", "") or " + ".join(spec.model for spec in specs.values())
-        return robot_link.RigParts(specs.get("arm"), specs.get("hand"), self.rig.hand_mount_spec, source)
+        return RigParts(specs.get("arm"), specs.get("hand"), self.rig.hand_mount_spec, source)
 
     def _taxels(self) -> dict[str, float]:
         if not self.tactile_keys:
@@ -362,7 +371,7 @@ class TeledexRobotBase(Robot):
 
     def device_health(self) -> dict[str, dict]:
         """Per part, the real driver's counters (reader starvation, faults latched, bus errors counted)."""
-        return {role: device.health() for role, device in self.devices.items() if hasattr(device, "health")}
+        return {role: device.health() for role, device in self.devices.items() if isinstance(device, RealJointDevice)}
 
     def emergency_stop(self, engaged: bool = True) -> None:
         """Hold every joint where it is (engaged) or resume following actions."""
@@ -384,9 +393,11 @@ class TeledexRobotBase(Robot):
         self.devices = {}
         self._observation_capture_ns = {}
         self._view = None
+        if self.world_runner is not None and self.station.world_runner is self.world_runner:
+            self.station.world_runner = None
         self.world_runner, self.outcome, self._episode_started_ns = None, None, None
         if self.config.live_view.enabled:
-            viewer.stop()
+            self.station.stop_live_view()
         spans = [float(np.max(high - low)) for low, high in self._sent_range.values()]
         logger.info("%s disconnected (%d commands sent, the widest joint range commanded %.3f)", self,
                     self.commands_sent, max(spans, default=0.0))

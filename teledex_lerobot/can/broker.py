@@ -36,6 +36,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..errors import DeviceError
 from . import wire
 
 logger = logging.getLogger(__name__)
@@ -46,8 +47,9 @@ READ_BURST = 64  # frames taken from one node before serving the others
 HEARTBEAT_S = 0.01
 
 
-class BrokerAlreadyRunning(RuntimeError):
-    """A live broker already listens at this path: join it instead."""
+class BrokerAlreadyRunning(DeviceError, RuntimeError):
+    """A live broker already listens at this path: join it instead (a DeviceError: the bus is taken; still the
+    RuntimeError it was)."""
 
 
 @dataclass(eq=False)

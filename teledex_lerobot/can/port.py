@@ -5,6 +5,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import ConfigError, DeviceError
+
 logger = logging.getLogger(__name__)
 
 # "teledex" is the loopback bus teledex-sim serves; "virtual" reaches only buses of the same process.
@@ -15,10 +17,10 @@ NETWORK_INTERFACES = frozenset({"udp_multicast"})
 ECHOING_INTERFACES = frozenset({"udp_multicast"})
 
 
-class PortUnavailable(ConnectionError):
+class PortUnavailable(DeviceError):
     """A CAN port that cannot be opened (interface missing, down, at another bitrate, or refused by python-can): the
-    message is one line saying what was found and the fix, for commands to print without a traceback (they catch
-    ConnectionError, as for devices.device_fault.DeviceUnavailable)."""
+    message is one line saying what was found and the fix, for commands to print without a traceback (a DeviceError,
+    as devices.device_fault.DeviceUnavailable is)."""
 
 
 @dataclass
@@ -32,9 +34,9 @@ class CanPortConfig:
 
     def validate(self, what: str) -> None:
         if self.interface not in CAN_INTERFACES:
-            raise ValueError(f"{what}.interface must be one of {CAN_INTERFACES} (got {self.interface!r})")
+            raise ConfigError(f"{what}.interface must be one of {CAN_INTERFACES} (got {self.interface!r})")
         if not self.channel:
-            raise ValueError(f"{what}.channel must be set (e.g. can0)")
+            raise ConfigError(f"{what}.channel must be set (e.g. can0)")
         if self.interface in NETWORK_INTERFACES:
             logger.warning("%s.interface=%s sends every CAN frame onto this machine's network (a multicast group "
                            "on the LAN). For simulated devices on this machine use interface=teledex (teledex-sim).",
@@ -78,6 +80,6 @@ class CanPortConfig:
         """For drivers whose requests and replies share CAN IDs: on a bus that echoes, they would take their own
         frames for the device's replies."""
         if self.interface in ECHOING_INTERFACES:
-            raise ValueError(f"{who} cannot run on {self.interface}: every bus there hears its own frames back, "
-                             "and its requests and replies share CAN IDs. Use interface=teledex (teledex-sim) or "
-                             "socketcan.")
+            raise ConfigError(f"{who} cannot run on {self.interface}: every bus there hears its own frames back, "
+                              "and its requests and replies share CAN IDs. Use interface=teledex (teledex-sim) or "
+                              "socketcan.")

@@ -2,10 +2,11 @@
 session.
 
 The operator shows the calibration pose (flat open hand, fingers together, thumb relaxed in the palm plane) for about
-a second, then opens and closes the hand and pinches the thumb to each fingertip. From a keypoint device (keypoint
-stream, XR hand tracking) that gives the retargeting's segment scales, root offsets and pinch ranges plus the angle
-ranges; from a glove, the angle ranges the joint mapping uses. The calibration-pose frames are found automatically
-(where the fingers are most extended) unless --pose-frames gives them.
+a second, then opens and closes the hand, pinches the thumb to each fingertip, sweeps the thumb across the palm and
+spreads the fingers. From a keypoint device (keypoint stream, XR hand tracking) that gives the retargeting's segment
+scales, root offsets and pinch ranges, the angle ranges, and each robot joint's range over the session (stretched
+onto the joint's limits: coverage); from a glove, the angle ranges the joint mapping uses. The calibration-pose
+frames are found automatically (where the fingers are most extended) unless --pose-frames gives them.
 
     # from a recorded session (teledex-record / lerobot-record with --teleop.record_to=alice.datagrams.jsonl)
     teledex-calibrate-hand --hand linkerhand_l20 --operator alice --recording alice.datagrams.jsonl
@@ -28,7 +29,9 @@ _POSE_FRACTION = 0.1  # the most-extended tenth of the recording is taken as the
 # What the operator does in a live calibration, and for how long (s).
 LIVE_STEPS = (("Hold the calibration pose: flat open hand, fingers together, thumb relaxed in the palm plane", 3.0),
               ("Open and close your hand, three times", 6.0),
-              ("Pinch your thumb to each fingertip in turn: index, middle, ring, little", 8.0))
+              ("Pinch your thumb to each fingertip in turn: index, middle, ring, little", 8.0),
+              ("Sweep your thumb across the palm to the base of your little finger and back, then spread your "
+               "fingers wide", 5.0))
 LIVE_PORTS = {"udp": 5566, "xrobotoolkit": 63901, "webxr": 8012}
 
 
@@ -158,7 +161,7 @@ def calibration_output(args) -> Path:
 def calibrate_hand(args) -> None:
     import numpy as np
 
-    from ..retargeting import build_retargeter, calibrate
+    from ..retargeting import HandRetargeter, build_retargeter, calibrate
     from ..retargeting.calibration import canonical_angle_ranges, default_calibration
     from ..retargeting.keypoint_kinematics import KeypointKinematics
     from .errors import UserError, hand_model_errors
@@ -175,6 +178,8 @@ def calibrate_hand(args) -> None:
         calibration = calibrate(retargeter.layout, kinematics, retargeter.reference_pose,
                                 pose_frames(keypoints, args.pose_frames), keypoints, operator=args.operator,
                                 hand=retargeter.hand_name, side=args.side)
+        with_session = HandRetargeter(retargeter.model, "teledex", args.side, retargeter.config, calibration)
+        calibration.joint_ranges_rad = with_session.joint_ranges(keypoints)
     else:  # a glove: the operator's angle ranges, on the average adult hand's proportions
         calibration = default_calibration(retargeter.layout, kinematics, retargeter.reference_pose,
                                           hand=retargeter.hand_name, side=args.side)
@@ -189,6 +194,12 @@ def calibrate_hand(args) -> None:
         pinch = calibration.pinch_distance_range_m.get(finger)
         pinch_text = f", pinch range {pinch[0] * 1000:.0f}-{pinch[1] * 1000:.0f} mm" if pinch else ""
         print(f"  {finger:6s} segment scales {np.round(scales, 2).tolist()}{pinch_text}")
+    if calibration.joint_ranges_rad:
+        print("  the session's reach per joint, stretched onto the joint's range (a joint it barely moved is not):")
+        for joint, low, high, (a, b) in zip(retargeter.joint_names, retargeter.lower, retargeter.upper,
+                                            calibration.joint_ranges_rad.values(), strict=True):
+            print(f"    {joint:24s} {a:6.2f} .. {b:5.2f} of {low:6.2f} .. {high:5.2f} rad "
+                  f"({(b - a) / (high - low):4.0%} covered before)")
 
 
 def main(argv=None) -> None:

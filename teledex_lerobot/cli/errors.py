@@ -6,9 +6,10 @@ Importing LeRobot configures the root logger as a side effect (its import_utils 
 anything is set up), so the set-up replaces whatever is there.
 
 Fails: on bad input (a damaged or missing file, a symbolic link loop), a bad configuration, an unreachable device,
-a port in use or a bad disk, one line naming what is wrong and the fix, exit code 2, no traceback. A configuration
-error inside draccus' parsing is reported by its root cause, not by draccus' generic "Couldn't instantiate class".
-Anything else is a bug and keeps its traceback.
+a port in use or a bad disk, one line naming what is wrong and the fix, exit code 2, no traceback; every error the
+project raises for the user to fix is a TeledexError (teledex_lerobot/errors.py). A configuration error inside
+draccus' parsing is reported by its root cause, not by draccus' generic "Couldn't instantiate class". Anything else
+is a bug and keeps its traceback.
 
 Stops: Ctrl-C (SIGINT) and SIGTERM unwind the command as Ctrl-C does (`Interrupted`, a KeyboardInterrupt), so every
 `finally` runs: devices are disconnected and files closed. A second signal while it unwinds only gets a note (it
@@ -25,7 +26,7 @@ import logging
 import signal
 import sys
 
-from ..storage.errors import DatasetError, UserError
+from ..errors import TeledexError, UserError
 
 OUR_LOGGERS = ("teledex_lerobot", "lerobot_robot_teledex", "lerobot_teleoperator_teledex")
 _DISK_ERRORS = {errno.ENOSPC: "the disk is full", errno.EROFS: "the file system is read-only",
@@ -81,7 +82,7 @@ def run_command(name: str, function, *args):
         signum = err.signum if isinstance(err, Interrupted) else signal.SIGINT
         note = INTERRUPTED_NOTES.get(name)
         _end(name, f"stopped by {_SIGNAL_NAMES[signum]}" + (f": {note}" if note else ""), 128 + signum)
-    except (DatasetError, ConnectionError) as err:
+    except (TeledexError, ConnectionError) as err:  # ours (teledex_lerobot/errors.py), or a device's driver's
         _fail(name, err)
     except OSError as err:
         if err.errno == errno.ELOOP:  # never our bug: a file the command was given

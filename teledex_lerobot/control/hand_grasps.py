@@ -6,6 +6,9 @@ A controller's analog input closes the hand along the operator's chosen grasp (h
 config's `hand_grasps`): `grasp_paths` turns the chosen names into this hand's paths, from the preshape at 0 to
 closed at 1, and the retargeter's analog method (retargeting/analog.py) closes the hand along them. "fist" is the
 one every hand has: open hand at 0, a fist at 1, through the hand's joint map.
+
+Keypoint retargeting makes the same grasps when the operator's hand makes the person's grasp each answers (`human`:
+operator/object_grasps.py; `grasp_anchors`, retargeting/grasp_anchors.py).
 """
 
 import logging
@@ -13,7 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..operator.object_grasps import human_grasps
 from ..retargeting.analog import FIST, GraspPath
+from ..retargeting.grasp_anchors import GraspAnchors, GraspAnchorSettings
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +27,7 @@ logger = logging.getLogger(__name__)
 class GraspShape:
     preshape: dict[str, float]  # joint name (or name ending) -> rad
     closed: dict[str, float]
+    human: str  # the person's grasp it answers (operator/object_grasps.py): "pinch" or "wrap"
 
 
 # O6, level pinch of a 4 x 4 x 2 cm half-cube: the opposed thumb (yaw at its limit) a post, the fingers curl onto it.
@@ -32,24 +38,25 @@ _L10_THUMB_POST = {"thumb_cmc_roll": -1.01, "thumb_cmc_yaw": 0.22, "thumb_cmc_pi
 GRASP_SHAPES: dict[str, dict[str, GraspShape]] = {
     "linkerhand_o6": {
         "level_pinch": GraspShape({"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.35, "mcp_pitch": 0.3},
-                                  {"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.35, "mcp_pitch": 0.65}),
+                                  {"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.35, "mcp_pitch": 0.65}, "pinch"),
         "side_wrap": GraspShape({"thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0, "mcp_pitch": 0.0},
-                                {"thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0, "mcp_pitch": 1.5}),
+                                {"thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0, "mcp_pitch": 1.5}, "wrap"),
     },
     "linkerhand_l20": {
         "level_pinch": GraspShape({**_L20_THUMB_POST, "mcp_pitch": 0.3, "dip": 0.205},
-                                  {**_L20_THUMB_POST, "mcp_pitch": 0.65, "dip": 0.445}),
+                                  {**_L20_THUMB_POST, "mcp_pitch": 0.65, "dip": 0.445}, "pinch"),
         "side_wrap": GraspShape({"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.15, "thumb_cmc_pitch": 0.0,
                                  "mcp_pitch": 0.0},
                                 {"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.15, "thumb_cmc_pitch": 0.0,
-                                 "mcp_pitch": 1.4, "dip": 1.02}),
+                                 "mcp_pitch": 1.4, "dip": 1.02}, "wrap"),
     },
     "linkerhand_l10": {
-        "level_pinch": GraspShape({**_L10_THUMB_POST, "mcp_pitch": 0.3}, {**_L10_THUMB_POST, "mcp_pitch": 0.65}),
+        "level_pinch": GraspShape({**_L10_THUMB_POST, "mcp_pitch": 0.3}, {**_L10_THUMB_POST, "mcp_pitch": 0.65},
+                                  "pinch"),
         "side_wrap": GraspShape({"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0,
                                  "mcp_pitch": 0.0},
                                 {"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0,
-                                 "mcp_pitch": 1.5}),
+                                 "mcp_pitch": 1.5}, "wrap"),
     },
 }
 KNOWN_GRASPS = (FIST, *sorted({name for shapes in GRASP_SHAPES.values() for name in shapes}))
@@ -84,3 +91,16 @@ def grasp_paths(names: list[str], hand_model: str, joints: list[str], lower, upp
         logger.info("hand %s has no measured %s grasp shape (benchmarks/grasp_grid.py measures one): choosing "
                     "among %s", hand_model, ", ".join(left_out), ", ".join(paths) or FIST)
     return paths or {FIST: None}
+
+
+def grasp_anchors(names: list[str], hand_model: str, joints: list[str], lower, upper, side: str,
+                  settings: GraspAnchorSettings) -> GraspAnchors | None:
+    """Keypoint retargeting's anchors: each measured grasp among `names` with the person's grasp it answers; None
+    when the hand has none of them (or only the fist was named)."""
+    shapes = GRASP_SHAPES.get(hand_model, {})
+    measured = [name for name in names if name in shapes]
+    if not measured:
+        return None
+    paths = grasp_paths(measured, hand_model, joints, lower, upper)
+    person = human_grasps()
+    return GraspAnchors(paths, {name: person[shapes[name].human] for name in measured}, side, settings)

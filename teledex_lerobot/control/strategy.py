@@ -23,7 +23,7 @@ from ..retargeting.calibration import calibration_file
 from ..retargeting.retargeter import hand_name
 from ..rig import Rig, RigPart
 from .config import RelativeArmConfig, StrategyConfig
-from .hand_grasps import grasp_paths
+from .hand_grasps import grasp_anchors, grasp_paths
 from .relative_arm import CartesianRelativeArm
 
 
@@ -99,7 +99,7 @@ class RigStrategy:
         elif retargeter.method == "joint_mapping" and side in frame.hand_angles_rad:
             q = retargeter.retarget_angles(frame.hand_angles_rad[side])
         elif side in frame.hand_keypoints_m:
-            q = retargeter.retarget(frame.hand_keypoints_m[side])
+            q = retargeter.retarget(frame.hand_keypoints_m[side], lambda: _full_configuration(hand, measured_hand()))
         else:
             return None
         return q[hand.indices]
@@ -128,9 +128,13 @@ def _hand_retargeter(hand: RigPart, config: StrategyConfig) -> HandRetargeter:
     retargeting = RetargetingConfig.load(config.retargeting_config or None)
     if config.joint_map:  # the control config's map (set per rig, e.g. for a glove) wins over the retargeting's
         retargeting = dataclasses.replace(retargeting, joint_map=config.joint_map)
-    grasps = grasp_paths(config.hand_grasps, hand.spec.model, hand.model.joint_names, hand.model.lower,
-                         hand.model.upper) if config.hand_method == "analog" else None
-    return HandRetargeter(hand.model, config.hand_method, config.side, retargeting, calibration, grasps)
+    joints, lower, upper = hand.model.joint_names, hand.model.lower, hand.model.upper
+    if config.hand_method == "analog":
+        return HandRetargeter(hand.model, "analog", config.side, retargeting, calibration,
+                              grasps=grasp_paths(config.hand_grasps, hand.spec.model, joints, lower, upper))
+    anchors = grasp_anchors(config.hand_grasps, hand.spec.model, joints, lower, upper, config.side,
+                            retargeting.grasp_anchors) if config.hand_method in ("teledex", "dexpilot") else None
+    return HandRetargeter(hand.model, config.hand_method, config.side, retargeting, calibration, anchors=anchors)
 
 
 def _full_configuration(hand: RigPart, driven: np.ndarray | None) -> np.ndarray | None:

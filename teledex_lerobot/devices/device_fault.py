@@ -8,6 +8,7 @@ target) until the operator calls clear_fault(). A glitch therefore never turns i
 from dataclasses import dataclass
 
 from ..clock import now_ns
+from ..errors import DeviceError
 
 # What went wrong, as short stable names a recorder or UI can switch on.
 FEEDBACK_TIMEOUT = "feedback_timeout"  # no fresh measurement: device silent, cable out, bus down, hand not replying
@@ -16,10 +17,10 @@ COMMAND_OUT_OF_RANGE = "command_out_of_range"  # a target outside the model's li
 BUS_ERROR = "bus_error"  # the CAN interface itself failed (send errors, interface gone)
 
 
-class DeviceUnavailable(ConnectionError):
+class DeviceUnavailable(DeviceError):
     """A device that cannot be reached at connect (nothing answering, a different device answering; a CAN interface
-    missing or down is can.port.PortUnavailable, also a ConnectionError): the message is one line saying what was
-    found and the fix, for commands to print without a traceback."""
+    missing or down is can.port.PortUnavailable, also a DeviceError): the message is one line saying what was found
+    and the fix, for commands to print without a traceback."""
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,7 @@ SOCKET_PATH = "/ws"
 DEFAULT_CERTIFICATE_DIR = Path("~/.cache/teledex/webxr").expanduser()
 CERTIFICATE_DAYS = 365  # Safari refuses server certificates valid for longer than 398 days
 MAX_MESSAGE_BYTES = 256 * 1024  # one state with both hands is ~10 KiB
+HANDSHAKE_TIMEOUT_S = 60.0
 FRAME_MAGIC = b"TDXF"
 VIEW_JPEG_QUALITY = 80  # a 640x480 world frame is ~30 KiB
 VIEW_MAX_BUFFERED_BYTES = 256 * 1024  # about 8 frames: beyond, the page's link is slower than the camera
@@ -239,9 +240,12 @@ class WebXRSource(ThreadedSource):
         self._stopped = asyncio.Event()
         if self._stop.is_set():
             return
+        # open_timeout: a loaded station can take seconds over a TLS handshake; websockets' 10 s default drops the
+        # connection before its response (seen once under two test workers: "did not receive a valid HTTP response")
         async with serve(lambda connection: self._client(connection, receiver), sock=self.socket,
                          ssl=self.ssl_context, process_request=self._http, max_size=MAX_MESSAGE_BYTES,
-                         ping_interval=5, ping_timeout=10, compression=None, logger=logger):
+                         open_timeout=HANDSHAKE_TIMEOUT_S, ping_interval=5, ping_timeout=10, compression=None,
+                         logger=logger):
             await self._stopped.wait()
 
     def stop(self) -> None:

@@ -1,5 +1,7 @@
 """The one error type of the kinematics package."""
 
+from ..errors import ModelError
 
-class UrdfError(ValueError):
-    """A URDF cannot be used: the message names the problem and how to fix it."""
+
+class UrdfError(ModelError):
+    """A URDF cannot be used: the message names the problem and how to fix it (a ValueError, as ModelError is)."""

@@ -11,7 +11,7 @@ It is a local solver: from a far initial guess it can stop in a local minimum (t
 Warm-start it from the previous solution, as a teleoperation loop does.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pinocchio as pin
@@ -20,8 +20,9 @@ from .least_squares import DampedLeastSquaresSettings, minimise
 from .model import KinematicModel
 
 # λ starts at 1e-3 x the largest diagonal entry of JᵀJ; by 1e6 the steps are negligible: the solution has settled.
-_IK_SETTINGS = dict(step_tolerance=0.0, initial_damping=1e-3, damping_relative=True, min_damping=1e-9,
-                    max_damping=1e6, damping_decrease=0.3, sufficient_decrease=1e-6)
+_IK_SETTINGS = DampedLeastSquaresSettings(step_tolerance=0.0, initial_damping=1e-3, damping_relative=True,
+                                          min_damping=1e-9, max_damping=1e6, damping_decrease=0.3,
+                                          sufficient_decrease=1e-6)
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def solve_ik(model: KinematicModel, frame: str, target_pose, q_init, *, max_iter
         return position_error <= position_tolerance_m and (
             orientation_weight == 0 or rotation_error <= orientation_tolerance_rad)
 
-    settings = DampedLeastSquaresSettings(max_iterations=max_iters + 1, **_IK_SETTINGS)  # + the first pass
+    settings = replace(_IK_SETTINGS, max_iterations=max_iters + 1)  # + the first pass
     result = minimise(linearise, model.clip(q_init), model.lower, model.upper, settings, done)
     position_error, rotation_error = errors(result.accepted_residual)
     if orientation_weight == 0:  # not weighted into the residual: measure it for the report

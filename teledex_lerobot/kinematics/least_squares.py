@@ -54,8 +54,8 @@ def minimise(linearise: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], z
     z = np.minimum(np.maximum(np.asarray(z_start, dtype=float), lower), upper)
     identity = np.eye(len(z))
     tolerance_squared = settings.step_tolerance ** 2
-    damping = None
-    accepted = None  # (z, cost, r, JᵀJ, Jᵀr)
+    damping = 0.0  # λ, set by the first linearisation (always accepted)
+    accepted: tuple[np.ndarray, float, np.ndarray, np.ndarray, np.ndarray] | None = None  # (z, cost, r, JᵀJ, Jᵀr)
     last_accepted = False
     iterations = 0
     while iterations < settings.max_iterations:
@@ -70,13 +70,13 @@ def minimise(linearise: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], z
                 break
         else:
             hessian = jacobian.T @ jacobian
-            accepted = (z, cost, residual, hessian, residual @ jacobian)
-            last_accepted = True
-            if damping is None:
+            if accepted is None:
                 scale = float(np.max(np.diag(hessian), initial=0.0)) if settings.damping_relative else 1.0
                 damping = settings.initial_damping * max(scale, 1e-12)
             else:
                 damping = max(damping * settings.damping_decrease, settings.min_damping)
+            accepted = (z, cost, residual, hessian, residual @ jacobian)
+            last_accepted = True
             if done is not None and done(residual):
                 break
         z_next = box_damped_step(z, accepted[3], accepted[4], damping, lower, upper, identity)
@@ -84,6 +84,8 @@ def minimise(linearise: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], z
         if moved @ moved < tolerance_squared:
             return LeastSquaresResult(z_next, accepted[0], accepted[2], accepted[3], iterations, True, last_accepted)
         z = z_next
+    if accepted is None:
+        raise ValueError(f"max_iterations must be at least 1, got {settings.max_iterations}")
     return LeastSquaresResult(accepted[0], accepted[0], accepted[2], accepted[3], iterations, False, last_accepted)
 
 
@@ -93,21 +95,20 @@ def box_damped_step(z, hessian, gradient, damping, lower, upper, identity=None) 
     Symmetric systems: their transpose is the Fortran-ordered matrix LAPACK takes without a copy.
     """
     identity = np.eye(len(z)) if identity is None else identity
-    pinned, pinned_at, inside = None, None, z
+    pinned, inside = None, z  # pinned variables stay where the last step clipped them: at `inside`
     for _ in range(len(z) + 1):
         if pinned is None:
             system, rhs = hessian + damping * identity, -gradient
         else:  # a huge diagonal entry and its multiple of the pinned move on the right-hand side fix a variable
             system = hessian + identity * np.where(pinned, _PINNED, damping)
-            rhs = np.where(pinned, _PINNED * (pinned_at - z), -gradient)
+            rhs = np.where(pinned, _PINNED * (inside - z), -gradient)
         _, step, info = lapack.dposv(system.T, rhs, overwrite_a=True, overwrite_b=True)
         if info != 0:
             raise np.linalg.LinAlgError(f"damped normal equations not positive definite (LAPACK info {info})")
-        target = z + step if pinned is None else np.where(pinned, pinned_at, z + step)
+        target = z + step if pinned is None else np.where(pinned, inside, z + step)
         inside = np.minimum(np.maximum(target, lower), upper)
         leaving = inside != target
         if not np.count_nonzero(leaving):  # (ndarray.any() costs several times more at this size)
             return target
         pinned = leaving if pinned is None else pinned | leaving
-        pinned_at = inside
     return inside

@@ -25,9 +25,10 @@ class KinematicModel:
         self.name: str = description.name
         actuated = description.actuated_joints
         self.joint_names: list[str] = [joint.name for joint in actuated]
-        self.lower = np.array([joint.limits.lower for joint in actuated])
-        self.upper = np.array([joint.limits.upper for joint in actuated])
-        self.velocity_limits = np.array([joint.limits.velocity for joint in actuated])
+        limits = [joint.limits for joint in actuated if joint.limits is not None]  # all: only fixed joints have none
+        self.lower = np.array([limit.lower for limit in limits])
+        self.upper = np.array([limit.upper for limit in limits])
+        self.velocity_limits = np.array([limit.velocity for limit in limits])
         self.frame_names: list[str] = list(description.links)
 
         self._model, joint_ids, _ = build_pinocchio_model(description)
@@ -102,10 +103,9 @@ class KinematicModel:
     # ---- internals --------------------------------------------------------------------------------------------
 
     def _frame_id(self, frame: str) -> int:
-        frame_id = self._frame_ids.get(frame)
-        if frame_id is None:
-            self.require_frames([frame])
-        return frame_id
+        if frame not in self._frame_ids:
+            self.require_frames([frame])  # raises
+        return self._frame_ids[frame]
 
     def _checked(self, q) -> np.ndarray:
         q = np.asarray(q, dtype=float)

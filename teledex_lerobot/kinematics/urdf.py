@@ -161,11 +161,11 @@ def _parse_limits(element: ET.Element, joint_type: str, where: str) -> JointLimi
     effort = effort if effort > 0 else math.inf
     if joint_type == "continuous":
         return JointLimits(-math.pi, math.pi, velocity, effort)
-    missing = ("lower", "upper") if limit is None else [key for key in ("lower", "upper") if limit.get(key) is None]
-    if missing:
+    missing = [key for key in ("lower", "upper") if limit is None or limit.get(key) is None]
+    if limit is None or missing:
         raise UrdfError(f"{where} ({joint_type}) is missing limit attribute(s) {', '.join(missing)}. Add "
                         '<limit lower="..." upper="..."/> (radians or metres) to the joint.')
-    lower, upper = _float(limit, "lower", None, where), _float(limit, "upper", None, where)
+    lower, upper = _float(limit, "lower", math.nan, where), _float(limit, "upper", math.nan, where)  # both present
     if lower > upper:
         raise UrdfError(f"{where} has lower limit {lower} > upper limit {upper}; swap them.")
     return JointLimits(lower, upper, velocity, effort)
@@ -173,8 +173,9 @@ def _parse_limits(element: ET.Element, joint_type: str, where: str) -> JointLimi
 
 def _limit_missing(element: ET.Element, key: str) -> bool:
     limit = element.find("limit")
+    text = None if limit is None else limit.get(key)
     try:
-        return limit is None or limit.get(key) is None or float(limit.get(key)) <= 0
+        return text is None or float(text) <= 0
     except ValueError:
         return False  # reported by _parse_limits
 
@@ -249,7 +250,7 @@ def _required_attribute(element: ET.Element, key: str, where: str) -> str:
     return value
 
 
-def _float(element: ET.Element, key: str, default: float | None, where: str) -> float:
+def _float(element: ET.Element, key: str, default: float, where: str) -> float:
     text = element.get(key)
     if text is None:
         return default
@@ -259,21 +260,21 @@ def _float(element: ET.Element, key: str, default: float | None, where: str) -> 
         raise UrdfError(f"{where}: <{element.tag} {key}=\"{text}\"> is not a number.") from None
 
 
-def _vector(element: ET.Element | None, key: str, default: tuple, where: str) -> tuple[float, float, float]:
-    if element is None or element.get(key) is None:
+def _vector(element: ET.Element | None, key: str, default: tuple[float, float, float],
+            where: str) -> tuple[float, float, float]:
+    text = None if element is None else element.get(key)
+    if element is None or text is None:
         return default
-    text = element.get(key)
     try:
-        values = tuple(float(v) for v in text.split())
+        x, y, z = (float(v) for v in text.split())  # ValueError: not a number, or not three
     except ValueError:
-        values = ()
-    if len(values) != 3:
-        raise UrdfError(f"{where}: <{element.tag} {key}=\"{text}\"> must be three numbers.")
-    return values
+        raise UrdfError(f"{where}: <{element.tag} {key}=\"{text}\"> must be three numbers.") from None
+    return x, y, z
 
 
 def _unit(vector: tuple[float, float, float], where: str) -> tuple[float, float, float]:
     norm = math.sqrt(sum(v * v for v in vector))
     if norm < 1e-9:
         raise UrdfError(f"{where} has a zero <axis>; give a non-zero direction such as xyz=\"0 0 1\".")
-    return tuple(v / norm for v in vector)
+    x, y, z = vector
+    return x / norm, y / norm, z / norm

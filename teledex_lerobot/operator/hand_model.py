@@ -104,15 +104,16 @@ class HandGeometry:
 
 # An average adult hand (hand length 18.3 cm, MCP breadth 6 cm between the index and pinky joint centres).
 AVERAGE_ADULT_HAND = HandGeometry(
-    finger_mcp_positions_m=[[-0.024, 0.0, 0.087], [0.0, 0.0, 0.090], [0.019, 0.0, 0.084], [0.036, 0.0, 0.075]],
-    thumb_cmc_position_m=[-0.020, 0.006, 0.030],
-    bone_lengths_m=[
+    finger_mcp_positions_m=np.array(
+        [[-0.024, 0.0, 0.087], [0.0, 0.0, 0.090], [0.019, 0.0, 0.084], [0.036, 0.0, 0.075]]),
+    thumb_cmc_position_m=np.array([-0.020, 0.006, 0.030]),
+    bone_lengths_m=np.array([
         [0.042, 0.031, 0.027],
         [0.040, 0.023, 0.020],
         [0.045, 0.027, 0.021],
         [0.042, 0.026, 0.021],
         [0.033, 0.019, 0.019],
-    ],
+    ]),
 )
 
 _MIRROR_X = np.array([-1.0, 1.0, 1.0])

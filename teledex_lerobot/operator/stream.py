@@ -124,7 +124,7 @@ class OperatorStream:
     def canonical_angles(self) -> np.ndarray:
         """Canonical human hand angles (N, 20) in radians, whatever the kind."""
         if self.kind == "keypoints":
-            return angles_from_keypoints(self.hand_keypoints_m.astype(float), self.side)
+            return angles_from_keypoints(np.asarray(self.hand_keypoints_m, dtype=float), self.side)
         return glove_to_canonical(self.glove_angles_deg, self.side)
 
     def _arrays(self) -> dict:

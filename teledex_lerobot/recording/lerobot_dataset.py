@@ -45,7 +45,7 @@ from lerobot.utils.constants import OBS_ENV_STATE
 from lerobot.utils.feature_utils import hw_to_dataset_features
 
 from ..storage.errors import DatasetError
-from ..storage.frame import FrameLayout, RecordedFrame
+from ..storage.frame import FrameLayout, RecordedFrame, source_stamps
 from ..storage.lerobot_meta import sidecar_path
 from ..storage.native import write_json_atomic
 from ..storage.sink import EpisodeHeader, EpisodeSink
@@ -105,8 +105,8 @@ def dataset_features(layout: FrameLayout, use_video: bool) -> dict:
 
 
 def lerobot_frame(layout: FrameLayout, frame: RecordedFrame, header: EpisodeHeader, previous_ns: int | None) -> dict:
-    timing = frame_timing(np.array([frame.frame_ns if previous_ns is None else previous_ns, frame.frame_ns]),
-                          layout.fps)
+    """previous_ns: the check time of the episode's previous frame, None on its first."""
+    timing = frame_timing([frame.frame_ns], layout.fps, previous_ns)
     values = {
         "action": frame.action.astype(np.float32),
         "observation.state": frame.state.astype(np.float32),
@@ -114,8 +114,8 @@ def lerobot_frame(layout: FrameLayout, frame: RecordedFrame, header: EpisodeHead
         SYNC_VALID: np.array([frame.packet.valid]),
         SYNC_MAX_DIFF_MS: np.array([frame.packet.max_diff_ms], dtype=np.float32),
         FRAME_TIME: np.array([frame.frame_ns], dtype=np.int64),
-        FRAME_INTERVAL_MS: np.array([timing.interval_ns[1] / 1e6], dtype=np.float32),
-        FRAME_AFTER_GAP: np.array([bool(timing.after_gap[1])]),
+        FRAME_INTERVAL_MS: (timing.interval_ns / 1e6).astype(np.float32),
+        FRAME_AFTER_GAP: timing.after_gap,
         DEVICE_FAULT: np.array([bool(frame.faults)]),
         "task": header.task,
     }
@@ -127,8 +127,8 @@ def lerobot_frame(layout: FrameLayout, frame: RecordedFrame, header: EpisodeHead
         values[SUCCESS] = np.array([frame.success])
     for name, image in frame.images.items():
         values[f"observation.images.{name}"] = image
-    for source, stamp in zip(layout.source_names, frame.packet.stamps(layout.source_names), strict=True):
-        values[source_column(source)] = np.array([stamp], dtype=np.int64)
+    for source, stamp in zip(layout.source_names, source_stamps([frame], layout.source_names).T, strict=True):
+        values[source_column(source)] = stamp  # (1,) int64
     return values
 
 

@@ -3,10 +3,11 @@ RecordedFrame to every sink; episodes end on the timer or a key, and are committ
 commit_pair). RecordingSession runs it; recording/recorder.py builds the robot, the input and the sinks it is given.
 
 The robot is any object with get_observation(), send_action(action) -> sent action and validate(extra stamps) ->
-SyncPacket (lerobot_robot_teledex.SyncValidatedRobot around any LeRobot robot), optionally the pair device_faults()
-and clear_faults() -> the faults that remain; the input is any object with get_action(). What else either can do is
-a protocol in capabilities.py (a lockstep world, a robot that judges its episodes, an input told of each episode's
-start, one that says when its sample was captured, ...).
+SyncPacket (lerobot_robot_teledex.SyncValidatedRobot around any LeRobot robot); the input is any object with
+get_action(). What else either can do is a protocol in capabilities.py (a robot whose devices report faults, a
+lockstep world, a robot that judges its episodes, an input told of each episode's start, one that says when its
+sample was captured, ...). The robot's live view, when it shows one, is handed over too: each frame's sync check and
+the episodes' start and end are drawn in it.
 
 Device faults are part of the data: every frame records whether a device was in fault (its action is then the target
 the hardware held, and the frame is never sync-valid), each episode's metadata lists the faults, and the progress
@@ -27,16 +28,16 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from .. import viewer
 from ..capabilities import (
     CapturedInput,
     CorrectedInput,
     EpisodeAwareInput,
+    FaultReportingRobot,
     FaultShowingInput,
     LockstepRobot,
     WorldEpisodes,
 )
-from ..storage.frame import FrameLayout, RecordedFrame
+from ..storage.frame import FrameLayout, RecordedFrame, source_stamps
 from ..storage.sink import EpisodeHeader, EpisodeSink, commit_pair
 from ..sync import SyncPacket, SyncPolicy, TimingPolicy, sync_metrics, timing_metrics, validate_timestamps
 from ..sync.metrics import lagging_source
@@ -118,7 +119,7 @@ class EpisodeLog:
         self.frame_ns.append(frame.frame_ns)
         self.valid.append(frame.packet.valid)
         self.max_diff_ms.append(frame.packet.max_diff_ms)
-        self.stamps.append(frame.packet.stamps(self.source_names))
+        self.stamps.append(source_stamps([frame], self.source_names)[0])
         for part, message in frame.faults.items():
             entry = self.faults.setdefault(part, {"message": message, "first_frame": index, "frames": 0})
             entry["frames"] += 1
@@ -159,8 +160,9 @@ class RecordingSession:
     def __init__(self, robot, teleop, layout: FrameLayout, lerobot: EpisodeSink, native: EpisodeSink | None,
                  first_index: int, metadata: dict, sync_policy: SyncPolicy, timing_policy: TimingPolicy,
                  events: RecordingEvents | None = None, session_id: str | None = None,
-                 fault_policy: str = STOP, keyboard: bool = False):
+                 fault_policy: str = STOP, keyboard: bool = False, live_view=None):
         self.robot = robot
+        self.live_view = live_view  # the robot's (viewer.live_view.LiveView), else None
         self.teleop = teleop
         self.layout = layout
         self.lerobot = lerobot
@@ -206,7 +208,8 @@ class RecordingSession:
             self.next_layout += 1
             header = EpisodeHeader.new(self.next_index, plan.task)
             print(f"Recording episode {header.index} ({len(self.saved_uuids) + 1}/{plan.num_episodes})", flush=True)
-            viewer.start_episode(header.index, plan.episode_time_s)
+            if self.live_view is not None:
+                self.live_view.start_episode(header.index, plan.episode_time_s)
             sinks = [s for s in (self.lerobot, self.native) if s is not None]
             for sink in sinks:
                 sink.begin(header)
@@ -215,7 +218,8 @@ class RecordingSession:
             except BaseException:
                 for sink in sinks:
                     sink.abort()
-                viewer.end_episode("interrupted")
+                if self.live_view is not None:
+                    self.live_view.end_episode("interrupted")
                 raise
             if log.interrupted is not None:
                 self._end_interrupted(header, log, sinks)
@@ -229,11 +233,13 @@ class RecordingSession:
                 for sink in sinks:
                     sink.abort()
                 print(f"Episode {header.index} {verdict}", flush=True)
-                viewer.end_episode(verdict)
+                if self.live_view is not None:
+                    self.live_view.end_episode(verdict)
                 continue
             commit_pair(self.lerobot, self.native, self._episode_metadata(header, log, review))
-            viewer.end_episode("saved" + (f", stopped by a device fault ({', '.join(log.faults)})"
-                                          if log.stopped_by_fault else ""))
+            if self.live_view is not None:
+                self.live_view.end_episode("saved" + (f", stopped by a device fault ({', '.join(log.faults)})"
+                                                      if log.stopped_by_fault else ""))
             self.saved_uuids.append(header.episode_uuid)
             self.next_index += 1
             self._print_saved(header, log)
@@ -285,7 +291,7 @@ class RecordingSession:
         return {"decision": self.events.verdict, "summary": summary}
 
     def _faults(self) -> dict[str, str]:
-        return self.robot.device_faults() if hasattr(self.robot, "device_faults") else {}
+        return self.robot.device_faults() if isinstance(self.robot, FaultReportingRobot) else {}
 
     def _not_measured(self, faults: dict[str, str]) -> dict[str, None]:
         """The joint sources with no live measurement: a part in fault reports no capture time, so no frame recorded
@@ -408,7 +414,8 @@ class RecordingSession:
         # and the frame's fault flag, its sync check and the fault policy all see the same faults.
         faults = self._faults()
         packet = self.robot.validate({INPUT_SOURCE: input_ns, **self._not_measured(faults)})
-        viewer.log_sync(packet)
+        if self.live_view is not None:
+            self.live_view.sync(packet)
         if isinstance(self.teleop, FaultShowingInput):  # shown to the operator (the headset's status panel)
             self.teleop.report_robot_faults(faults)
         # the label is what the input asked for; the robot executed `sent` (the same unless perturbed)
@@ -432,7 +439,7 @@ class RecordingSession:
     def _mark_since_cause(self, pending: deque, new_faults: dict[str, str]) -> None:
         """Frames recorded after a new fault's cause began (as far as the robot can tell: active_faults()) and before
         it was detected are in fault too: marked, and no longer sync-valid."""
-        active = self.robot.active_faults() if hasattr(self.robot, "active_faults") else {}
+        active = self.robot.active_faults() if isinstance(self.robot, FaultReportingRobot) else {}
         since = {part: active[part].since_ns for part in new_faults
                  if part in active and active[part].since_ns is not None}
         for i, frame in enumerate(pending):

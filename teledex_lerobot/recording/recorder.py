@@ -22,8 +22,9 @@ from lerobot_robot_teledex.config_teledex import WORLD_BACKEND, TeledexRobotConf
 from lerobot_robot_teledex.depth_streams import reads_depth
 from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 
-from ..capabilities import JudgedRobot
+from ..capabilities import JudgedRobot, KeyboardInput, KeyboardListeningConfig
 from ..clock import ScriptedInput
+from ..station import Station
 from ..storage.errors import UserError
 from ..storage.frame import FrameLayout
 from ..storage.native import NATIVE_FORMAT, NativeSink, write_json_atomic
@@ -89,6 +90,11 @@ class WorldRobot(Protocol):
 
 
 @runtime_checkable
+class StationRobot(Protocol):
+    station: Station  # what it shares with the teleoperators of its process, its live view among them
+
+
+@runtime_checkable
 class WorldReader(Protocol):
     def attach_world(self, runner: WorldRunner) -> None:
         """Read this world (a scripted input that sees the scene)."""
@@ -116,7 +122,7 @@ class Recorder:
         self.cfg = cfg
         resolve_world_clock(cfg)
         self.robot = SyncValidatedRobot(make_robot_from_config(cfg.robot), cfg.sync)
-        if hasattr(cfg.teleop, "keyboard"):
+        if isinstance(cfg.teleop, KeyboardListeningConfig):
             cfg.teleop.keyboard = False  # one keyboard listener, ours: it forwards the teleop's keys (_on_key)
         self.teleop = make_teleoperator_from_config(cfg.teleop)
         if set(self.teleop.action_features) != set(self.robot.action_features):
@@ -183,9 +189,11 @@ class Recorder:
             for root in created:  # a failed start leaves nothing behind (and no root that then demands --resume)
                 _remove_created(root)
             raise
+        robot = self.robot.robot
         return RecordingSession(self.robot, self.teleop, self.layout, self.lerobot, native,
                                 self.lerobot.next_index, self._metadata(), self.cfg.sync, self.cfg.timing,
-                                session_id=session_id, fault_policy=self.cfg.fault_policy, keyboard=keyboard)
+                                session_id=session_id, fault_policy=self.cfg.fault_policy, keyboard=keyboard,
+                                live_view=robot.station.live_view if isinstance(robot, StationRobot) else None)
 
     def run(self) -> int:
         d = self.cfg.dataset
@@ -198,7 +206,7 @@ class Recorder:
             if isinstance(self.robot.robot, WorldRobot) and self.robot.robot.world_runner is not None \
                     and isinstance(self.teleop, WorldReader):
                 self.teleop.attach_world(self.robot.robot.world_runner)
-            teleop_keys = getattr(self.teleop, "keyboard_help", lambda: "")()
+            teleop_keys = self.teleop.keyboard_help() if isinstance(self.teleop, KeyboardInput) else ""
             listener = create_key_listener(self._on_key, controls_help="n next, r re-record, d discard, s/f success/"
                                            "failure, a re-arm after a device fault, q quit"
                                            + (f"; teleoperation: {teleop_keys}" if teleop_keys else ""))
@@ -236,7 +244,7 @@ class Recorder:
         """Recording keys, then the teleoperator's own (its state machine: emergency, zero pose, ...)."""
         if self.session is None:
             return  # keys before the recording opened
-        if not self.session.events.on_key(name) and hasattr(self.teleop, "press_keyboard_key"):
+        if not self.session.events.on_key(name) and isinstance(self.teleop, KeyboardInput):
             self.teleop.press_keyboard_key(name)
 
     def _close(self, listener) -> None:

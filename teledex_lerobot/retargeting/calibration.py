@@ -11,7 +11,11 @@ the robot URDFs have at zero angles), then opens, closes and pinches each finger
   calibration pose map onto the robot's root keypoints exactly, whatever the scale;
 - ρ_min,i / ρ_max,i: the 2nd / 98th percentile of the thumb-tip to fingertip distance over the whole recording
   A static pose alone gives ρ_min = 0 and ρ_max = the distance in that pose.
-- for direct joint mapping: the 2nd / 98th percentile of every canonical hand angle (the operator's own range).
+- for direct joint mapping: the 2nd / 98th percentile of every canonical hand angle (the operator's own range);
+- coverage (keypoint retargeting): the 2nd / 98th percentile of every robot joint over the recording retargeted with
+  the above (`HandRetargeter.joint_ranges`); the retargeter stretches that range onto the joint's limits, so the
+  operator's whole range of motion reaches the robot's (a thumb whose opposition the operator's keypoints map to
+  0.83 of 1.43 rad reaches 1.43).
 
 Without an operator calibration, `default_calibration` uses the average adult hand of `operator.hand_model`.
 """
@@ -46,6 +50,7 @@ class HandCalibration:
     root_offsets_m: dict[str, list[float]]  # finger -> δ
     pinch_distance_range_m: dict[str, list[float]]  # non-thumb finger -> [ρ_min, ρ_max]
     canonical_angle_ranges_rad: dict[str, list[float]] = field(default_factory=dict)  # for joint mapping
+    joint_ranges_rad: dict[str, list[float]] = field(default_factory=dict)  # robot joint -> retargeted range
 
     def save(self, path) -> None:
         path = Path(path)

@@ -15,6 +15,7 @@ is, omitted keys keep their defaults, and an unknown key or a wrong type is an e
     fingertip_offsets_m: {}           # {link: [x, y, z]}: a fingertip at this offset in the link's frame
     base_rotation: null               # 3x3: operator-frame coords = R @ palm-link coords (default: from the geometry)
     joint_map: ""                     # joint_mapping: a map file (default configs/joint_maps/<model>[_<side>].yaml)
+    grasp_anchors: {near_mm, far_mm}  # how near a person's grasp the hand makes the measured grasp (grasp_anchors.py)
     teledex: {...}                    # TeleDexSettings fields
     dexpilot: {...}                   # DexPilotSettings fields
     solver: {...}                     # SolverSettings fields
@@ -28,6 +29,7 @@ from ..config_files import load_config
 from ..paths import CONFIGS_DIR
 from .conventions import check_convention
 from .dexpilot import DexPilotSettings
+from .grasp_anchors import GraspAnchorSettings
 from .solver import SolverSettings
 from .teledex import TeleDexSettings
 
@@ -46,6 +48,7 @@ class RetargetingConfig:
     fingertip_offsets_m: dict[str, list[float]] = field(default_factory=dict)
     base_rotation: list[list[float]] | None = None
     joint_map: str = ""
+    grasp_anchors: GraspAnchorSettings = field(default_factory=GraspAnchorSettings)
     teledex: TeleDexSettings = field(default_factory=TeleDexSettings)
     dexpilot: DexPilotSettings = field(default_factory=DexPilotSettings)
     solver: SolverSettings = field(default_factory=SolverSettings)

@@ -10,7 +10,7 @@ Finger frames come from, in order of preference:
 3. the geometry of the model at its reference pose (zero angles clipped into the limits), never link names or
    numbers: fingertips are the leaves beyond the last moving joint of each branch; the thumb is the finger whose
    tip reaches least far along the hand's axis (the mean finger direction); the other fingers are ordered across
-   the palm, from the thumb side to the far side, by the position of their tips along the knuckle line; each
+   the palm, from the thumb's base to the far side, by the position of their knuckles along the knuckle line; each
    finger's keypoints are its last three distinct joint centres (knuckle, middle, distal; extra proximal joints
    such as a little-finger metacarpal are skipped) and its tip. A finger whose tip link ends at its last knuckle
    (no link beyond it) gets a tip at an offset: `fingertip_offsets_m` from the config, else 0.8 x its last
@@ -19,15 +19,19 @@ Finger frames come from, in order of preference:
 Palm link: the link below every joint the fingers share (a robot wrist, e.g. Shadow's WRJ1/WRJ2, is not part of the
 hand: retargeting holds those joints), i.e. the URDF root when the fingers share no moving joint.
 
-Wrist point: the palm link's origin, or a fixed leaf link hanging off it (a mount or wrist marker, such as the
-"wrist" frame dex-urdf adds to the Allegro hand) when one lies more than 1 cm behind it along the hand's axis.
+Wrist point: a link origin fixed to the palm 0.5-2.2 middle-finger lengths behind the middle knuckle and within 35
+degrees of the fingers' direction: the palm link's or a mount flange's above it, else a fixed leaf below it (a wrist
+marker such as the "wrist" frame dex-urdf adds to the Allegro hand). With none (a root at the knuckles), the wrist is
+placed a human palm's length (0.97 middle-finger lengths) behind the middle knuckle, with a warning.
 
 Axes (whatever the source of the finger frames): x is the flexion axis of the non-thumb fingers (the mean axis of
-each finger's last joint) oriented from the thumb side across the palm, i.e. toward the little finger on a right
-hand, reversed on a left hand; z is the mean direction from root (first joint of its own) to tip of the non-thumb
-fingers with its x component removed; y = z × x. Joint axes and root-to-tip directions are what a vendor's model gets
-right even where knuckles sit on an arc or tips are offset sideways, so this stays within a few degrees of the stated
-convention on every published hand we checked (tests/test_retargeting_vendor_hands.py).
+each finger's last joint) oriented from the thumb's base across the knuckles, i.e. toward the little finger on a
+right hand, reversed on a left hand; z runs from the wrist to the middle knuckle (the convention), split evenly with
+the fingers' mean root-to-tip direction where the two agree within 15 degrees (on most hands the knuckle joints sit
+nearer the back of the hand than the wrist mount, tilting the wrist line by 3-7 degrees), the wrist line alone where
+the fingers rest curled beyond that; both with their x component removed; y = z × x. Fingers are ordered by their
+knuckles, not their tips (tips splay; a thumb at rest may lie across the palm). Measured on 17 published hands
+against reference frames a person read off each URDF: benchmarks/hand_layouts.py, docs/retargeting.md.
 """
 
 import logging
@@ -37,6 +41,7 @@ import numpy as np
 
 from ..geometry.sides import check_side
 from ..kinematics import KinematicModel, UrdfError
+from ..operator.hand_model import AVERAGE_ADULT_HAND
 from ..operator.keypoints import FINGER_CHAINS, FINGER_NAMES
 
 logger = logging.getLogger(__name__)
@@ -45,8 +50,14 @@ logger = logging.getLogger(__name__)
 _LABELS = {"thumb": ("cmc", "mcp", "ip", "tip")} | {name: ("mcp", "pip", "dip", "tip") for name in FINGER_NAMES[1:]}
 _MERGE_DISTANCE_M = 2e-3  # joint centres closer than this count as one keypoint (e.g. yaw + pitch axes)
 _TIP_OFFSET_FRACTION = 0.8  # default tip beyond a last knuckle: this fraction of the last segment's length
-_WRIST_MARKER_BEHIND_M = 0.01  # a fixed leaf this far behind the palm origin marks the wrist
+_WRIST_DEPTH_FINGERS = (0.5, 2.2)  # a wrist lies this many middle-finger lengths behind the middle knuckle
+_WRIST_MAX_TILT_DEG = 35.0  # ... and within this angle of the fingers' direction
+_REST_CURL_DEG = 15.0  # fingers' rest direction this far off the wrist line: they rest curled, use the wrist line
+# wrist -> middle MCP over the middle finger's length (MCP to tip) on the average adult hand
+_HUMAN_PALM_PER_FINGER = float(AVERAGE_ADULT_HAND.finger_mcp_positions_m[1][2]
+                               / AVERAGE_ADULT_HAND.bone_lengths_m[2].sum())
 _THUMB_REACH_MARGIN_M = 0.01  # the thumb's reach must fall this far short of the next finger's to be certain
+_THUMB_SIDE_MARGIN_M = 0.005  # a thumb base this close to the knuckles' middle does not tell the index side
 TIP_SUFFIX = "#tip"  # a keypoint frame "<link>#tip" is a point at an offset from <link>'s origin
 
 
@@ -117,20 +128,19 @@ def build_layout(model: KinematicModel, side: str, keypoint_frames: dict | None 
     else:
         fingers, source = _fingers_from_geometry(geometry, offsets, notes), "geometry"
     order = {name: i for i, name in enumerate(FINGER_NAMES)}
-    fingers = tuple(sorted(fingers, key=lambda f: order[f.name]))
+    fingers.sort(key=lambda f: order[f.name])
     palm_link = _palm_link(model, fingers)
     geometry.use_palm(palm_link)
-    if base_rotation is None:
-        rotation = _base_rotation(geometry, fingers, side, offsets)
-    else:
+    rotation = None
+    if base_rotation is not None:
         rotation = np.asarray(base_rotation, dtype=float)
         if rotation.shape != (3, 3) or not np.allclose(rotation @ rotation.T, np.eye(3), atol=1e-4):
             raise ValueError(f"base_rotation must be a 3x3 rotation matrix, got {rotation.tolist()}")
-    wrist = _wrist_offset(geometry, palm_link, rotation[2])
+    rotation, wrist = _axes_and_wrist(geometry, palm_link, fingers, side, offsets, notes, rotation)
     _check_flexion_direction(model, fingers, palm_link, rotation, notes)
     for note in notes:
         logger.warning("%s: %s", model.name, note)
-    return HandKeypointLayout(fingers, palm_link, wrist, rotation, source, offsets, tuple(notes))
+    return HandKeypointLayout(tuple(fingers), palm_link, wrist, rotation, source, offsets, tuple(notes))
 
 
 def reference_pose(model: KinematicModel) -> np.ndarray:
@@ -269,21 +279,34 @@ def _fingers_from_geometry(geometry: _Geometry, offsets: dict, notes: list[str])
     points = {tip: geometry.position(chains[tip][-1], offsets) for tip in tips}
     knuckles = {tip: geometry.position(chains[tip][0]) for tip in tips}
     # the mean knuckle-to-tip direction; for jaws that meet at one point, the direction from the palm to them
-    axis = _unit_or(sum(points[tip] - knuckles[tip] for tip in tips), sum(points.values()))
+    axis = _unit_or(np.sum([points[tip] - knuckles[tip] for tip in tips], axis=0),
+                    np.sum(list(points.values()), axis=0))
     if len(tips) == 1:
         thumb, others = None, tips
     else:
         reach = {tip: float(points[tip] @ axis) for tip in tips}
-        ranked = sorted(tips, key=reach.get)
+        ranked = sorted(tips, key=reach.__getitem__)
         thumb = ranked[0]
         if reach[ranked[1]] - reach[thumb] < _THUMB_REACH_MARGIN_M:
             notes.append(f"cannot tell the thumb apart by reach ({ranked[0]} and {ranked[1]} reach within "
                          f"{1e3 * (reach[ranked[1]] - reach[thumb]):.0f} mm); took {thumb}. Pin it down with "
                          "keypoint_frames in the retargeting config if that is wrong")
         rest = [t for t in tips if t != thumb]
-        across = _across_direction(np.array([points[t] for t in rest]), points[thumb], axis,
+        # Across the palm by the knuckles, signed away from the thumb's base: tips splay and a thumb at rest may
+        # lie across the palm, knuckles and the thumb's base do not move.
+        thumb_base = geometry.position(own[thumb][0].child)
+        across = _across_direction(np.array([knuckles[t] for t in rest]), [thumb_base, points[thumb]], axis,
                                    geometry.joint_axis(own[rest[0]][-1]))
-        others = sorted(rest, key=lambda t: float(points[t] @ across))
+        if abs(across @ (np.mean([knuckles[t] for t in rest], axis=0) - thumb_base)) < _THUMB_SIDE_MARGIN_M:
+            notes.append(f"the thumb's base ({thumb}) sits mid-way across the knuckles, so which side is the index "
+                         "finger's comes from where its tip rests. Pin it down with keypoint_frames in the retargeting "
+                         "config if that is wrong")
+        others = sorted(rest, key=lambda t: float(knuckles[t] @ across))
+        by_tips = sorted(rest, key=lambda t: float(points[t] @ across))
+        if by_tips != others:
+            notes.append(f"the fingers' order across the palm differs by knuckles ({', '.join(others)}) and by tips "
+                         f"({', '.join(by_tips)}); took the knuckles'. Pin it down with keypoint_frames in the "
+                         "retargeting config if that is wrong")
     names = (["thumb"] if thumb else []) + list(FINGER_NAMES[1:1 + len(others)])
     fingers = []
     for name, tip in zip(names, ([thumb] if thumb else []) + others):
@@ -303,18 +326,19 @@ def _default_tip_offset(geometry: _Geometry, centres: list[str], tip_link: str) 
     return rotation.T @ (_TIP_OFFSET_FRACTION * segment)
 
 
-def _across_direction(finger_points: np.ndarray, thumb_point: np.ndarray, axis: np.ndarray,
+def _across_direction(finger_points: np.ndarray, thumb_points: list[np.ndarray], axis: np.ndarray,
                       fallback: np.ndarray) -> np.ndarray:
-    """The unit direction across the palm (perpendicular to `axis`) from the thumb side to the far side; `fallback`
-    (a finger's last joint axis) where the tips coincide (gripper jaws)."""
+    """The unit direction across the palm (perpendicular to `axis`) from the thumb side to the far side, signed by
+    the first of `thumb_points` (its base, then its tip) that lies clearly to one side of the fingers' middle;
+    `fallback` (a finger's last joint axis) where the fingers' points coincide (gripper jaws)."""
     if len(finger_points) >= 2:
         centred = finger_points - finger_points.mean(axis=0)
         centred -= np.outer(centred @ axis, axis)
         direction = np.linalg.svd(centred)[2][0]
-        if direction @ (finger_points.mean(axis=0) - thumb_point) < 0:
-            direction = -direction
-        return direction
-    return _unit_or(_perpendicular_part(finger_points[0] - thumb_point, axis), _perpendicular_part(fallback, axis))
+        sides = [float(direction @ (finger_points.mean(axis=0) - point)) for point in thumb_points]
+        side = next((value for value in sides if abs(value) >= _THUMB_SIDE_MARGIN_M), sides[-1])
+        return direction if side >= 0 else -direction
+    return _unit_or(_perpendicular_part(finger_points[0] - thumb_points[0], axis), _perpendicular_part(fallback, axis))
 
 
 # ---- palm, wrist and axes ---------------------------------------------------------------------------------------
@@ -338,22 +362,25 @@ def _palm_link(model: KinematicModel, fingers) -> str:
     return palm
 
 
-def _base_rotation(geometry: _Geometry, fingers, side: str, offsets: dict) -> np.ndarray:
+def _flexion_frame(geometry: _Geometry, fingers, side: str, offsets: dict) -> tuple[np.ndarray, np.ndarray]:
+    """x (the flexion axis, signed per side) and the fingers' mean direction made perpendicular to it."""
     model = geometry.model
     non_thumb = [f for f in fingers if f.name != "thumb"]
     thumb = next((f for f in fingers if f.name == "thumb"), None)
     if not non_thumb:
         raise UrdfError(f"{model.name}: a hand needs at least one non-thumb finger to define its axes")
     tips = np.array([geometry.position(f.frames[-1], offsets) for f in non_thumb])
-    knuckles = np.array([geometry.position(f.frames[0]) for f in non_thumb])
     roots = _finger_roots(geometry, fingers)
+    bases = np.array([geometry.position(f.frames[0]) for f in non_thumb])  # the knuckles
     direction = _unit_or(sum(tip - roots[f.name] for f, tip in zip(non_thumb, tips)), tips.sum(axis=0))
     last_axis = geometry.joint_axis(geometry.moving_path(non_thumb[0].frames[-1].removesuffix(TIP_SUFFIX))[-1])
+    # Across the palm by the knuckles, from the thumb's base: both stay put whatever pose the fingers rest in.
     if len(non_thumb) >= 2:
-        across = _across_direction(tips, geometry.position(thumb.frames[-1], offsets) if thumb is not None
-                                   else tips[0] - (tips[-1] - tips[0]), direction, last_axis)
+        thumb_points = ([roots[thumb.name], geometry.position(thumb.frames[-1], offsets)] if thumb is not None
+                        else [bases[0] - (bases[-1] - bases[0])])
+        across = _across_direction(bases, thumb_points, direction, last_axis)
     elif thumb is not None:
-        across = _across_direction(knuckles, geometry.position(thumb.frames[0]), direction, last_axis)
+        across = _across_direction(bases, [roots[thumb.name]], direction, last_axis)
     else:
         raise UrdfError(f"{model.name}: cannot tell the hand's sides apart from a single finger; give base_rotation")
     # The flexion axis: each finger's last joint axis, signed along the across direction.
@@ -363,12 +390,10 @@ def _base_rotation(geometry: _Geometry, fingers, side: str, offsets: dict) -> np
         axis = geometry.joint_axis(joint)
         axes.append(axis if axis @ across >= 0 else -axis)
     flexion_axis = _unit(np.sum(axes, axis=0))
-    if abs(flexion_axis @ across) < 0.7:  # the last joints do not bend across the palm: use the tip line instead
+    if abs(flexion_axis @ across) < 0.7:  # the last joints do not bend across the palm: use the knuckle line instead
         flexion_axis = across
     x = flexion_axis if side == "right" else -flexion_axis
-    z = _unit(_perpendicular_part(direction, flexion_axis))
-    y = np.cross(z, x)
-    return np.stack([x, y, z])
+    return x, _unit(_perpendicular_part(direction, flexion_axis))
 
 
 def _finger_roots(geometry: _Geometry, fingers) -> dict[str, np.ndarray]:
@@ -383,37 +408,101 @@ def _finger_roots(geometry: _Geometry, fingers) -> dict[str, np.ndarray]:
     return roots
 
 
-def _wrist_offset(geometry: _Geometry, palm_link: str, z_axis: np.ndarray) -> np.ndarray:
-    """The palm origin, or the farthest fixed leaf behind it along the hand axis (a wrist/mount marker)."""
-    best, best_depth = np.zeros(3), _WRIST_MARKER_BEHIND_M
-    stack = [palm_link]
+def _axes_and_wrist(geometry: _Geometry, palm_link: str, fingers, side: str, offsets: dict, notes: list[str],
+                    rotation: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The base rotation (unless given) and the wrist point, both in palm-link coordinates.
+
+    z runs from the wrist to the middle knuckle, as the convention says, once a link marks the wrist: the fingers'
+    rest pose (a curl at zero, a hyperextension) then does not tilt the frame. The wrist is the deepest link origin
+    fixed to the palm that lies 0.5-2.2 finger lengths behind the middle knuckle and within 35 degrees of the
+    fingers' direction, among the palm and the mount above it (a flange), else among the fixed leaves below it (a
+    wrist marker); with none (the root sits at the knuckles), it is placed a human palm's length behind the knuckle
+    along the fingers' direction.
+    """
+    non_thumb = [f for f in fingers if f.name != "thumb"]
+    middle = next((f for f in non_thumb if f.name == "middle"), None)
+    knuckle_fingers = [middle] if middle is not None else non_thumb
+    knuckle = np.mean([geometry.position(f.frames[0]) for f in knuckle_fingers], axis=0)
+    length = float(np.mean([np.linalg.norm(geometry.position(f.frames[-1], offsets) - geometry.position(f.frames[0]))
+                            for f in knuckle_fingers]))
+    if rotation is None:
+        x, direction = _flexion_frame(geometry, fingers, side, offsets)
+    else:
+        x, direction = rotation[0], rotation[2]
+    best = None
+    for tier in _wrist_candidates(geometry, palm_link):
+        best_depth = -np.inf
+        for candidate in tier:
+            position = geometry.position(candidate)
+            span = _perpendicular_part(knuckle - position, x)
+            depth = float(span @ direction)
+            if (_WRIST_DEPTH_FINGERS[0] * length <= depth <= _WRIST_DEPTH_FINGERS[1] * length
+                    and depth >= np.cos(np.radians(_WRIST_MAX_TILT_DEG)) * np.linalg.norm(span) and depth > best_depth):
+                best, best_depth = position, depth
+        if best is not None:
+            break
+    if best is None:
+        best = knuckle - _HUMAN_PALM_PER_FINGER * length * direction
+        notes.append(f"no link origin fixed to the palm lies where a wrist could be (0.5-2.2 finger lengths behind "
+                     f"the middle knuckle); the wrist is placed {1e3 * _HUMAN_PALM_PER_FINGER * length:.0f} mm behind "
+                     "it along the fingers, as on a human hand (a fixed link at the wrist in the URDF pins it down)")
+    elif rotation is None:
+        # The wrist line and the fingers' rest direction differ by a few degrees on most hands (knuckle joints nearer
+        # the back of the hand than the wrist mount): split the difference. Beyond _REST_CURL_DEG the fingers rest
+        # curled or bent back, and the wrist line alone holds.
+        wrist_line = _unit(_perpendicular_part(knuckle - best, x))
+        agree = np.degrees(np.arccos(np.clip(wrist_line @ direction, -1.0, 1.0))) <= _REST_CURL_DEG
+        direction = _unit(wrist_line + direction) if agree else wrist_line
+    if rotation is None:
+        rotation = np.stack([x, np.cross(direction, x), direction])
+    return rotation, best
+
+
+def _wrist_candidates(geometry: _Geometry, palm_link: str) -> tuple[list[str], list[str]]:
+    """Links fixed to the palm, in two tiers: the palm link and those above it up to the root or a moving joint (the
+    mount the arm holds); then the fixed leaves below it (wrist markers, but also sensors and cameras)."""
+    mount, link = [palm_link], palm_link
+    while link in geometry.parent_joint and not geometry.parent_joint[link].is_moving:
+        link = geometry.parent_joint[link].parent
+        mount.append(link)
+    leaves, stack = [], [palm_link]
     while stack:
-        link = stack.pop()
-        for joint in geometry.children.get(link, []):
-            if joint.is_moving:
-                continue
-            stack.append(joint.child)
-            if not geometry.children.get(joint.child):
-                position = geometry.position(joint.child)
-                if -(position @ z_axis) > best_depth:
-                    best, best_depth = position, -(position @ z_axis)
-    return best
+        for joint in geometry.children.get(stack.pop(), []):
+            if not joint.is_moving:
+                stack.append(joint.child)
+                if not geometry.children.get(joint.child):
+                    leaves.append(joint.child)
+    return mount, leaves
 
 
 def _check_flexion_direction(model: KinematicModel, fingers, palm_link: str, rotation: np.ndarray,
                              notes: list[str]) -> None:
-    """Flexing every joint toward its far limit should move the non-thumb fingertips toward +y (the palm side)."""
+    """Flexing the fingers' joints toward their far limits should move the non-thumb fingertips toward +y (the palm
+    side), seen from the palm (a robot wrist above it is held at its reference angle)."""
     tips = [f.frames[-1].removesuffix(TIP_SUFFIX) for f in fingers if f.name != "thumb"]
     if not tips:
         return
     q_ref = reference_pose(model)
     far = np.where(np.abs(model.upper - q_ref) >= np.abs(model.lower - q_ref), model.upper, model.lower)
-    q_flexed = q_ref + 0.5 * (far - q_ref)
+    above_palm = set(model.joint_names) - set(_joints_below(model, palm_link))
+    q_flexed = np.where([name in above_palm for name in model.joint_names], q_ref, q_ref + 0.5 * (far - q_ref))
     palm = model.frame_pose(q_ref, palm_link)[:3, :3]
     motion = (model.frame_positions(q_flexed, tips) - model.frame_positions(q_ref, tips)) @ palm @ rotation.T
     if motion[:, 1].mean() < 0:
         notes.append("its fingers flex toward the back of the inferred hand frame: check that `side` matches the "
                      "URDF, or give base_rotation in the retargeting config")
+
+
+def _joints_below(model: KinematicModel, link: str) -> list[str]:
+    children: dict[str, list] = {}
+    for joint in model.description.joints:
+        children.setdefault(joint.parent, []).append(joint)
+    names, stack = [], [link]
+    while stack:
+        for joint in children.get(stack.pop(), []):
+            names.append(joint.name)
+            stack.append(joint.child)
+    return names
 
 
 def _unit_or(vector: np.ndarray, fallback: np.ndarray) -> np.ndarray:

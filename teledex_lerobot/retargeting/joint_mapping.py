@@ -58,7 +58,7 @@ def joint_map_path(model: str, side: str) -> Path:
     )
 
 
-def load_joint_map(path: Path, joints: list[str], lower: np.ndarray, upper: np.ndarray) -> JointMap:
+def load_joint_map(path: str | Path, joints: list[str], lower: np.ndarray, upper: np.ndarray) -> JointMap:
     """Build the map for `joints` (the driven joints, with their limits) from a map file."""
     try:
         data = yaml.safe_load(Path(path).read_text())

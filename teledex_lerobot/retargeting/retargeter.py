@@ -5,6 +5,7 @@ every input gets the same checks and failure handling:
 
     retargeter = build_retargeter("hand.urdf", method="teledex", side="right")
     q = retargeter.retarget(keypoints)            # teledex, dexpilot, joint_mapping: (21, 3) -> (n,)
+    retargeter.grasp_match                        # with grasp anchors: the measured grasp the hand is making
     q = retargeter.retarget_angles(angles)        # joint_mapping: canonical human angles (20,), e.g. a glove
     q = retargeter.retarget_closure(closure)      # analog: 0..1 along the chosen grasp (select_grasp steps on)
     qs, ok = retargeter.retarget_sequence(seq)    # (N, 21, 3) -> (N, n), (N,) bool
@@ -17,8 +18,15 @@ limits, a closure outside 0..1, or an engine that fails or returns non-finite jo
 output is held, `last_frame_ok` is False, and the event is counted in `failures` by reason (warned once per reason).
 Outputs are always inside the joint limits. Keypoint frames: the warm start is the last unfiltered solution; the
 low-pass filter acts on the output only. Angles and closures are not filtered.
+
+Coverage (teledex): a calibration with joint ranges (the operator's session retargeted, `joint_ranges`)
+has each joint's range stretched onto its limits, so the operator's whole range of motion reaches the robot's.
+Grasp anchors (grasp_anchors.py): when the operator's hand makes a person's pinch or wrap, the output is blended
+toward the robot's measured grasp at the same closure. Both act after the solve, before the limits and the filter;
+the solve's own solution stays the next frame's warm start.
 """
 
+import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Callable
@@ -36,6 +44,7 @@ from .calibration import HandCalibration, default_calibration, uniform_calibrati
 from .config import RetargetingConfig
 from .conventions import to_internal
 from .dexpilot import DexPilotRetargeter
+from .grasp_anchors import GraspAnchors, GraspMatch
 from .hand_layout import build_layout, reference_pose
 from .joint_mapping import JointMappingRetargeter, joint_map_path, load_joint_map, with_operator_ranges
 from .keypoint_kinematics import KeypointKinematics
@@ -51,14 +60,19 @@ _BASIN_SWITCH_RATIO = 0.8  # a fresh solve replaces the warm-started one when it
 # another convention) is not a hand.
 _ANGLE_MARGIN_RAD = 0.5
 _CLOSURE_MARGIN = 0.01  # a trigger a hair outside 0..1 is rounding (clipped); farther is not a closure
+_COVERAGE_PERCENTILES = (2.0, 98.0)
+# A joint the session barely moved is not stretched: its range says nothing (and stretching would magnify noise).
+_MIN_COVERED_RANGE_RAD = 0.05
 
 
 class HandRetargeter:
     def __init__(self, model: KinematicModel, method: str, side: str, config: RetargetingConfig,
-                 calibration: HandCalibration | None = None, grasps: dict[str, GraspPath | None] | None = None):
+                 calibration: HandCalibration | None = None, grasps: dict[str, GraspPath | None] | None = None,
+                 anchors: GraspAnchors | None = None):
         """`side`: the operator's hand. `grasps` (analog): the operator's grasps in order, name -> path over
         `joint_names` or None for the fist through the joint map (control/hand_grasps.py `grasp_paths`); default
-        the fist only."""
+        the fist only. `anchors` (teledex, dexpilot): measured grasps the hand makes when the operator's hand makes
+        the matching human grasp (control/hand_grasps.py `grasp_anchors`)."""
         if method not in METHODS:
             raise ValueError(f"unknown retargeting method {method!r}; use one of {METHODS}")
         self.model = model
@@ -81,8 +95,14 @@ class HandRetargeter:
                 calibration = uniform_calibration(self.layout, kinematics, self.reference_pose, config.hand_scale,
                                                   hand=self.hand_name, side=side)
         self.calibration = calibration
+        # the ranges are TeleDex's (teledex-calibrate-hand measures them so); other methods have ranges of their own
+        self._covered = self._covered_ranges(calibration.joint_ranges_rad) if method == "teledex" else None
         self.engine = self._engine(method, config, calibration, grasps or {FIST: None})
         self.grasps: GraspChoice | None = self.engine if method == "analog" else None
+        if anchors is not None and method not in ("teledex", "dexpilot"):
+            raise ValueError(f"grasp anchors act on keypoint retargeting (teledex, dexpilot), not {method!r}")
+        self.anchors = anchors
+        self.grasp_match: GraspMatch | None = None
         self._filter = CascadedLowPass(config.low_pass_alpha, config.low_pass_order)
         self.failures: Counter = Counter()
         self.frames_retargeted = 0
@@ -98,13 +118,17 @@ class HandRetargeter:
         """Forget the motion so far: the next frame starts from the open hand and is not filtered."""
         self._solution = self.reference_pose.copy()
         self._output: np.ndarray | None = None
+        self.grasp_match = None
         self._filter.reset()
         self._frames_since_basin_check = 0
         if hasattr(self.engine, "reset"):
             self.engine.reset()
+        if self.anchors is not None:
+            self.anchors.reset()
 
-    def retarget(self, keypoints) -> np.ndarray:
-        """Joint vector (n,) for one hand frame in the configured convention; holds the last output on failure."""
+    def retarget(self, keypoints, measured: Callable[[], np.ndarray | None] = lambda: None) -> np.ndarray:
+        """Joint vector (n,) for one hand frame in the configured convention; holds the last output on failure.
+        `measured` (grasp anchors): the hand's measured joints in `joint_names` order, read when a hold opens."""
         self._start_frame("keypoints")
         if keypoints is None:
             return self._hold("hand_lost")
@@ -115,7 +139,44 @@ class HandRetargeter:
         problem = implausibility(points, self.side)
         if problem is not None:
             return self._hold(f"implausible_{problem[0]}", problem[1])
-        return self._accept(lambda: self._solve(points), filtered=True)
+        return self._accept(lambda: self._solve(points), filtered=True,
+                            shape=lambda q: self._shaped(points, q, measured))
+
+    def _shaped(self, points: np.ndarray, solution: np.ndarray, measured) -> np.ndarray:
+        """The target from the solve: coverage stretched, then blended toward a grasp the operator is making."""
+        if self._covered is not None:
+            low, high = self._covered
+            solution = self.lower + (solution - low) / (high - low) * (self.upper - self.lower)
+        if self.anchors is None:
+            return solution
+        self.grasp_match = self.anchors.match(points)
+        return self.anchors.shaped(solution, self.grasp_match, measured)
+
+    def _covered_ranges(self, ranges: dict[str, list[float]]) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per joint, the calibrated output range stretched onto the limits (the limits themselves where none)."""
+        unknown = sorted(set(ranges) - set(self.joint_names))
+        if unknown:
+            raise ValueError(f"calibration {self.calibration.operator!r}: joint ranges for {unknown}, which "
+                             f"{self.hand_name} does not have; re-run teledex-calibrate-hand for this hand")
+        if not ranges:
+            return None
+        low, high = self.lower.copy(), self.upper.copy()
+        for index, joint in enumerate(self.joint_names):
+            a, b = ranges.get(joint, (self.lower[index], self.upper[index]))
+            if b - a >= _MIN_COVERED_RANGE_RAD:
+                low[index], high[index] = a, b
+        return low, high
+
+    def joint_ranges(self, keypoints) -> dict[str, list[float]]:
+        """Each joint's range (2nd to 98th percentile) over a session of keypoint frames (N, 21, 3) retargeted
+        without coverage or anchors: what a calibration stretches onto the limits."""
+        plain = HandRetargeter(self.model, self.method, self.side, self.config,
+                               dataclasses.replace(self.calibration, joint_ranges_rad={}))
+        joints, ok = plain.retarget_sequence(keypoints)
+        if not ok.any():
+            raise ValueError("no frame of the session could be retargeted (see the warnings); record it again")
+        low, high = np.percentile(joints[ok], _COVERAGE_PERCENTILES, axis=0)
+        return {joint: [float(a), float(b)] for joint, a, b in zip(self.joint_names, low, high, strict=True)}
 
     def retarget_angles(self, canonical_angles) -> np.ndarray:
         """joint_mapping: joint vector for canonical human angles (20,) (a glove), with the same safety."""
@@ -151,6 +212,8 @@ class HandRetargeter:
 
     def select_grasp(self, pressed: bool) -> None:
         """analog: the grasp selection button's state this tick (its press steps to the next grasp)."""
+        if self.grasps is None:
+            raise TypeError(f"{self.method!r} retargeting has no grasps to select; analog has")
         self.grasps.select(pressed)
 
     def _start_frame(self, given: str) -> None:
@@ -168,9 +231,10 @@ class HandRetargeter:
             solution = self._best_basin(points, solution)
         return solution
 
-    def _accept(self, solve: Callable[[], np.ndarray], filtered: bool) -> np.ndarray:
-        """The engine's joints for this input, inside the limits (low-pass filtered if `filtered`), or the held ones
-        if it fails."""
+    def _accept(self, solve: Callable[[], np.ndarray], filtered: bool,
+                shape: Callable[[np.ndarray], np.ndarray] = lambda q: q) -> np.ndarray:
+        """The engine's joints for this input (the next frame's warm start), then `shape`d into the target, inside
+        the limits (low-pass filtered if `filtered`), or the held ones if it fails."""
         try:
             solution = solve()
         except Exception:  # noqa: BLE001 - the control loop must survive any engine failure; it is counted
@@ -179,11 +243,12 @@ class HandRetargeter:
         if not np.isfinite(solution).all():
             return self._hold("non_finite_solution")
         self._solution = np.minimum(np.maximum(solution, self.lower), self.upper)
+        target = np.minimum(np.maximum(shape(self._solution), self.lower), self.upper)
         if filtered:
-            self._output = self._filter(self._solution)
+            self._output = self._filter(target)
         else:  # a later keypoint frame starts the filter afresh
             self._filter.reset()
-            self._output = self._solution
+            self._output = target
         self.last_frame_ok = True
         return self._output.copy()
 

@@ -72,7 +72,8 @@ class BoxLeastSquaresSolver:
         self._position_jacobian = (self._x_jacobian[:coordinates] if tie is None
                                    else np.zeros((coordinates, kinematics.num_joints)))
         self._differences = self._difference_jacobian = None  # rows x[plus] − x[minus] and ∂/∂z, last pass
-        self._carried_over = None  # (z of the last kinematics pass, z returned) after a converged solve
+        # (z of the last kinematics pass, z returned) after a converged solve
+        self._carried_over: tuple[np.ndarray, np.ndarray] | None = None
 
     def solve(self, q_start: np.ndarray) -> tuple[np.ndarray, SolveReport]:
         """Minimise the summed terms from q_start (clipped into the limits). Raises on a singular system."""

@@ -1,10 +1,11 @@
-"""The errors a command reports as one line (what is wrong, where, and the fix), never as a traceback
-(cli/errors.py run_command)."""
+"""The storage's error: a dataset (LeRobot or native) that cannot be read or written as it is. UserError lives in
+teledex_lerobot/errors.py with the other kinds; it is re-exported here for the modules that still import it from
+here (recording/options.py, recording/recorder.py)."""
+
+from ..errors import DataError, UserError
+
+__all__ = ["DatasetError", "UserError"]
 
 
-class DatasetError(ValueError):
-    """A dataset or file that cannot be read or written as it is."""
-
-
-class UserError(DatasetError):
-    """Bad input or configuration given to a command (a flag, a root, a device that does not match)."""
+class DatasetError(DataError):
+    """A dataset or file that cannot be read or written as it is; the message names it and the fix."""

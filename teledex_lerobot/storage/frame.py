@@ -5,6 +5,7 @@ taxels and camera images (each named by the layout, so both formats use the same
 (after the safety filter), the sync validation packet, when the frame was checked, and any device faults.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -70,3 +71,11 @@ class RecordedFrame:
                    faults=dict(faults or {}),
                    environment=np.array([observation[k] for k in layout.environment_names], dtype=np.float64),
                    success=success)
+
+
+def source_stamps(frames: Sequence[RecordedFrame], source_names: Sequence[str]) -> np.ndarray:
+    """(T, S) int64: each frame's capture time of each source, NO_STAMP (-1) where it has none (never measured, or
+    its part was in fault; SyncPacket.stamps): what both formats store (native source_timestamps_ns, LeRobot's
+    t_<source>_ns columns) and the recorder's sync figures read."""
+    return np.array([f.packet.stamps(source_names) for f in frames], dtype=np.int64).reshape(len(frames),
+                                                                                          len(source_names))

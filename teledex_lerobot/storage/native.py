@@ -46,7 +46,7 @@ from ..sync import frame_timing
 from . import fields
 from .errors import DatasetError
 from .fields import ABSENT, NAME, SYNC_POLICY
-from .frame import FrameLayout, RecordedFrame
+from .frame import FrameLayout, RecordedFrame, source_stamps
 from .sink import EpisodeHeader, EpisodeSink
 from .video import H264Writer
 
@@ -189,8 +189,7 @@ def telemetry_arrays(layout: FrameLayout, frames: list[RecordedFrame]) -> dict[s
         "frame_interval_ns": timing.interval_ns,
         "frame_after_gap": timing.after_gap,
         "source_names": np.asarray(layout.source_names, dtype=str),
-        "source_timestamps_ns": np.array([p.stamps(layout.source_names) for p in packets],
-                                         dtype=np.int64).reshape(len(frames), len(layout.source_names)),
+        "source_timestamps_ns": source_stamps(frames, layout.source_names),
         "sync_valid": np.array([p.valid for p in packets], dtype=bool),
         "sync_fresh": np.array([p.fresh for p in packets], dtype=bool),
         "sync_consistent": np.array([p.consistent for p in packets], dtype=bool),
@@ -248,8 +247,8 @@ class NativeSink(EpisodeSink):
         self.staging_dir = self.final_dir.with_name(self.final_dir.name + PARTIAL_SUFFIX)
         existing = [d for d in self.session_dir.parent.glob(f"session_*/{self.final_dir.name}")]
         if existing:
-            raise FileExistsError(f"{existing[0]} already exists: the native root and the LeRobot dataset disagree "
-                                  f"on the next episode; run `teledex-repair` on the dataset first")
+            raise NativeFormatError(f"{existing[0]} already exists: the native root and the LeRobot dataset "
+                                    "disagree on the next episode", "run `teledex-repair` on the dataset first")
         shutil.rmtree(self.staging_dir, ignore_errors=True)  # an earlier crash's staging of this very index
         (self.staging_dir / "videos").mkdir(parents=True)
         self._frames = []

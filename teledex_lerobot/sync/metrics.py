@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ConfigError
 from .timesync import NO_STAMP
 
 GAP_PERIODS = 1.5
@@ -79,10 +80,12 @@ class FrameTiming:
     after_gap: np.ndarray  # (T,) bool
 
 
-def frame_timing(frame_ns: np.ndarray, fps: float) -> FrameTiming:
+def frame_timing(frame_ns: np.ndarray, fps: float, previous_ns: int | None = None) -> FrameTiming:
+    """The timing of consecutive stored frames; previous_ns: the check time of the frame stored just before them (a
+    sink fed one frame at a time), None when they start the episode. The one rule for both formats, the recorder's
+    figures and the report."""
     frame_ns = np.asarray(frame_ns, dtype=np.int64).reshape(-1)
-    interval = np.zeros(len(frame_ns), dtype=np.int64)
-    interval[1:] = np.diff(frame_ns)
+    interval = np.diff(frame_ns, prepend=frame_ns[:1] if previous_ns is None else np.int64(previous_ns))
     return FrameTiming(interval, interval > GAP_PERIODS * 1e9 / fps)
 
 
@@ -117,9 +120,9 @@ class TimingPolicy:
 
     def __post_init__(self):
         if not 0 <= self.max_dropped_fraction <= 1:
-            raise ValueError(f"timing.max_dropped_fraction must be within 0..1 (got {self.max_dropped_fraction})")
+            raise ConfigError(f"timing.max_dropped_fraction must be within 0..1 (got {self.max_dropped_fraction})")
         if self.on_exceed not in ("mark", "rerecord"):
-            raise ValueError(f"timing.on_exceed must be 'mark' or 'rerecord' (got {self.on_exceed!r})")
+            raise ConfigError(f"timing.on_exceed must be 'mark' or 'rerecord' (got {self.on_exceed!r})")
 
     def within(self, timing: dict) -> bool:
         expected = timing["frames_expected"]

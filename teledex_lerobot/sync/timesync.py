@@ -10,6 +10,8 @@ The packet keeps every raw timestamp so the check can be redone offline with oth
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..errors import ConfigError
+
 # How both formats store "this source has no capture time" (never measured, or its part was in fault).
 NO_STAMP = -1
 
@@ -21,7 +23,7 @@ class SyncPolicy:
 
     def __post_init__(self):
         if self.max_age_ms <= 0 or self.tolerance_ms <= 0:
-            raise ValueError(f"max_age_ms and tolerance_ms must be > 0 (got {self.max_age_ms}, {self.tolerance_ms})")
+            raise ConfigError(f"max_age_ms and tolerance_ms must be > 0 (got {self.max_age_ms}, {self.tolerance_ms})")
 
 
 @dataclass(frozen=True)
@@ -47,8 +49,8 @@ class SyncPacket:
 
     def stamps(self, sources: Sequence[str]) -> list[int]:
         """Each source's capture time in that order, NO_STAMP where it has none: the stored row."""
-        return [NO_STAMP if self.timestamps_ns.get(source) is None else self.timestamps_ns[source]
-                for source in sources]
+        stamps = (self.timestamps_ns.get(source) for source in sources)
+        return [NO_STAMP if stamp is None else stamp for stamp in stamps]
 
 
 def validate_timestamps(timestamps_ns: Mapping[str, int | None], checked_ns: int, policy: SyncPolicy) -> SyncPacket:

@@ -4,7 +4,8 @@ recorder, and one JointDevice per rig part.
 The devices behave like the simulated ones (devices/joint_device.py): a command takes effect after latency_ms,
 measurements are published at the part's feedback rate with noise, stamped at capture on the runner's clock, and
 read_nearest picks from the recent ones. So sync validation judges world recordings as it judges hardware.
-`make_world_devices(rig, robot_config)` builds every part at once over one shared world.
+`make_world_devices(rig, robot_config)` builds every part at once over one shared world. The robot that connects them
+puts their runner in its station (teledex_lerobot/station.py), where its teleoperators find it.
 
 Clocks (--robot.world.clock): real_time, the physics thread keeps pace with the wall clock (a person drives); lockstep,
 nothing moves until the recorder calls `advance(duration_ns)`, which steps the physics exactly that long on a
@@ -25,21 +26,6 @@ from .world import LOCKSTEP, World, WorldConfig
 
 logger = logging.getLogger(__name__)
 
-_current_runner: "WorldRunner | None" = None
-
-
-def current_runner() -> "WorldRunner":
-    """The runner of the world the connected robot built (the world camera and the scripted expert use it)."""
-    if _current_runner is None:
-        raise RuntimeError("No MuJoCo world is running: connect a robot with --robot.backend=mujoco first (the "
-                           "world camera and the world expert teleoperator need it).")
-    return _current_runner
-
-
-def current_world() -> World:
-    return current_runner().world
-
-
 class WorldRunner:
     """Steps the world, in real time in its own thread or in lockstep when advanced; publishes measurements to the
     devices at their rates, stamped on `clock`."""
@@ -57,10 +43,8 @@ class WorldRunner:
         self.behind_s = 0.0  # how far physics lags the wall clock (a machine too slow for real time)
 
     def start(self) -> None:
-        global _current_runner
         if self._started:
             return
-        _current_runner = self
         self._started = True
         if not self.lockstep:
             self._stop.clear()
@@ -91,14 +75,11 @@ class WorldRunner:
                 self.clock.advance(dt_ns)
 
     def stop(self) -> None:
-        global _current_runner
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
             self._thread = None
         self._started = False
-        if _current_runner is self:
-            _current_runner = None
 
     def _physics_step(self, tick_ns: int, dt_ns: int) -> None:
         """One physics step from tick_ns: commands due by then take effect; a part whose feedback is due publishes

@@ -112,6 +112,7 @@ class ScriptedExpert:
         self._segment_start_arm = self._q_arm_full.copy()
         self._warm_start = None
         self._object_in_hand: np.ndarray | None = None
+        self._held_name = ""
         self.segments = self._plan_cube(world) if self.task_name == "cube_assembly" else self._plan_bottle(world)
         # the first segment moves from the first tick: an episode that starts still teaches a policy to wait
         self._segment_goal_q = self.segments[0].hand_q
@@ -244,7 +245,15 @@ class ScriptedExpert:
             pose = world.body_pose(name)
             self._object_in_hand = np.linalg.inv(self.hand_pose(world)) @ pose
             self._held_yaw = float(np.arctan2(pose[1, 0], pose[0, 0]))
+            self._held_name = name
         return self._object_in_hand, self._held_yaw
+
+    def held_object_error(self, world, hand_pose: np.ndarray) -> np.ndarray | None:
+        """Once the carry has started: where `hand_pose` puts the held object (as it was held when the carry
+        started) minus where the object is; None before (what a person placing it watches)."""
+        if self._object_in_hand is None:
+            return None
+        return (hand_pose @ self._object_in_hand)[:3, 3] - world.body_pose(self._held_name)[:3, 3]
 
     def _release(self) -> list[Segment]:
         if self.grasp.release_by_easing:

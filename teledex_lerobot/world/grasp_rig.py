@@ -3,7 +3,7 @@
 One trial: the hand comes to the grasp's pre-grasp pose with its preshape, moves to the grasp pose, closes, lifts
 the object, then holds still; the rig measures how far the object moved in the hand during the hold (slip) and
 whether it came up with the hand. benchmarks/grasp_grid.py runs it over grasps, contact settings, finger forces and
-object properties; tests/test_world.py holds the defaults to < 5 mm of slip in 5 s.
+object properties; tests/world/test_world.py holds the defaults to < 5 mm of slip in 5 s.
 """
 
 from dataclasses import dataclass

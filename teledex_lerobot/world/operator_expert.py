@@ -1,33 +1,50 @@
-"""The scripted expert as a human operator: its plan becomes MediaPipe hand keypoints and a wrist pose, sent as
-keypoint-stream datagrams through the parser, TeleDex hand retargeting and the rig's control chain (state machine,
-relative arm IK, output filters), exactly the route a person's hand tracker takes.
+"""The scripted expert as a person: a human hand model grasping the object as a person would, sent as keypoint-stream
+datagrams through the parser, TeleDex hand retargeting and the rig's control chain (state machine, relative arm IK,
+output filters), exactly the route a person's hand tracker takes.
 
-The operator's hand shape is the human pose that the control chain's own retargeter (TeleDex, its config) maps to
-the expert's robot hand shape: least squares over the canonical angles through a second instance of that retargeter,
-started from the pose whose joint-map image is the shape. It is solved once per shape the expert moves between
-(preshape, closed, released) and interpolated as the expert interpolates; the poses are drawn as keypoints by the
-operator hand model. The wrist pose is the pose of the arm's mount frame under the expert's hand (the relative arm
-moves the mount frame as the operator's wrist moves since the first frame).
+The hand shape is a person's grasp on the hand model (operator/object_grasps.py), never derived from the robot's
+joints: the pinch for an object the robot pinches, the wrap for one it wraps (the measured grasp's `human` kind),
+at the phase of the expert's plan: open at the start (as a person engages teleoperation: a relaxed, curled hand
+retargets to curled robot fingers, which knocked the bottle over in the robot's first ticks), the grasp open on the
+way to the object (shaped in the first half of the reach, as people preshape), closing as the expert closes, closed
+while carrying, opened to let go. Each episode's person differs (drawn from the layout seed): hand size, how far
+they open and close, a habitual offset of every joint, and a tracker's jitter on every keypoint. Whether the robot
+then holds the object is the retargeter's business (its grasp anchors).
+
+The wrist pose is the pose of the arm's mount frame under the expert's hand (the relative arm moves the mount
+frame as the operator's wrist moves since the first frame), plus the person's correction by sight: they see where
+the robot's hand is (once it carries the object, where the object is) and move theirs by a share of its error each
+tick. The chain's lag, the IK's give near a singularity and the object settling in the hand leave it millimetres to
+centimetres off the plan (a bottle 4 cm off its hole, held as its grasp started); a person watching closes that loop.
 """
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from ..control.config import ControlConfig
+from ..control.hand_grasps import GRASP_SHAPES
 from ..control.rig_controller import RigController
 from ..geometry.rotations import matrix_to_quat
 from ..inputs.keypoint_stream import encode_keypoints, parse_keypoints
-from ..operator.hand_model import HUMAN_ANGLE_LIMITS_RAD, keypoints_from_angles
-from ..operator.poses import RELAXED_HAND
-from ..retargeting import HandCalibration, HandRetargeter, RetargetingConfig
-from ..retargeting.joint_mapping import joint_map_path, load_joint_map
+from ..operator.hand_model import clip_to_human_limits, keypoints_from_angles
+from ..operator.object_grasps import human_grasps
+from ..operator.poses import OPEN_HAND
 from ..rig import Rig
 from .expert import ScriptedExpert
 
 CONTROL_CONFIG = "world_expert_keypoints"
-# Weight of staying near the joint-map pose while fitting through the retargeter (the human pose is not unique).
-STAY_NEAR_WEIGHT = 0.02
-FIT_EVALUATIONS = 40
+# The person's grasp closure (0 open .. 1 closed, operator/object_grasps.py) that each phase of the plan moves to.
+PHASE_CLOSURE = {"approach": 0.0, "descend": 0.0, "close": 1.0, "lift": 1.0, "carry": 1.0, "place": 1.0,
+                 "insert": 1.0, "release": 0.0, "retreat": 0.0, "open": 0.0, "done": 0.0}
+# How people differ, per episode: hand size, where they open and close along the grasp, their habitual posture.
+HAND_SCALE_SPREAD = 0.08
+OPEN_CLOSURE_SPREAD = 0.1
+CLOSED_CLOSURE_RANGE = (0.9, 1.1)
+POSTURE_STD_RAD = 0.05
+TRACKER_JITTER_M = 0.001
+PRESHAPE_SHARE = 0.5  # of the reach in which the hand takes the grasp's shape, before it nears the object
+CORRECTION_GAIN = 0.08  # of the hand's position error per tick (2 /s at 25 Hz, within a person's visuomotor band)
+MAX_CORRECTION_M = 0.03
+PERSON_STREAM = 22  # the person's random stream, seeded with the layout's seed (apart from the layout's own draws)
 
 
 class OperatorExpert:
@@ -36,16 +53,8 @@ class OperatorExpert:
         self.control = ControlConfig.load(control)
         hand = rig.parts["hand"]
         self.side = hand.spec.side
-        self.joint_map = load_joint_map(joint_map_path(hand.spec.model, self.side), hand.joints, hand.lower,
-                                        hand.upper)
-        strategy = self.control.strategy
-        calibration = HandCalibration.load(strategy.hand_calibration) if strategy.hand_calibration else None
-        self.retargeter = HandRetargeter(hand.model, strategy.hand_method, self.side,
-                                         RetargetingConfig.load(strategy.retargeting_config or None), calibration)
-        self.hand_indices = hand.indices
+        self.grasp = human_grasps()[GRASP_SHAPES[hand.spec.model][scripted.grasp.name].human]
         self.controller: RigController | None = None
-        self._angles = RELAXED_HAND.copy()
-        self._fits: dict[tuple, np.ndarray] = {}
 
     @property
     def phase(self) -> str:
@@ -66,43 +75,45 @@ class OperatorExpert:
         self.controller.home = self.controller.last_sent  # start where the robot is, not at the preset's home
         self.controller.state_machine.press("L1")
         self.controller.state_machine.press("L2")
+        self._person(np.random.default_rng([world.episode_seed, PERSON_STREAM]))
+        self._phase, self._from = "", self._posture(OPEN_HAND)
+        self._correction = np.zeros(3)
+        self._to = self._from
 
-    def joint_map_angles(self, robot_hand_q: np.ndarray) -> np.ndarray:
-        """Canonical human angles whose joint-map image is robot_hand_q (closest, within human limits)."""
-        low, high = HUMAN_ANGLE_LIMITS_RAD[:, 0], HUMAN_ANGLE_LIMITS_RAD[:, 1]
-        start = np.clip(self._angles, low, high)
-        fit = least_squares(lambda a: np.concatenate([self.joint_map(a) - robot_hand_q, 0.05 * (a - start)]),
-                            start, bounds=(low, high), max_nfev=30)
-        self._angles = fit.x
-        return fit.x
+    def _person(self, rng: np.random.Generator) -> None:
+        """This episode's person."""
+        self.scale = 1.0 + rng.uniform(-HAND_SCALE_SPREAD, HAND_SCALE_SPREAD)
+        self.open_closure = rng.uniform(-OPEN_CLOSURE_SPREAD, OPEN_CLOSURE_SPREAD)
+        self.closed_closure = rng.uniform(*CLOSED_CLOSURE_RANGE)
+        self.posture_offset = rng.normal(0.0, POSTURE_STD_RAD, OPEN_HAND.shape)
+        self.rng = rng
 
-    def _retargeted(self, angles: np.ndarray) -> np.ndarray:
-        self.retargeter.reset()  # each evaluation from scratch: no smoothing toward the previous one
-        return self.retargeter.retarget(keypoints_from_angles(angles, self.side))[self.hand_indices]
-
-    def human_angles(self, robot_hand_q: np.ndarray) -> np.ndarray:
-        """Canonical human angles that the retargeter maps to robot_hand_q (cached per shape)."""
-        key = tuple(np.round(robot_hand_q, 3))
-        if key not in self._fits:
-            low, high = HUMAN_ANGLE_LIMITS_RAD[:, 0], HUMAN_ANGLE_LIMITS_RAD[:, 1]
-            start = np.clip(self.joint_map_angles(robot_hand_q), low, high)
-            fit = least_squares(lambda a: np.concatenate([self._retargeted(a) - robot_hand_q,
-                                                          STAY_NEAR_WEIGHT * (a - start)]),
-                                start, bounds=(low, high), max_nfev=FIT_EVALUATIONS, diff_step=1e-2)
-            self._fits[key] = fit.x
-        return self._fits[key]
+    def _posture(self, angles: np.ndarray) -> np.ndarray:
+        return clip_to_human_limits(angles + self.posture_offset)
 
     def operator_angles(self) -> np.ndarray:
-        """This tick's human hand pose: the fits of the expert's current start and goal shapes, interpolated as the
-        expert interpolates between them."""
-        start, goal = self.scripted.hand_segment
+        """This tick's hand pose: from the last phase's shape toward this phase's, as the expert's hand moves."""
+        phase = self.scripted.phase
+        if phase != self._phase:
+            self._phase, self._from = phase, self._to
+            closure = self.closed_closure if PHASE_CLOSURE[phase] else self.open_closure
+            self._to = self._posture(self.grasp.at(closure))
         progress = self.scripted.hand_progress
-        return (1 - progress) * self.human_angles(start) + progress * self.human_angles(goal)
+        if phase == "approach":
+            progress = min(1.0, progress / PRESHAPE_SHARE)
+        return self._from + progress * (self._to - self._from)
 
     def frame(self, world, received_ns: int):
         """The operator's datagram for this tick, parsed as the keypoint receiver parses it."""
         pose, _ = self.scripted.hand_pose_targets(world)
-        keypoints = keypoints_from_angles(self.operator_angles(), self.side)
+        error = self.scripted.held_object_error(world, pose)
+        if error is None:
+            error = pose[:3, 3] - self.scripted.hand_pose(world)[:3, 3]
+        self._correction = np.clip(self._correction + CORRECTION_GAIN * error, -MAX_CORRECTION_M, MAX_CORRECTION_M)
+        pose = pose.copy()
+        pose[:3, 3] += self._correction
+        keypoints = keypoints_from_angles(self.operator_angles(), self.side, self.scale)
+        keypoints = keypoints + self.rng.normal(0.0, TRACKER_JITTER_M, keypoints.shape)
         # The relative arm moves the arm's mount frame as the operator's wrist moves; streaming the mount frame's
         # motion (not the hand's, which sits hand_mount away from it and swings around it) lands the hand exactly.
         mount = pose @ np.linalg.inv(self.rig.hand_mount)

@@ -5,9 +5,9 @@ from dataclasses import dataclass
 
 from lerobot.teleoperators import TeleoperatorConfig
 
-from teledex_lerobot.control import robot_link
 from teledex_lerobot.presets import PartSpec, load_preset
 from teledex_lerobot.rig import Rig
+from teledex_lerobot.station import describe, find_station
 
 
 @dataclass(kw_only=True)
@@ -20,6 +20,10 @@ class TeledexRigTeleopConfig(TeleoperatorConfig):
     arm_model: str = ""  # the arm driven: a built-in model name (piper, linker_a7) or a URDF path; "" = none
     hand_model: str = ""  # the hand driven: a built-in model name (linkerhand_o6, ...) or a URDF path; "" = none
     side: str = "right"  # the side of arm_model / hand_model (right or left)
+    # Where this teleoperator finds its robot (its rig, measured pose, world, live view): the robot's --robot.station.
+    # "" = the process's default. With no robot there, it drives only the rig it is given, from what send_feedback
+    # tells it.
+    station: str = ""
 
     def rigs(self) -> dict[str, Rig]:
         """The rig(s) driven, by the prefix of their keys ("" for one rig; "<follower>_" for a robot's followers)."""
@@ -29,12 +33,14 @@ class TeledexRigTeleopConfig(TeleoperatorConfig):
             return {"": Rig.from_parts(arm, hand)}
         if self.preset:
             return {"": Rig.from_preset(load_preset(self.preset))}
-        announced = robot_link.announced_rigs()
-        if announced is None:
-            raise ValueError("No rig to drive: build the TeleDex robot first (lerobot-record, lerobot-teleoperate and "
-                             "teledex-record do; the teleoperator then drives the robot's rig), or give the "
+        station = find_station(self.station)
+        if station is None or station.rigs is None:
+            raise ValueError(f"No rig to drive: no TeleDex robot in {describe(self.station)}. Build the robot first "
+                             "(lerobot-record, lerobot-teleoperate and teledex-record do; the teleoperator then drives "
+                             "the robot's rig) with the same --robot.station as --teleop.station, or give the "
                              "teleoperator one: --teleop.preset=<preset> or --teleop.arm_model / hand_model.")
-        return {prefix: Rig.from_parts(parts.arm, parts.hand, parts.hand_mount) for prefix, parts in announced.items()}
+        return {prefix: Rig.from_parts(parts.arm, parts.hand, parts.hand_mount)
+                for prefix, parts in station.rigs.items()}
 
     def rig(self) -> Rig:
         """The single rig driven; several followers need `rigs()`."""

@@ -3,8 +3,9 @@ RigController per follower -> actions. Every input takes this one route to the r
 
 Each get_action() is one control tick: the newest frame (stale after the control config's timeout), the state
 machine keys its buttons, gestures or the keyboard pressed, and every follower's strategy and output chain. The
-controllers start from the robot's measured pose (control.robot_link). `sample_capture_ns` is when the sample behind
-the action was captured, on this machine's clock: the sender's timestamp corrected by the estimated clock offset
+controllers start from the robot's measured pose, found in the station the teleoperator joins at connect
+(teledex_lerobot/station.py; --teleop.station). `sample_capture_ns` is when the sample behind the action was
+captured, on this machine's clock: the sender's timestamp corrected by the estimated clock offset
 (inputs.clock_sync), or the arrival time for senders without one. The recorder uses it for its sync check. `frame`
 is that sample itself (per-device validity, arrival time).
 
@@ -27,9 +28,7 @@ from lerobot.teleoperators import Teleoperator
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 from lerobot.utils.keyboard_input import create_key_listener
 
-from teledex_lerobot import viewer
 from teledex_lerobot.clock import now_ns
-from teledex_lerobot.control import robot_link
 from teledex_lerobot.control.config import ControlConfig
 from teledex_lerobot.control.diagnostics import Diagnostics
 from teledex_lerobot.control.gestures import PinchButtons
@@ -42,6 +41,7 @@ from teledex_lerobot.inputs.source_kinds import source_kind
 from teledex_lerobot.inputs.sources import InputSource, OperatedSource, OperatorDisplay
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
+from teledex_lerobot.station import Station, join_station
 from teledex_lerobot.viewer.headset import headset_scene
 
 from .config_teledex_input import TeledexGloveConfig, TeledexInputConfig, TeledexKeypointsConfig, TeledexXRConfig
@@ -71,6 +71,7 @@ class TeledexInputTeleop(Teleoperator):
         self._recorder: DatagramWriter | None = None
         self._key_listener = None
         self._connected_ns = 0
+        self.station: Station | None = None  # its robot's (or its own), from connect to disconnect
         self.sample_capture_ns: int | None = None
         self.frame: OperatorFrame | None = None  # the input sample behind the last action
         self.robot_faults: dict[str, str] = {}
@@ -161,7 +162,8 @@ class TeledexInputTeleop(Teleoperator):
         self._source = kind.from_config(self.config, self.config.port or kind.default_port or self.udp_port)
         self._source.start(receiver)
         self.receiver = receiver
-        self._connected_ns = now_ns()  # on the clock robot_link stamps with
+        self.station = join_station(self.config.station)
+        self._connected_ns = now_ns()  # on the clock the station stamps with
         self._rig_checked = False
         if self.config.keyboard:
             self._key_listener = create_key_listener(self.press_keyboard_key, controls_help=self.keyboard_help())
@@ -221,13 +223,13 @@ class TeledexInputTeleop(Teleoperator):
             controller.start_episode()
 
     def _measured(self, prefix: str, controller: RigController):
-        parts = {role: robot_link.read_measured([prefix + key for key in part.keys], self._connected_ns)
+        parts = {role: self.station.read_measured([prefix + key for key in part.keys], self._connected_ns)
                  for role, part in controller.rig.parts.items()}
         return None if any(q is None for q in parts.values()) else parts
 
     def _check_rig(self) -> None:
         """Once the robot has published its measured pose: its keys must be ours, or nothing is commanded."""
-        published = robot_link.keys_published_since(self._connected_ns)
+        published = self.station.keys_published_since(self._connected_ns)
         if not published:
             return
         if published != set(self.action_features):
@@ -256,7 +258,7 @@ class TeledexInputTeleop(Teleoperator):
         stale = any(c.stale for c in self.followers.values())
         self.diagnostics.add_tick(time.perf_counter() - started, ik_s, stale)
         self._report(frame, now, stale)
-        view = viewer.active()
+        view = self.station.live_view
         if view is not None:
             view.operator(frame, self.state_machine.state.value, stale)
         return action
@@ -301,7 +303,7 @@ class TeledexInputTeleop(Teleoperator):
         """The robot's newest camera frames and its drawing (measured, commanded ghosted, the world's objects) to
         the page. With several followers only the first is drawn (the page draws one rig)."""
         prefix, controller = next(iter(self.followers.items()))
-        view = robot_link.latest_view(self._connected_ns)
+        view = self.station.latest_view(self._connected_ns)
         scene = headset_scene(controller.rig, self._measured(prefix, controller), controller.last_sent,
                               view.objects if view is not None else {})
         source.publish_view(scene, dict(view.images) if view is not None else {},
@@ -322,10 +324,11 @@ class TeledexInputTeleop(Teleoperator):
                 parts.append("invalid=" + ",".join(f"{k}({v})" for k, v in frame.invalid_devices.items()))
         return "[teleop] input " + " ".join(parts)
 
+    @check_if_not_connected
     def send_feedback(self, feedback: dict) -> None:
         """A loop that passes the robot's observation here gives the controllers its measured pose (TeleDex robots
-        publish it themselves); other keys are ignored. No haptics yet."""
-        robot_link.publish_measured({key: feedback[key] for key in self.action_features if key in feedback})
+        publish it themselves, in the station); other keys are ignored. No haptics yet."""
+        self.station.publish_measured({key: feedback[key] for key in self.action_features if key in feedback})
 
     @check_if_not_connected
     def disconnect(self) -> None:
@@ -334,7 +337,7 @@ class TeledexInputTeleop(Teleoperator):
             self._recorder.close()
         if self._key_listener is not None:
             self._key_listener.stop()
-        self.receiver = self._source = self._recorder = self._key_listener = None
+        self.receiver = self._source = self._recorder = self._key_listener = self.station = None
 
 
 class TeledexGlove(TeledexInputTeleop):

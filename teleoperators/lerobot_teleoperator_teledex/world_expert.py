@@ -18,7 +18,8 @@ from functools import cached_property
 from lerobot.teleoperators import Teleoperator, TeleoperatorConfig
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
-from teledex_lerobot.world.devices import WorldRunner, current_runner
+from teledex_lerobot.station import Station, join_station
+from teledex_lerobot.world.devices import WorldRunner
 from teledex_lerobot.world.expert import ScriptedExpert
 from teledex_lerobot.world.operator_expert import OperatorExpert
 from teledex_lerobot.world.perturbation import PerturbationConfig, TargetPerturbation
@@ -62,6 +63,7 @@ class TeledexWorldExpert(Teleoperator):
         self.sample_capture_ns: int | None = None
         self.episodes_started = 0
         self.runner: WorldRunner | None = None
+        self.station: Station | None = None  # its robot's, from connect: the world runs there
         self.perturbation = TargetPerturbation(config.perturbation)
         self._precise = False  # the expert's phase at the last action: perturbations fade in precise ones
         self._tick_s = self._last_tick_s = 0.0  # world time of the last action and of the one before
@@ -92,6 +94,7 @@ class TeledexWorldExpert(Teleoperator):
     def connect(self, calibrate: bool = True) -> None:
         """The world may not run yet (recorders connect the teleoperator first): the expert meets it at the first
         action."""
+        self.station = join_station(self.config.station)
         self.connected = True
         self.expert = None
         self._planned_episode: int | None = None
@@ -103,12 +106,12 @@ class TeledexWorldExpert(Teleoperator):
         return self.expert
 
     def attach_world(self, runner: WorldRunner) -> None:
-        """The world to read (teledex-record passes the robot's); without, the one the robot in this process runs."""
+        """The world to read (teledex-record passes the robot's); without, the one of the robot in its station."""
         self.runner = runner
 
     @check_if_not_connected
     def get_action(self) -> dict[str, float]:
-        runner = self.runner or current_runner()
+        runner = self.runner or self.station.world()
         world = runner.world
         self._expert_for(world)
         with world.lock:
@@ -151,3 +154,4 @@ class TeledexWorldExpert(Teleoperator):
     def disconnect(self) -> None:
         self.connected = False
         self.expert = None
+        self.station = None

@@ -15,9 +15,9 @@ below says how our angle relates to the vendor's:
   the vendor's right-hand conventions are not mirrored for these joints);
 - REVERSED: our q = min + max - vendor q, the vendor's zero is our far end (the thumb's side swing: our zero lays
   the thumb alongside the index finger, the vendor's zero, byte 255 on the open hand, swings it out).
-Our URDF limits must span the vendor's range in our convention (tests/test_linkerhand_byte_map.py checks it against
-the vendor's file when it is present); the runtime scale reads the limits from the URDF (one source of truth) and
-which end is byte 255 from here.
+Our URDF limits must span the vendor's range in our convention (tests/devices/test_linkerhand_byte_map.py checks it
+against the vendor's file when it is present); the runtime scale reads the limits from the URDF (one source of
+truth) and which end is byte 255 from here.
 """
 
 from dataclasses import dataclass

@@ -1,6 +1,6 @@
 """teledex-repair and meta/tasks.parquet on datasets nobody killed: a task list in another order than first use (as
 LeRobot's editing tools can leave it) is not touched; one lacking a task that an episode uses stops the repair with
-the task named. (Kills inside LeRobot's write of the file: tests/test_crash_pairs.py.)"""
+the task named. (Kills inside LeRobot's write of the file: tests/e2e/test_crash_pairs.py.)"""
 
 from pathlib import Path
 

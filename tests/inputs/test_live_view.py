@@ -16,7 +16,6 @@ from rerun.experimental import RrdReader
 from lerobot_robot_teledex import Teledex, TeledexConfig, TeledexFollowers, TeledexFollowersConfig
 from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 from lerobot_teleoperator_teledex import TeledexReplay, TeledexReplayConfig
-from teledex_lerobot import viewer
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.inputs.frame import OperatorFrame
 from teledex_lerobot.operator.hand_model import keypoints_from_angles
@@ -65,20 +64,21 @@ def test_a_recording_loop_reads_back_with_every_panel_true_to_the_robot(tmp_path
     robot.connect()
     packets = []
     try:
-        assert viewer.active() is not None
-        viewer.start_episode(0, 2.0)
+        view = robot.station.live_view
+        assert view is not None and teleop.station is robot.station  # the teleoperator feeds the robot's view
+        view.start_episode(0, 2.0)
         for _ in range(40):
             robot.get_observation()
             action = teleop.get_action()
             packets.append(robot.validate({"input": teleop.sample_capture_ns or now_ns()}))
-            viewer.log_sync(packets[-1])
+            view.sync(packets[-1])
             robot.send_action(action)
             time.sleep(0.02)
-        viewer.end_episode("saved")
+        view.end_episode("saved")
     finally:
         teleop.disconnect()
         robot.disconnect()
-    assert viewer.active() is None  # the robot that started the view stopped it
+    assert robot.station.live_view is None  # the robot that started the view stopped it
 
     assert len(list(tmp_path.glob("session_*.rrd"))) == 1  # what came before the episode
     rows = read_rrd(tmp_path / "episode_000000.rrd")
@@ -209,7 +209,7 @@ def test_several_followers_are_drawn_side_by_side(tmp_path):
             time.sleep(0.05)
     finally:
         robot.disconnect()
-    assert viewer.active() is None
+    assert robot.station.live_view is None
     (session,) = tmp_path.glob("session_*.rrd")
     rows = read_rrd(session)
     bases = {name: np.array(rows[f"/world/{name}/measured"][-1]["LineStrips3D:strips"][0][0])

@@ -142,8 +142,9 @@ def test_depth_aligned_to_colour_comes_back_from_lerobotdataset(recorded):
 
 def test_each_frame_pairs_a_frameset_and_each_stream_keeps_its_capture_time(recorded):
     """Colour and depth of a stored frame are one frameset of the recording, and the depth stream's capture time is
-    the colour's shifted by the recording's own timestamps (5 ms earlier; where the recording loops librealsense pairs
-    frame 59's colour with frame 0's depth, 1.97 s apart, or now and then frame 1's, and the stamps say so)."""
+    the colour's shifted by the recording's own timestamps (5 ms earlier). Where the recording loops, librealsense pairs
+    frame 59's colour with one of the first depth frames (0 mostly, 1 or 2 on a loaded machine: which one depends on
+    its playback threads), and the stamps say which."""
     dataset = LeRobotDataset("local/bag", root=recorded)
     [folder] = native_episode_dirs(Path(f"{recorded}_native"))
     telemetry = load_native_episode(folder).telemetry
@@ -158,7 +159,8 @@ def test_each_frame_pairs_a_frameset_and_each_stream_keeps_its_capture_time(reco
         shift_ns = int(item["t_wrist_depth_ns"]) - int(item["t_wrist_ns"])
         assert abs(shift_ns / 1e6 - written_ms) < 0.01, (i, colour, depth)
         assert native_shift[i] == shift_ns
-        assert colour == depth or (colour == RGBD["frames"] - 1 and depth in (0, 1)), (i, colour, depth)
+        looped = colour == RGBD["frames"] - 1 and depth < 5
+        assert colour == depth or looped, (i, colour, depth)
 
 
 def test_the_native_layout_holds_the_same_depth_with_its_scale_and_the_colour_intrinsics(recorded):

@@ -129,23 +129,32 @@ def test_our_hands_keep_their_axis_aligned_palm():
             np.testing.assert_allclose([low[1], high[1], low[2], high[2]], [-0.0132, 0.0088, 0.0, 0.095], atol=1e-9)
 
 
-@pytest.mark.parametrize("case, bases, thumb_base, expected", [
-    ("bases_at_the_wrist", {f: (0.0, 0.0, 0.0) for f in FINGER_BASES}, (0.0, 0.0, 0.0), "lie at the wrist"),
-    ("one_finger", {"f1": (0.0, 0.0, 0.09)}, None, "fingers cannot be told apart"),
-])
-def test_a_hand_without_a_palm_is_one_clear_error(tmp_path, case, bases, thumb_base, expected):
-    text = hand_urdf(TURNS["fingers_along_x"], bases=bases, thumb_base=thumb_base or THUMB_BASE, name=case)
-    if thumb_base is None:  # no thumb at all
-        text = text.replace(text[text.index('<joint name="thumb_yaw"'):text.index("</robot>")], "")
-        for link in ("thumb_rotator", "thumb_proximal", "thumb_distal", "thumb_tip"):
-            text = text.replace(f'<link name="{link}"/>', "")
-    path = _write(tmp_path, text, case)
+def test_a_hand_without_a_palm_is_one_clear_error(tmp_path):
+    text = hand_urdf(TURNS["fingers_along_x"], bases={"f1": (0.0, 0.0, 0.09)}, thumb_base=THUMB_BASE,
+                     name="one_finger")
+    text = text.replace(text[text.index('<joint name="thumb_yaw"'):text.index("</robot>")], "")  # no thumb
+    for link in ("thumb_rotator", "thumb_proximal", "thumb_distal", "thumb_tip"):
+        text = text.replace(f'<link name="{link}"/>', "")
+    path = _write(tmp_path, text, "one_finger")
     with pytest.raises(ValueError) as error:
         _hand_world(path)
     message = str(error.value)
     assert "\n" not in message
-    assert str(path) in message and "root link 'mount'" in message and expected in message
+    assert str(path) in message and "root link 'mount'" in message and "fingers cannot be told apart" in message
     assert "geom" not in message  # not MuJoCo's compiler message
+
+
+def test_a_hand_rooted_at_its_knuckles_gets_a_palm_behind_them_and_a_warning(tmp_path, caplog):
+    """Every finger base at the root (a URDF rooted at the knuckles, as SimLab's Allegro): no link marks the wrist,
+    so the layout places it a human palm's length behind the middle knuckle, says so, and the world's palm box
+    reaches back to it."""
+    bases = {finger: (0.0, 0.0, 0.0) for finger in FINGER_BASES}
+    path = _write(tmp_path, hand_urdf(TURNS["fingers_along_x"], bases=bases, thumb_base=(0.0, 0.0, 0.0),
+                                      name="rooted_at_the_knuckles"), "rooted_at_the_knuckles")
+    world = _hand_world(path)
+    assert "the wrist is placed" in caplog.text
+    palm = hand_palm(world.rig.parts["hand"].model, "right")
+    assert 2 * palm.half_size_m[2] > 0.05  # from the placed wrist to the knuckles
 
 
 def test_every_vendor_hand_of_the_reference_checkout_builds_and_closes():

@@ -24,7 +24,7 @@ from test_webxr_record import wait_for_listener
 pytestmark = pytest.mark.slow
 
 LAYOUTS = int(os.environ.get("TELEDEX_PERSON_LAYOUTS", "2"))
-SCREENSHOT = pathlib.Path(__file__).parent.parent / "docs" / "headset_view.png"
+SCREENSHOT = pathlib.Path(__file__).parents[2] / "docs" / "headset_view.png"
 
 
 def test_a_person_in_the_headset_works_the_cube_task_through_the_page(tmp_path):

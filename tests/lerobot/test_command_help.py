@@ -27,7 +27,7 @@ OUR_PACKAGES = ("teledex_lerobot", "lerobot_robot_teledex", "lerobot_teleoperato
 ROBOT_TYPES = sorted(n for n, c in RobotConfig.get_known_choices().items() if c.__module__.startswith(OUR_PACKAGES))
 TELEOP_TYPES = sorted(n for n, c in TeleoperatorConfig.get_known_choices().items()
                       if c.__module__.startswith(OUR_PACKAGES))
-SCRIPTS = sorted(tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["scripts"])
+SCRIPTS = sorted(tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]["scripts"])
 
 
 def _config_classes() -> set[type]:

@@ -191,7 +191,7 @@ def test_first_frame_after_press_only_anchors_then_follows(rig):
 def test_stale_input_holds_then_resumes_re_anchored(rig):
     """The stream stops: after 200 ms the last command is held and the anchor cleared. It resumes with the trigger
     still held, 20 cm away: no re-press is needed and nothing jumps (the first fresh frame re-anchors); then the arm
-    follows again (the 300 ms gap with an injected clock: tests/test_operator_control.py)."""
+    follows again (the 300 ms gap with an injected clock: tests/inputs/test_operator_control.py)."""
     controller = teleoperating(rig)
     now = 0
     for now in range(0, 300, 10):

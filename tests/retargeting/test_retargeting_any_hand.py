@@ -3,10 +3,12 @@
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from teledex_lerobot.kinematics import KinematicModel
 from teledex_lerobot.operator.keypoints import FINGERTIP_INDICES
 from teledex_lerobot.operator.stream import OperatorStream
 from teledex_lerobot.paths import STREAMS_DIR
 from teledex_lerobot.retargeting import build_retargeter
+from teledex_lerobot.retargeting.hand_layout import build_layout, reference_pose
 
 # Root rotation of the unseen hand: its fingers point along the URDF's -x, its palm faces -z.
 MOUNT_RPY = (0.4, -1.2, 2.0)
@@ -77,3 +79,47 @@ def test_unseen_hand_is_discovered_and_retargets(tmp_path):
     assert errors[:, 1:].mean() < 0.01  # the four fingers follow within a centimetre on average
     for method in ("dexpilot",):
         assert build_retargeter(str(path), method, "right").retarget_sequence(keypoints[:30])[1].all()
+
+
+def flange_mounted_hand_urdf(rest_curl: float = 0.45) -> str:
+    """A right hand in our operator convention whose root is a mounting flange 3 cm behind the wrist, turned
+    arbitrarily (MOUNT_RPY), whose palm link sits at the knuckles (9 cm ahead of the wrist) and whose fingers rest
+    curled `rest_curl` rad at their knuckles (zero angles are not a flat hand): what vendor files do, one each."""
+    mount = Rotation.from_euler("xyz", MOUNT_RPY).as_matrix()
+    links = ["flange", "palm"]
+    joints = [_joint("flange_to_palm", "fixed", "flange", "palm", tuple(mount @ [0.0, 0.0, 0.12]), rpy=MOUNT_RPY)]
+    for finger, x in {"a": -0.025, "b": 0.0, "c": 0.021, "d": 0.04}.items():
+        names = [f"{finger}{i}" for i in range(3)] + [f"{finger}_nail"]
+        links += names
+        # the knuckle's zero is turned rest_curl toward the palm (+y): the finger rests curled
+        joints.append(_joint(f"{finger}_flex1", "revolute", "palm", names[0], (x, 0, 0), axis=(-1, 0, 0),
+                             limits=(-0.3, 1.2), rpy=(-rest_curl, 0, 0)))
+        joints.append(_joint(f"{finger}_flex2", "revolute", names[0], names[1], (0, 0, 0.045), axis=(-1, 0, 0)))
+        joints.append(_joint(f"{finger}_flex3", "revolute", names[1], names[2], (0, 0, 0.027), axis=(-1, 0, 0)))
+        joints.append(_joint(f"{finger}_nail_fix", "fixed", names[2], names[3], (0, 0, 0.022)))
+    links += ["t0", "t1", "t2", "t_nail"]
+    joints += [_joint("t_rot", "revolute", "palm", "t0", (-0.02, 0.01, -0.06), axis=(0, 0, 1), limits=(0.0, 1.5)),
+               _joint("t_flex1", "revolute", "t0", "t1", (0, 0, 0), axis=(0, -1, 0), rpy=(0, -0.6, 0)),
+               _joint("t_flex2", "revolute", "t1", "t2", (0, 0, 0.04), axis=(-1, 0, 0)),
+               _joint("t_nail_fix", "fixed", "t2", "t_nail", (0, 0, 0.03))]
+    body = "".join(f'<link name="{link}"/>' for link in links) + "".join(joints)
+    return f'<robot name="flange_hand">{body}</robot>'
+
+
+def test_base_frame_and_wrist_on_a_flange_mounted_hand_resting_curled(tmp_path):
+    """The frame follows the wrist line (flange -> middle knuckle), not the curled fingers; the wrist is the flange
+    (the attachment), not the palm link's origin at the knuckles."""
+    path = tmp_path / "flange_hand.urdf"
+    path.write_text(flange_mounted_hand_urdf())
+    model = KinematicModel.from_urdf(path)
+    layout = build_layout(model, "right")
+    assert layout.finger_names == ("thumb", "index", "middle", "ring", "pinky")
+    q = reference_pose(model)
+    palm = model.frame_pose(q, layout.palm_link)
+    # the hand's true operator frame, in root (flange) coordinates: the palm link's axes
+    truth = palm[:3, :3].T @ model.frame_pose(q, "palm")[:3, :3]
+    inferred = layout.base_rotation @ truth
+    angle = np.degrees(np.arccos(np.clip((np.trace(inferred) - 1) / 2, -1, 1)))
+    assert angle < 5.0, f"base frame {angle:.1f} degrees off the convention"
+    wrist_in_palm = np.linalg.inv(model.frame_pose(q, "palm")) @ palm @ np.append(layout.wrist_offset_m, 1.0)
+    np.testing.assert_allclose(wrist_in_palm[:3], [0.0, 0.0, -0.12], atol=0.005)  # the flange, 3 cm behind the wrist

@@ -76,6 +76,27 @@ def test_dropped_ticks_show_in_the_timing(tmp_path):
     assert timing_metrics(np.arange(100) * 10_000_000, 100)["achieved_hz"] == pytest.approx(100)
 
 
+def test_both_formats_store_one_timing_and_one_missing_stamp():
+    """The LeRobot sink, fed a frame at a time, stores the timing and capture times the native episode stores."""
+    from teledex_lerobot.recording.lerobot_dataset import lerobot_frame
+
+    frames, header = [], EpisodeHeader.new(0, "test")
+    for t in (0, 1, 2, 5, 6, 8):  # dropped ticks: gaps after 2 and 6
+        now = 1_000_000_000 + t * 40_000_000
+        stamps = {"arm": now - 2_000_000, "hand": None if t == 5 else now, "top": now, "input": now}
+        frames.append(RecordedFrame(np.zeros(3), np.zeros(2), np.zeros(2), {}, validate_timestamps(stamps, now,
+                                                                                                    SyncPolicy())))
+    native_columns = native.telemetry_arrays(LAYOUT, frames)
+    rows = [lerobot_frame(LAYOUT, frame, header, before.frame_ns if before else None)
+            for before, frame in zip([None, *frames], frames)]
+    assert np.array_equal([r["frame_interval_ms"][0] for r in rows],
+                          (native_columns["frame_interval_ns"] / 1e6).astype(np.float32))
+    assert [r["frame_after_gap"][0] for r in rows] == list(native_columns["frame_after_gap"]) == [0, 0, 0, 1, 0, 1]
+    stored = np.array([[r[f"t_{s}_ns"][0] for s in LAYOUT.source_names] for r in rows])
+    assert np.array_equal(stored, native_columns["source_timestamps_ns"])
+    assert stored.dtype == np.int64 and stored[3, 1] == -1  # the hand had no capture time: NO_STAMP in both
+
+
 def test_unsaved_episode_leaves_only_a_staging_folder(tmp_path):
     session = tmp_path / "session_x"
     write_episode(session, 0)
@@ -126,7 +147,7 @@ def test_truncated_manifest_names_the_file(tmp_path):
 
 def test_refuses_to_overwrite_a_saved_episode(tmp_path):
     write_episode(tmp_path / "session_x", 0)
-    with pytest.raises(FileExistsError, match="episode_000000 already exists"):
+    with pytest.raises(NativeFormatError, match="episode_000000 already exists.*teledex-repair"):  # one line
         write_episode(tmp_path / "session_y", 0)
 
 
