@@ -9,9 +9,9 @@ from lerobot.cameras import Camera
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 
 from teledex_lerobot.clock import now_ns
-from teledex_lerobot.devices.render import RigRenderer
 
 from .config_render_camera import TeledexRenderCameraConfig
+from .rig_renderer import RigRenderer
 
 DrawnScene = list[tuple[str, np.ndarray]]
 

@@ -6,6 +6,15 @@ from dataclasses import dataclass
 # Depth streams are recorded in uint16 millimetres: LeRobot's unit for integer depth maps, a RealSense D455's own.
 DEPTH_SCALE_M = 0.001
 
+# Camera placements relative to the scene centre: direction from the centre to the camera (world frame, x forward,
+# z up) and the up hint used to orient the image.
+VIEWS: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] = {
+    "front": ((1.0, 0.0, 0.35), (0.0, 0.0, 1.0)),
+    "side": ((0.0, -1.0, 0.3), (0.0, 0.0, 1.0)),
+    "top": ((0.05, 0.0, 1.0), (1.0, 0.0, 0.0)),
+    "oblique": ((0.8, -0.7, 0.6), (0.0, 0.0, 1.0)),
+}
+
 
 @dataclass(frozen=True)
 class CameraInfo:
@@ -27,3 +36,13 @@ class CameraInfo:
     # The depth sensor's own unit before conversion to depth_scale_m (RealSense depth_units: 0.001 on a D455,
     # 0.0001 on a D405); None where depth has no sensor unit (rendered in metres).
     sensor_depth_scale_m: float | None = None
+
+
+@dataclass(frozen=True)
+class PinholeIntrinsics:
+    width: int
+    height: int
+    fx: float
+    fy: float
+    cx: float
+    cy: float

@@ -5,8 +5,7 @@ in uint16 millimetres as a RealSense D455 delivers it."""
 import mujoco
 import numpy as np
 
-from ..devices.render import PinholeIntrinsics
-from ..geometry.camera import DEPTH_SCALE_M
+from ..geometry.camera import DEPTH_SCALE_M, PinholeIntrinsics
 from .world import CAMERA_FOVY_DEG, World
 
 # A pixel whose depth reaches this share of the far clipping plane saw nothing (the sky beyond the floor).

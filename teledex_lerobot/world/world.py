@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 import mujoco
 import numpy as np
 
-from ..devices.render import VIEWS
+from ..geometry.camera import VIEWS
 from ..rig import Rig
 from .mjcf import (
     GRIP_CLASS,
@@ -32,7 +32,7 @@ TABLE_FAR_EDGE_M = 0.9
 TABLE_HALF_WIDTH_M = 0.6
 TABLE_THICKNESS_M = 0.04
 FLOOR_M = -0.75  # what falls off the table lands here
-CAMERA_FOVY_DEG = 55.0  # as the stick-figure camera (devices/render.py)
+CAMERA_FOVY_DEG = 55.0  # as the stick-figure camera (robots/lerobot_robot_teledex/rig_renderer.py)
 # How the world's time passes (world/devices.py): with the wall clock, one control period per recorded tick, or
 # whichever suits who drives (teledex-record: lockstep for a scripted teleoperator, real time for a person).
 REAL_TIME, LOCKSTEP, AUTO = "real_time", "lockstep", "auto"

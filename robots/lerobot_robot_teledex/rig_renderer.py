@@ -4,34 +4,15 @@ Not photorealism: a floor grid, the arm and the hand as lines and joints, enough
 policy has something visual to learn from.
 """
 
-from dataclasses import dataclass
-
 import cv2
 import numpy as np
 
-# Camera placements relative to the scene centre: direction from the centre to the camera (world frame, x forward,
-# z up) and the up hint used to orient the image.
-VIEWS: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] = {
-    "front": ((1.0, 0.0, 0.35), (0.0, 0.0, 1.0)),
-    "side": ((0.0, -1.0, 0.3), (0.0, 0.0, 1.0)),
-    "top": ((0.05, 0.0, 1.0), (1.0, 0.0, 0.0)),
-    "oblique": ((0.8, -0.7, 0.6), (0.0, 0.0, 1.0)),
-}
+from teledex_lerobot.geometry.camera import VIEWS, PinholeIntrinsics
 
 _BACKGROUND_BGR = (46, 38, 34)
 _GRID_BGR = (80, 72, 66)
 _COLOURS_BGR = {"arm": (200, 170, 90), "hand": (80, 160, 255)}
 _THICKNESS = {"arm": 5, "hand": 2}
-
-
-@dataclass(frozen=True)
-class PinholeIntrinsics:
-    width: int
-    height: int
-    fx: float
-    fy: float
-    cx: float
-    cy: float
 
 
 class RigRenderer:
