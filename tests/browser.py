@@ -16,7 +16,7 @@ import time
 import urllib.request
 
 import pytest
-from websockets.sync.client import connect
+from sockets import connect
 
 EMULATOR_DIR = pathlib.Path(__file__).parent / "webxr_emulator"
 IWER_BUNDLE = EMULATOR_DIR / "node_modules" / "iwer" / "build" / "iwer.js"
@@ -45,7 +45,7 @@ class Page:
     """One browser tab: CDP commands and JavaScript evaluation."""
 
     def __init__(self, websocket_url: str):
-        self._connection = connect(websocket_url, max_size=None, open_timeout=10)
+        self._connection = connect(websocket_url, max_size=None)
         self.socket = self._connection.__enter__()
         self._ids = itertools.count(1)
 

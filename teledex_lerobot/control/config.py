@@ -32,22 +32,23 @@ class RelativeArmConfig:
     operator_to_base: list[list[float]] = field(default_factory=lambda: [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
     ik_max_iterations: int = 100
     ik_orientation_weight_m_per_rad: float = 0.1
-    # Near a singular configuration (a straight wrist: two wrist axes aligned) a small motion of the hand can need a
-    # large one of the joints. Below this singular value of the (orientation-weighted) Jacobian, the joints that move
-    # along its ill-conditioned directions are slowed, down to ik_singular_speed_fraction of their velocity limit at
-    # the singularity: the wrist starts turning slowly instead of spinning, and the arm still gets where it is asked.
+    # Near a singular configuration (a straight wrist: two wrist axes aligned) reaching some orientations needs a
+    # large joint motion for a tiny one of the hand. Below this smallest singular value of the (orientation-weighted)
+    # Jacobian, motion along the ill-conditioned directions is damped, growing to ik_singular_damping at the
+    # singularity: the arm accepts a small orientation error there instead of spinning its wrist joints.
     ik_singular_value_threshold: float = 0.02
-    ik_singular_speed_fraction: float = 0.3
+    ik_singular_damping: float = 0.1
     # Each tick's IK solution moves no joint faster than this fraction of its URDF velocity limit (the whole step is
     # scaled, so the hand keeps its direction), so the solver never runs ahead of what the arm can do.
     ik_max_speed_fraction: float = 1.0
 
     def validate(self) -> None:
-        for name in ("translation_dead_zone_m", "rotation_dead_zone_rad", "ik_singular_value_threshold"):
+        for name in ("translation_dead_zone_m", "rotation_dead_zone_rad", "ik_singular_value_threshold",
+                     "ik_singular_damping"):
             if getattr(self, name) < 0:
                 raise ValueError(f"relative_arm.{name} must be >= 0")
         for name in ("translation_scale", "max_translation_m", "max_rotation_rad", "ik_max_iterations",
-                     "ik_max_speed_fraction", "ik_singular_speed_fraction"):
+                     "ik_max_speed_fraction"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"relative_arm.{name} must be > 0")
 

@@ -7,17 +7,13 @@ frame), shaped as the Pico teleoperation guide does: a dead zone, a translation 
 anchor. Damped least-squares IK (joint limits applied at every iteration) solves it, warm-started at the previous
 solution. Disengaging clears the anchors, so the next press re-anchors from wherever the robot was last commanded.
 
-Near a singular configuration (the Piper's straight wrist aligns joints 4 and 6) a small motion of the hand can need
-a large one of the joints: keeping the hand's orientation through an 8 cm sideways move turns joints 4 and 6 by
-1.5 rad in opposite directions (the wrist reconfigures so that joint 5 can turn the hand back), at full speed
-within a few ticks of the operator starting to move. So the joints that move along the Jacobian's ill-conditioned
-directions (singular value below `ik_singular_value_threshold`) are slowed, down to `ik_singular_speed_fraction` of
-their velocity limit at the singularity: the wrist starts its turn slowly, and the arm still reaches the pose it is
-asked for. (Holding the target back along those directions instead never reached it: in the world the Piper's
-mount stayed 11-18 mm short of the operator's and the carried bottle tilted 3-4 degrees while the wrist stayed
-straight, and 17 of 50 keypoint-route insertions failed, 0 of 10 with nothing held back; slowed to 0.1 of the limit
-the hand came late to the bottle in 2 of 10 layouts, to 0.3 in none.) Then each tick's step is scaled so that no
-joint moves faster than `ik_max_speed_fraction` of its URDF velocity limit.
+Near a singular configuration (the Piper's straight wrist aligns joints 4 and 6) part of the target cannot be reached
+without a large joint motion: an 8 cm sideways move spun joints 4 and 6 by 1.5 rad in opposite directions. So before
+IK, the target's step from the previous solution is filtered along the Jacobian's singular directions: a direction
+whose singular value is below `ik_singular_value_threshold` keeps only σ²/(σ² + μ²) of its share, μ growing to
+`ik_singular_damping` at the singularity (damped least squares, damping only where it is needed; elsewhere the
+target is untouched). What is left unreached there is a small orientation error, not a spin. Then each tick's step
+is scaled so that no joint moves faster than `ik_max_speed_fraction` of its URDF velocity limit.
 """
 
 import time
@@ -90,35 +86,39 @@ class CartesianRelativeArm:
         target[:3, 3] = self._mount_anchor[:3, 3] + displacement
         target[:3, :3] = rotvec_to_matrix(rotation_vector) @ self._mount_anchor[:3, :3]
         started = time.perf_counter()
-        result = solve_ik(model, self.part.mount_frame, target, self._q_full,
+        result = solve_ik(model, self.part.mount_frame, self._damped_near_singularity(target), self._q_full,
                           max_iters=c.ik_max_iterations, orientation_weight=c.ik_orientation_weight_m_per_rad)
         self._q_full = self._speed_bounded(result.q, dt_s)
         self.last_ik_s = time.perf_counter() - started
         return self._q_full[self.part.indices]
 
-    def _singular_slowing(self) -> np.ndarray:
-        """Per full joint, the share of its speed allowed here: 1, down to ik_singular_speed_fraction for a joint
-        that carries an ill-conditioned direction of the Jacobian at the singularity (module docstring)."""
+    def _damped_near_singularity(self, target: np.ndarray) -> np.ndarray:
+        """The target moved back toward the current pose along the ill-conditioned directions (module docstring)."""
         c = self.config
-        if c.ik_singular_value_threshold == 0:
-            return np.ones(len(self._q_full))
-        _, jacobian = self.part.model.frame_pose_and_jacobian(self._q_full, self.part.mount_frame)
+        if c.ik_singular_value_threshold == 0 or c.ik_singular_damping == 0:
+            return target
+        pose, jacobian = self.part.model.frame_pose_and_jacobian(self._q_full, self.part.mount_frame)
         weights = np.array([1.0, 1.0, 1.0] + [c.ik_orientation_weight_m_per_rad] * 3)
         solved = weights > 0  # a zero orientation weight solves position only: orientation is not part of it
-        _, sigma, v_t = np.linalg.svd(jacobian[solved] * weights[solved, None], full_matrices=False)
+        u, sigma, _ = np.linalg.svd(jacobian[solved] * weights[solved, None], full_matrices=False)
         closeness = np.clip(1.0 - (sigma / c.ik_singular_value_threshold) ** 2, 0.0, None)
-        involvement = np.abs(v_t) / np.abs(v_t).max(axis=1, keepdims=True)  # per direction, per joint: 0 .. 1
-        return 1.0 - (1.0 - c.ik_singular_speed_fraction) * (closeness[:, None] * involvement).max(axis=0)
+        if not np.any(closeness):
+            return target
+        kept = sigma ** 2 / (sigma ** 2 + c.ik_singular_damping ** 2 * closeness)  # 0 exactly at the singularity
+        step = np.concatenate([target[:3, 3] - pose[:3, 3], matrix_to_rotvec(target[:3, :3] @ pose[:3, :3].T)])
+        weighted = weights[solved] * step[solved]
+        step[solved] = u @ (kept * (u.T @ weighted)) / weights[solved]
+        damped = np.eye(4)
+        damped[:3, 3] = pose[:3, 3] + step[:3]
+        damped[:3, :3] = rotvec_to_matrix(step[3:]) @ pose[:3, :3]
+        return damped
 
     def _speed_bounded(self, q_full: np.ndarray, dt_s: float | None) -> np.ndarray:
-        """The step from the previous solution: each joint near a singularity clipped to its slowed speed, then the
-        whole step scaled so no driven joint exceeds its share of the velocity limit (the hand keeps its direction)."""
+        """The step from the previous solution, scaled so no driven joint exceeds its share of the velocity limit."""
         if dt_s is None:
             return q_full
-        fraction = self.config.ik_max_speed_fraction
-        slowed = fraction * self.part.model.velocity_limits * self._singular_slowing() * max(dt_s, 0.0)
-        step = np.clip(q_full - self._q_full, -slowed, slowed)
+        step = q_full - self._q_full
         indices = self.part.indices
-        allowed = fraction * self.part.velocity_limits * dt_s
+        allowed = self.config.ik_max_speed_fraction * self.part.velocity_limits * dt_s
         ratio = float(np.max(np.abs(step[indices]) / allowed, initial=0.0)) if dt_s > 0 else np.inf
-        return self._q_full + (step if ratio <= 1.0 else step / ratio)
+        return q_full if ratio <= 1.0 else self._q_full + step / ratio

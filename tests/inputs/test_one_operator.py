@@ -11,10 +11,10 @@ import time
 import numpy as np
 import pytest
 import xr_app
+from sockets import connect
 from test_teleop_inputs import PRESET, free_port, free_tcp_port
 from test_xrobotoolkit import HEADSET_EPOCH_NS, state, wait_until
 from websockets.exceptions import InvalidStatus
-from websockets.sync.client import connect as websockets_connect
 
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.control.state_machine import TeleopState
@@ -218,11 +218,6 @@ def webxr(tmp_path, pairing: bool | None = None):
     source.start(receiver)
     trust = __import__("ssl").create_default_context(cafile=source.cert_path)
     return source, receiver, trust
-
-
-def connect(url: str, **options):
-    """A WebSocket client; its handshake may wait long on a loaded machine (websockets' default gives up at 10 s)."""
-    return websockets_connect(url, open_timeout=60, **options)
 
 
 def socket_url(source, query: str = "") -> str:

@@ -175,7 +175,7 @@ def test_xr_controller_over_local_socket(tmp_path):
 def test_xr_hand_tracking_over_the_webxr_socket(tmp_path):
     import ssl
 
-    from websockets.sync.client import connect
+    from sockets import connect
 
     port = free_tcp_port()
     teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="webxr", port=port, control="xr_hand_tracking",

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 from cryptography import x509
-from websockets.sync.client import connect
+from sockets import connect
 
 from teledex_lerobot.inputs import InputReceiver, encode_xr_state, parse_xr_state
 from teledex_lerobot.inputs.webxr import WebXRSource, certificate_fingerprint, ensure_certificate
