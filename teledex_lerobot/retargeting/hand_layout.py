@@ -30,8 +30,9 @@ right hand, reversed on a left hand; z runs from the wrist to the middle knuckle
 the fingers' mean root-to-tip direction where the two agree within 15 degrees (on most hands the knuckle joints sit
 nearer the back of the hand than the wrist mount, tilting the wrist line by 3-7 degrees), the wrist line alone where
 the fingers rest curled beyond that; both with their x component removed; y = z × x. Fingers are ordered by their
-knuckles, not their tips (tips splay; a thumb at rest may lie across the palm). Measured on 17 published hands
-against reference frames a person read off each URDF: benchmarks/hand_layouts.py, docs/retargeting.md.
+knuckles, not their tips (tips splay; a thumb at rest may lie across the palm). Measured on 15 published human
+hands against reference frames (dex-retargeting's, or axes read off the URDF): benchmarks/hand_layouts.py,
+docs/retargeting.md.
 """
 
 import logging
