@@ -18,6 +18,7 @@ from teledex_lerobot.devices.linker_a7.driver import LinkerA7JointDevice
 from teledex_lerobot.devices.linker_a7.simulator import A7SimConfig, A7Simulator
 from teledex_lerobot.devices.registry import build_part_device
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
+from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.presets import PartSpec
 from teledex_lerobot.rig import RigPart
 
@@ -207,5 +208,5 @@ def test_a_network_bus_warns_it_reaches_the_network_and_echoing_drivers_refuse_i
     if model == "piper":
         build_part_device("real", part, SimDynamicsConfig(), config)  # built; nothing is opened until connect
     else:
-        with pytest.raises(ValueError, match="hears its own frames back.*Use interface=teledex"):
+        with pytest.raises(ConfigError, match="hears its own frames back.*Use interface=teledex"):
             build_part_device("real", part, SimDynamicsConfig(), config)

@@ -94,8 +94,7 @@ def test_run_command_reports_every_kind_in_one_line(error, capsys):
     lambda: SyncPolicy(max_age_ms=0), lambda: TimingPolicy(max_dropped_fraction=2),
     lambda: TimingPolicy(on_exceed="ignore"), lambda: CanPortConfig(interface="bogus").validate("robot.port"),
     lambda: CanPortConfig(channel="").validate("robot.port"),
-    lambda: CanPortConfig(interface="udp_multicast").refuse_echoing("linkerhand"),
-], ids=["sync", "timing_fraction", "timing_policy", "can_interface", "can_channel", "can_echo"])
+], ids=["sync", "timing_fraction", "timing_policy", "can_interface", "can_channel"])
 def test_a_wrong_configuration_value_is_a_config_error(configure):
     with pytest.raises(ConfigError):
         configure()
