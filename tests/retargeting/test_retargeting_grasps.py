@@ -47,6 +47,8 @@ def test_the_wrap_lays_the_fingers_and_the_thumb_on_the_cylinder_and_a_size_out_
     # round a cylinder across the palm: every fingertip in front of the palm, the thumb's on the other face from
     # the fingers' (it closes the ring)
     assert (closed[tips, 1] > 0.02).all()
+    finger_radius_m = 0.009
+    assert np.linalg.norm(closed[THUMB_TIP] - closed[FINGER_CHAINS["middle"][-1]]) > 0.04 + 2 * finger_radius_m
     assert within_human_limits(wrap_pose(0.04)) and within_human_limits(wrap_pose(0.10))
     with pytest.raises(ValueError, match="cannot make a wrap round 300 mm.*choose a size the hand spans"):
         wrap_pose(0.30)
