@@ -89,9 +89,9 @@ def test_linkerbot_o6(teledex_sim):
 
 
 def test_linkerbot_a7(teledex_sim):
-    from linkerbot.arm.a7 import A7
+    from teledex_lerobot.devices.linker_a7.driver import open_a7
 
-    arm = A7("right", "a7", "teledex")
+    arm = open_a7("right", "a7", "teledex", 5.0)  # linkerbot's A7, its 20 ms handshakes retried
     try:
         arm.enable()
         arm.set_velocities([3.0] * 7)

@@ -45,6 +45,37 @@ OVER_TEMPERATURE_C = 70.0
 HANDSHAKE_RETRY_S = 0.05
 
 
+def open_a7(side: str, channel: str, interface: str, timeout_s: float):
+    """linkerbot's A7(...), retried until timeout_s: it gives each motor one 20 ms handshake, which a loaded host can
+    miss. A failed constructor leaves its CAN dispatcher running, so each attempt is built in two steps to be able
+    to stop it. The last attempt's linkerbot error propagates."""
+    from linkerbot.arm.a7 import A7
+    from linkerbot.exceptions import StateError
+    from linkerbot.exceptions import TimeoutError as SdkTimeoutError
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        arm = A7.__new__(A7)
+        try:
+            arm.__init__(side, channel, interface)
+            return arm
+        except (StateError, SdkTimeoutError):
+            _stop_dispatcher(arm)
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(HANDSHAKE_RETRY_S)
+        except BaseException:
+            _stop_dispatcher(arm)
+            raise
+
+
+def _stop_dispatcher(arm) -> None:
+    dispatcher = getattr(arm, "_can_dispatcher", None)
+    if dispatcher is not None:
+        dispatcher.stop()
+    arm._closed = True  # A7.close() (and any later cleanup) is then a no-op
+
+
 class LinkerA7JointDevice(RealJointDevice):
     """Device vector: the seven URDF joints, shoulder pitch first (motor IDs 51-57 right / 61-67 left), in rad."""
 
@@ -142,35 +173,14 @@ class LinkerA7JointDevice(RealJointDevice):
         return self._velocities.copy()
 
     def _construct_arm(self):
-        """A7(...) gives each motor one 20 ms handshake, which a loaded host can miss: retry until
-        connect_timeout_s. A failed constructor leaves its CAN dispatcher running, so each attempt is built in two
-        steps to be able to stop it."""
-        from linkerbot.arm.a7 import A7
         from linkerbot.exceptions import StateError
         from linkerbot.exceptions import TimeoutError as SdkTimeoutError
 
-        deadline = time.monotonic() + self.config.connect_timeout_s
-        while True:
-            arm = A7.__new__(A7)
-            try:
-                arm.__init__(self.side, self.port.channel, self.port.interface)
-                return arm
-            except (StateError, SdkTimeoutError) as error:
-                self._stop_dispatcher(arm)
-                if time.monotonic() > deadline:
-                    raise DeviceUnavailable(f"{self.name}: no feedback within {self.config.connect_timeout_s} s "
-                                          f"({error}). {self._silence_explained()}") from error
-                time.sleep(HANDSHAKE_RETRY_S)
-            except BaseException:
-                self._stop_dispatcher(arm)
-                raise
-
-    @staticmethod
-    def _stop_dispatcher(arm) -> None:
-        dispatcher = getattr(arm, "_can_dispatcher", None)
-        if dispatcher is not None:
-            dispatcher.stop()
-        arm._closed = True  # A7.close() (and any later cleanup) is then a no-op
+        try:
+            return open_a7(self.side, self.port.channel, self.port.interface, self.config.connect_timeout_s)
+        except (StateError, SdkTimeoutError) as error:
+            raise DeviceUnavailable(f"{self.name}: no feedback within {self.config.connect_timeout_s} s "
+                                    f"({error}). {self._silence_explained()}") from error
 
     def _bus_problem(self) -> str | None:
         error = self._arm._can_dispatcher._bus_error if self._arm is not None else None
