@@ -61,7 +61,7 @@ test-deps:
 	  echo "note: npm or the npm registry unavailable; the WebXR browser test will be skipped"
 
 # Two pytest workers (pytest-xdist), a test file each at a time, then the operator's inputs in one process: beside
-# another worker, a WebXR socket handshake on loopback hung past 60 s in 3 of 6 runs (cause not found yet).
+# another worker, a WebXR socket handshake on loopback hung past 60 s in 3 of 6 runs (cause not found; tests/README.md).
 test: env test-deps
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/lint-imports
