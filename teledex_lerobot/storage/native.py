@@ -263,9 +263,9 @@ class NativeSink(EpisodeSink):
         self._frames.append(replace(frame, images={}))  # the images are in a video already: memory stays flat
 
     def stage(self, metadata: dict) -> None:
-        for video in self._own_videos.values():
-            video.close()
-        self._own_videos = {}
+        failures = self._close_own_videos()
+        if failures:
+            raise failures[0]
         if not self._frames:
             raise ValueError(f"{self.final_dir.name}: no frames to save")
         if self.staged_video is not None:
@@ -280,12 +280,21 @@ class NativeSink(EpisodeSink):
         self._frames = []
 
     def abort(self) -> None:
-        for video in self._own_videos.values():
-            video.close()
-        self._own_videos = {}
+        self._close_own_videos()  # a failed encoder's error was raised by add() or stage(): the episode goes anyway
         self._frames = []
         if self.staging_dir is not None:
             shutil.rmtree(self.staging_dir, ignore_errors=True)
+
+    def _close_own_videos(self) -> list[RuntimeError]:
+        """Finish every encoder, even after one fails (its thread would outlive the episode); their failures."""
+        videos, self._own_videos = self._own_videos, {}
+        failures = []
+        for video in videos.values():
+            try:
+                video.close()
+            except RuntimeError as failure:
+                failures.append(failure)
+        return failures
 
 
 @dataclass

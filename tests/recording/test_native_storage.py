@@ -2,6 +2,7 @@
 
 import errno
 import json
+import threading
 
 import numpy as np
 import pytest
@@ -108,6 +109,25 @@ def test_unsaved_episode_leaves_only_a_staging_folder(tmp_path):
     assert not (session / "episode_000001.partial").exists()
     assert list(tmp_path.parent.glob(f"{tmp_path.name}.damaged/*/session_x/episode_000001.partial"))
     load_native_episode(session / "episode_000000")  # what was saved is untouched
+
+
+def test_a_failed_encoder_fails_the_stage_and_every_encoder_is_finished(tmp_path):
+    """One camera's encoder fails: stage() names it, the other camera's encoder is finished too (it used to run on,
+    its thread waiting for frames forever), and abort() removes the staging without raising the failure again."""
+    layout = FrameLayout(state_names=("arm_joint1.pos",), action_names=("arm_joint1.pos",), tactile_names=(),
+                         cameras={"top": (48, 64, 3), "wrist": (48, 64, 3)}, source_names=("arm",), fps=25)
+    sink = NativeSink(tmp_path / "session_x", layout, {name: CAMERAS["top"] for name in ("top", "wrist")})
+    before = set(threading.enumerate())  # (another test here leaves a writer running on purpose: a dying process)
+    sink.begin(EpisodeHeader.new(0, "test"))
+    now = 1_000_000_000
+    image = np.zeros((48, 64, 3), np.uint8)
+    sink.add(RecordedFrame(np.zeros(1), np.zeros(1), np.zeros(0), {"top": image[..., 0], "wrist": image},
+                           validate_timestamps({"arm": now}, now, SyncPolicy())))  # top: not an RGB image
+    with pytest.raises(RuntimeError, match="top.mp4"):
+        sink.stage({})
+    assert not [t.name for t in set(threading.enumerate()) - before if t.name.startswith("h264-")]
+    sink.abort()
+    assert not sink.staging_dir.exists()
 
 
 def test_repair_reconciles_by_uuid(tmp_path):
