@@ -145,27 +145,28 @@ class HandRetargeter:
     def _shaped(self, points: np.ndarray, solution: np.ndarray, measured) -> np.ndarray:
         """The target from the solve: coverage stretched, then blended toward a grasp the operator is making."""
         if self._covered is not None:
-            low, high = self._covered
-            solution = self.lower + (solution - low) / (high - low) * (self.upper - self.lower)
+            joints, low, high = self._covered
+            solution = solution.copy()
+            solution[joints] = self.lower[joints] + (solution[joints] - low) / (high - low) * \
+                (self.upper[joints] - self.lower[joints])
         if self.anchors is None:
             return solution
         self.grasp_match = self.anchors.match(points)
         return self.anchors.shaped(solution, self.grasp_match, measured)
 
-    def _covered_ranges(self, ranges: dict[str, list[float]]) -> tuple[np.ndarray, np.ndarray] | None:
-        """Per joint, the calibrated output range stretched onto the limits (the limits themselves where none)."""
+    def _covered_ranges(self, ranges: dict[str, list[float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The joints to stretch (indices) with their calibrated output ranges (low, high); None if none. Joints
+        without a range, or one too narrow to say anything, stay as solved (a joint locked by lower == upper too)."""
         unknown = sorted(set(ranges) - set(self.joint_names))
         if unknown:
             raise ValueError(f"calibration {self.calibration.operator!r}: joint ranges for {unknown}, which "
                              f"{self.hand_name} does not have; re-run teledex-calibrate-hand for this hand")
-        if not ranges:
+        stretched = [(index, *ranges[joint]) for index, joint in enumerate(self.joint_names)
+                     if joint in ranges and ranges[joint][1] - ranges[joint][0] >= _MIN_COVERED_RANGE_RAD]
+        if not stretched:
             return None
-        low, high = self.lower.copy(), self.upper.copy()
-        for index, joint in enumerate(self.joint_names):
-            a, b = ranges.get(joint, (self.lower[index], self.upper[index]))
-            if b - a >= _MIN_COVERED_RANGE_RAD:
-                low[index], high[index] = a, b
-        return low, high
+        joints, low, high = (np.array(column) for column in zip(*stretched, strict=True))
+        return joints.astype(int), low.astype(float), high.astype(float)
 
     def joint_ranges(self, keypoints) -> dict[str, list[float]]:
         """Each joint's range (2nd to 98th percentile) over a session of keypoint frames (N, 21, 3) retargeted

@@ -3,6 +3,9 @@ retargeter's grasp anchors that turn them into the world's measured grasps (reta
 operator's calibration that stretches their range of motion onto the robot's (coverage), and the keypoint route in
 the world: a person's hand, never fitted through the retargeter, assembles the cube and inserts the bottle."""
 
+import copy
+import dataclasses
+
 import numpy as np
 import pytest
 import reference_assets
@@ -140,6 +143,21 @@ def test_calibrating_on_an_open_close_session_stretches_the_o6_thumb_yaw_over_it
     after = coverage(calibrated, session)
     assert after[yaw] >= 0.95
     assert (after >= before - 1e-9).all() and (after >= 0.95).all()
+
+
+def test_a_joint_locked_by_its_limits_stays_finite_under_a_calibration_with_ranges():
+    """A file may lock a joint (lower == upper); the calibration's ranges name the others. The locked joint is left
+    as solved: it used to be stretched from its limits onto its limits, 0/0, and every output was NaN."""
+    plain = build_retargeter("linkerhand_o6", "teledex", "right")
+    locked = plain.joint_names.index("ring_mcp_pitch")
+    model = copy.deepcopy(plain.model)
+    model.upper[locked] = model.lower[locked]
+    calibration = dataclasses.replace(plain.calibration, joint_ranges_rad={"thumb_cmc_yaw": [0.1, 0.8]})
+    retargeter = HandRetargeter(model, "teledex", "right", plain.config, calibration)
+    session = OperatorStream.load(CONFIGS_DIR / "streams" / "open_close.npz").hand_keypoints_m
+    joints = np.array([retargeter.retarget(frame) for frame in session[::10]])
+    assert np.isfinite(joints).all() and retargeter.last_frame_ok
+    assert np.all(joints[:, locked] == model.lower[locked])
 
 
 def test_joint_ranges_for_another_hand_are_refused_with_the_fix():
