@@ -38,7 +38,7 @@ from lerobot_robot_teledex import Teledex, TeledexConfig
 from lerobot_teleoperator_teledex import TeledexXR, TeledexXRConfig
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.inputs import encode_xr_state
-from teledex_lerobot.inputs.xrobotoolkit import CMD_FUNCTION, HEADSET_HEAD, encode_frame
+from teledex_lerobot.inputs.xrobotoolkit import CMD_CONNECT, CMD_FUNCTION, HEADSET_HEAD, encode_frame
 
 SOURCES = ("udp", "xrobotoolkit", "webxr")
 HEADSET_CLOCK_AHEAD_NS = 1_700_000_000_000_000_000  # the sender's clock: Unix-like, unrelated to our monotonic one
@@ -66,6 +66,8 @@ def sender(source: str, port: int, certificate: str):
     if source == "xrobotoolkit":
         sock = socket.create_connection(("127.0.0.1", port))
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # the app identifies first (its connect frame); the link is refused to a connection that does not
+        sock.sendall(encode_frame(CMD_CONNECT, b"BENCHMARK|-1", int(time.time() * 1000), head=HEADSET_HEAD))
 
         def send(data: bytes) -> None:
             wrapper = json.dumps({"functionName": "Tracking", "value": data.decode()}).encode()

@@ -11,15 +11,14 @@ import multiprocessing
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
+from load import busy_cores  # noqa: E402 (test-only helper: the load generator)
 
 TIMING_SENSITIVE = ["tests/devices/test_fault_injection.py", "tests/inputs/test_teleop_inputs.py",
                     "tests/inputs/test_replay_teleop.py", "tests/recording/test_frame_pacing.py",
                     "tests/control/test_control_property.py"]
-
-
-def _busy(stop) -> None:
-    while not stop.is_set():
-        sum(i * i for i in range(10_000))
 
 
 def main() -> int:
@@ -29,14 +28,10 @@ def main() -> int:
     parser.add_argument("--load", type=int, default=multiprocessing.cpu_count(), help="busy processes (default: one "
                         "per core)")
     args = parser.parse_args()
-    stop = multiprocessing.Event()
-    load = [multiprocessing.Process(target=_busy, args=(stop,), daemon=True) for _ in range(args.load)]
-    for process in load:
-        process.start()
     print(f"{len(args.tests)} test files, {args.runs} runs, {args.load} busy processes")
     print(f"{'run':>4} {'result':>8} {'wall s':>7}  summary")
     failed_runs = 0
-    try:
+    with busy_cores(args.load):
         for run in range(1, args.runs + 1):
             start = time.monotonic()
             result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args.tests],
@@ -47,10 +42,6 @@ def main() -> int:
                   f"{summary}", flush=True)
             if result.returncode != 0:
                 print("\n".join(line for line in result.stdout.splitlines() if line.startswith("FAILED")))
-    finally:
-        stop.set()
-        for process in load:
-            process.join()
     print(f"{args.runs - failed_runs}/{args.runs} runs passed")
     return 1 if failed_runs else 0
 

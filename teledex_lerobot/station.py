@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from .clock import now_ns
+from .geometry.camera import CameraInfo
 from .presets import HandMount, PartSpec
 
 if TYPE_CHECKING:  # the world imports MuJoCo and the view Rerun: a teleoperator without either loads neither
@@ -60,6 +61,7 @@ class RobotView(NamedTuple):
     images: Mapping[str, np.ndarray]  # camera name -> HxWx3 uint8 RGB
     objects: Mapping[str, DrawnObject]  # the world's task objects; none on hardware
     published_ns: int  # clock.now_ns when the observation was handed over
+    touching: frozenset[str] = frozenset()  # the hand's links in contact with something, as the hand reports it
 
 
 class RigParts(NamedTuple):
@@ -86,6 +88,10 @@ class Station:
         self._lock = threading.Lock()
         self._positions: dict[str, tuple[float, int]] = {}  # action key -> (value, when published on clock.now_ns)
         self._view: RobotView | None = None
+        # while the robot is connected: its colour cameras' calibration, and the table top's height in its base frame
+        # where the station knows it (the world)
+        self.cameras: dict[str, CameraInfo] = {}
+        self.table_top_z_m: float | None = None
 
     @property
     def has_robot(self) -> bool:
@@ -115,8 +121,9 @@ class Station:
         with self._lock:
             return {key for key, (_, published_ns) in self._positions.items() if published_ns >= since_ns}
 
-    def publish_view(self, images: Mapping[str, np.ndarray], objects: Mapping[str, DrawnObject]) -> None:
-        view = RobotView(images, objects, now_ns())
+    def publish_view(self, images: Mapping[str, np.ndarray], objects: Mapping[str, DrawnObject],
+                     touching: frozenset[str] = frozenset()) -> None:
+        view = RobotView(images, objects, now_ns(), touching)
         with self._lock:
             self._view = view
 

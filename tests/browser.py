@@ -110,11 +110,18 @@ class Chromium:
             time.sleep(0.05)
         self.port = int(port_file.read_text().split()[0])
 
-    def open(self, url: str, iwer_bundle: pathlib.Path, device: str = "metaQuest3", before_page: str = "") -> Page:
-        """A tab whose pages get an emulated `device` as navigator.xr (and `before_page`, a script run before the
-        page's own), at `url` (self-signed certificates accepted, as the operator does once)."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/list", timeout=10) as response:
-            target = next(t for t in json.load(response) if t["type"] == "page")
+    def open(self, url: str, iwer_bundle: pathlib.Path, device: str = "metaQuest3", before_page: str = "",
+             new_tab: bool = False) -> Page:
+        """A tab (the first, or a new one) whose pages get an emulated `device` as navigator.xr (and `before_page`, a
+        script run before the page's own), at `url` (self-signed certificates accepted, as the operator does
+        once)."""
+        if new_tab:
+            request = urllib.request.Request(f"http://127.0.0.1:{self.port}/json/new?about:blank", method="PUT")
+            with urllib.request.urlopen(request, timeout=10) as response:
+                target = json.load(response)
+        else:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/list", timeout=10) as response:
+                target = next(t for t in json.load(response) if t["type"] == "page")
         page = Page(target["webSocketDebuggerUrl"])
         page.call("Page.enable")
         page.call("Security.setIgnoreCertificateErrors", ignore=True)

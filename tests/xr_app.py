@@ -22,6 +22,7 @@ import numpy as np
 
 APP_VERSION = "1.0.4"
 SERIAL = "PA7L10MGH1234"
+OTHER_SERIAL = "PA7L10MGH5678"  # another headset's
 
 
 def csharp_float(value: float) -> str:
@@ -110,21 +111,23 @@ def tracking_frame(state_json: str, unix_ms: int | None = None) -> bytes:
     return pack(0x6D, wrapper.encode("utf-8"), unix_ms)
 
 
-def hello_frames() -> bytes:
-    """ConnectInit: connect and version, sent before any tracking."""
-    return pack(0x19, f"{SERIAL}|-1".encode()) + pack(0x6C, f"{SERIAL}|1.0|{APP_VERSION}".encode())
+def hello_frames(serial: str = SERIAL) -> bytes:
+    """ConnectInit: connect and version, sent before any tracking; `serial`: the headset's serial number."""
+    return pack(0x19, f"{serial}|-1".encode()) + pack(0x6C, f"{serial}|1.0|{APP_VERSION}".encode())
 
 
-def heartbeat_frame() -> bytes:
-    return pack(0x23, SERIAL.encode())
+def heartbeat_frame(serial: str = SERIAL) -> bytes:
+    return pack(0x23, serial.encode())
 
 
-def connect(address: tuple[str, int], timeout_s: float = 5.0) -> socket.socket:
-    """TcpHandler.Connect: a blocking TCP socket with NoDelay, retried while the server is not up yet."""
+def connect(address: tuple[str, int], timeout_s: float = 5.0, source_host: str = "") -> socket.socket:
+    """TcpHandler.Connect: a blocking TCP socket with NoDelay, retried while the server is not up yet;
+    `source_host`: the headset's address (another loopback address, 127.0.0.2, stands for another device)."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            sock = socket.create_connection(address, timeout=2.0)
+            sock = socket.create_connection(address, timeout=2.0,
+                                            source_address=(source_host, 0) if source_host else None)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             return sock
         except OSError:

@@ -23,6 +23,13 @@ def _realsense_classes() -> tuple[type, ...]:
 
 
 def camera_info(camera) -> CameraInfo:
+    if isinstance(camera, TeledexWorldCamera) and camera.renderer is not None:
+        k, mount = camera.renderer.intrinsics, camera.renderer.mount
+        if mount is not None:
+            return CameraInfo(k.width, k.height, k.fx, k.fy, k.cx, k.cy, mounted_on=mount[0],
+                              part_from_camera=mount[1].tolist())
+        return CameraInfo(k.width, k.height, k.fx, k.fy, k.cx, k.cy,
+                          world_from_camera=camera.renderer.base_from_camera.tolist())
     if isinstance(camera, TeledexRenderCamera) and camera.renderer is not None:
         k = camera.renderer.intrinsics
         return CameraInfo(k.width, k.height, k.fx, k.fy, k.cx, k.cy,

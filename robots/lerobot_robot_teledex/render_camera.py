@@ -1,5 +1,12 @@
-"""A simulated camera: renders the rig it belongs to from a fixed viewpoint, in its own capture thread."""
+"""A simulated camera: renders the rig it belongs to from a fixed viewpoint, in its own capture thread.
 
+Its first frame builds the renderer (a world camera's OpenGL context and shaders), which takes seconds on a loaded
+machine: connect waits for that frame up to FIRST_FRAME_TIMEOUT_S, and a renderer that fails, at the start or later,
+is reported by the next read in one line (DeviceError) naming the camera and what to do. Rendering yields to the
+control loop (RENDER_NICENESS): on a loaded machine the camera drops frames, never the loop a tick.
+"""
+
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -9,15 +16,31 @@ from lerobot.cameras import Camera
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 
 from teledex_lerobot.clock import now_ns
+from teledex_lerobot.errors import DeviceError
+from teledex_lerobot.robot_body import WRIST_CAMERA_FOVY_DEG
 
 from .config_render_camera import TeledexRenderCameraConfig
 from .rig_renderer import RigRenderer
 
-DrawnScene = list[tuple[str, np.ndarray]]
+# The rig's segments (role, (m, 2, 3) in its base frame) per part, and the hand's base pose (None: no hand)
+DrawnScene = tuple[list[tuple[str, np.ndarray]], np.ndarray | None]
+
+# How long connect waits for the first frame (measured: 0.2-0.4 s quiet; beyond 2 s, 4 times in 15 starts, on a 2-core
+# machine at load 4-14).
+FIRST_FRAME_TIMEOUT_S = 60.0
+# Niceness added to the capture thread, and so to the renderer's own threads (Mesa's llvmpipe starts them from it):
+# any user may lower a thread's priority. A frame the camera drops is harmless (the loop takes the newest one,
+# frame_pacing.py, and the sync check judges its age); a tick the loop drops is lost. Measured with world frames of
+# 640x480 at 25 Hz and a busy process per core: loop 23.5-24.8 Hz, camera 10-14 fps; at the loop's priority 20.5-23
+# Hz, camera 14-18 fps.
+RENDER_NICENESS = 5
 
 
 class TeledexRenderCamera(Camera):
     """Needs a scene: the TeleDex robot that owns it calls attach_scene() before connect()."""
+
+    # What to do when the renderer fails (the one line says it after the error).
+    render_fix = "check the camera's settings (--robot.cameras)"
 
     def __init__(self, config: TeledexRenderCameraConfig):
         super().__init__(config)
@@ -36,13 +59,20 @@ class TeledexRenderCamera(Camera):
         self._frame_published_ns: int | None = None
         self._frame_counter = 0
         self._consumed_counter = 0
+        self._failure: Exception | None = None  # what ended the capture thread
 
     def __str__(self) -> str:
         return f"TeledexRenderCamera({self.config.view})"
 
-    def attach_scene(self, scene: Callable[[], DrawnScene], centre_m: np.ndarray, distance_m: float) -> None:
+    def attach_scene(self, scene: Callable[[], DrawnScene], centre_m: np.ndarray, distance_m: float,
+                     wrist_mount: np.ndarray | None = None) -> None:
+        """What to draw, and from where: the view around centre_m, or on the hand at wrist_mount (the wrist view)."""
         self._scene = scene
-        self.renderer = RigRenderer(self.width, self.height, self.config.view, centre_m, distance_m)
+        if wrist_mount is None:
+            self.renderer = RigRenderer(self.width, self.height, self.config.view, centre_m, distance_m)
+        else:
+            self.renderer = RigRenderer(self.width, self.height, self.config.view, centre_m, distance_m,
+                                        WRIST_CAMERA_FOVY_DEG, wrist_mount)
 
     @property
     def is_connected(self) -> bool:
@@ -61,10 +91,16 @@ class TeledexRenderCamera(Camera):
                 "cameras (e.g. --robot.type=teledex --robot.cameras='{top: {type: teledex_render}}')."
             )
         self._stop.clear()
+        self._failure = None
         self._thread = threading.Thread(target=self._run, name=f"render-camera-{self.config.view}", daemon=True)
         self._thread.start()
         if warmup:
-            self.async_read(timeout_ms=2000)
+            try:
+                self.async_read(timeout_ms=FIRST_FRAME_TIMEOUT_S * 1e3)
+            except TimeoutError:
+                self._stop.set()  # the capture thread ends after the render it is stuck in
+                raise DeviceError(f"{self}: no first frame within {FIRST_FRAME_TIMEOUT_S:g} s: the machine is too busy "
+                                  "to render it; free some CPU, or lower the camera's width, height or fps") from None
 
     def disconnect(self) -> None:
         if not self.is_connected:
@@ -88,19 +124,27 @@ class TeledexRenderCamera(Camera):
     def read(self) -> np.ndarray:
         return self.async_read(timeout_ms=2000)
 
-    def async_read(self, timeout_ms: float = 200) -> np.ndarray:
+    def _check_capturing(self) -> None:
+        if self._failure is not None:
+            raise DeviceError(f"{self} cannot render: {type(self._failure).__name__}: {self._failure}; "
+                              f"{self.render_fix}") from self._failure
         if not self.is_connected:
             raise DeviceNotConnectedError(f"{self} is not connected.")
+
+    def async_read(self, timeout_ms: float = 200) -> np.ndarray:
+        self._check_capturing()
         with self._new_frame:
-            if not self._new_frame.wait_for(lambda: self._frame_counter > self._consumed_counter, timeout_ms / 1e3):
+            if not self._new_frame.wait_for(
+                    lambda: self._frame_counter > self._consumed_counter or self._failure is not None,
+                    timeout_ms / 1e3):
                 raise TimeoutError(f"{self}: no new frame within {timeout_ms} ms")
+            self._check_capturing()
             self._consumed_counter = self._frame_counter
             self._returned_depth = self._depth
             return self._frame
 
     def read_latest(self, max_age_ms: int = 500) -> np.ndarray:
-        if not self.is_connected:
-            raise DeviceNotConnectedError(f"{self} is not connected.")
+        self._check_capturing()
         with self._lock:
             frame, capture_ns, self._returned_depth = self._frame, self._frame_capture_ns, self._depth
         if frame is None:
@@ -112,9 +156,20 @@ class TeledexRenderCamera(Camera):
 
     def _capture(self) -> tuple[np.ndarray, np.ndarray | None]:
         """One instant: the colour image, and its depth map where the camera records depth."""
-        return self.renderer.render(self._scene()), None
+        segments, hand_pose = self._scene()
+        return self.renderer.render(segments, hand_pose), None
 
     def _run(self) -> None:
+        thread = threading.get_native_id()  # Linux: a thread's niceness is its own
+        os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + RENDER_NICENESS)
+        try:
+            self._capture_frames()
+        except Exception as error:  # the readers report it (_check_capturing): at connect, the start's one line
+            with self._new_frame:
+                self._failure = error
+                self._new_frame.notify_all()
+
+    def _capture_frames(self) -> None:
         period_s = 1.0 / self.fps
         latency_s = self.config.latency_ms / 1e3
         next_tick = now_ns()

@@ -7,7 +7,7 @@ policy has something visual to learn from.
 import cv2
 import numpy as np
 
-from teledex_lerobot.geometry.camera import VIEWS, PinholeIntrinsics
+from teledex_lerobot.geometry.camera import VIEWS, WRIST_VIEW, PinholeIntrinsics
 
 _BACKGROUND_BGR = (46, 38, 34)
 _GRID_BGR = (80, 72, 66)
@@ -16,21 +16,33 @@ _THICKNESS = {"arm": 5, "hand": 2}
 
 
 class RigRenderer:
+    """A fixed camera (a view of VIEWS around centre_m), or with `mount` a wrist camera: mount is its optical
+    frame's 4x4 pose in the hand's base frame, and render() is given the hand's pose each frame."""
+
     def __init__(self, width: int, height: int, view: str, centre_m: np.ndarray, distance_m: float,
-                 vertical_fov_deg: float = 55.0):
+                 vertical_fov_deg: float = 55.0, mount: np.ndarray | None = None):
+        focal = (height / 2) / np.tan(np.radians(vertical_fov_deg) / 2)
+        self.intrinsics = PinholeIntrinsics(width, height, focal, focal, width / 2, height / 2)
+        self.mount = mount
+        if mount is not None:
+            self._place(np.eye(4))
+            return
         if view not in VIEWS:
-            raise ValueError(f"Unknown view {view!r}; choose one of {sorted(VIEWS)}")
+            raise ValueError(f"Unknown view {view!r}; choose one of {sorted([*VIEWS, WRIST_VIEW])}")
         direction, up_hint = (np.asarray(v, dtype=float) for v in VIEWS[view])
         direction /= np.linalg.norm(direction)
-        self.position_m = np.asarray(centre_m, dtype=float) + distance_m * direction
         forward = -direction
         right = np.cross(forward, up_hint)
         right /= np.linalg.norm(right)
-        down = np.cross(forward, right)
-        self._world_to_camera = np.stack([right, down, forward])  # rows: camera x (right), y (down), z (forward)
-        focal = (height / 2) / np.tan(np.radians(vertical_fov_deg) / 2)
-        self.intrinsics = PinholeIntrinsics(width, height, focal, focal, width / 2, height / 2)
+        pose = np.eye(4)
+        pose[:3, :3] = np.stack([right, np.cross(forward, right), forward], axis=1)
+        pose[:3, 3] = np.asarray(centre_m, dtype=float) + distance_m * direction
+        self._place(pose)
         self._background = self._draw_background()
+
+    def _place(self, world_from_camera: np.ndarray) -> None:
+        self.position_m = world_from_camera[:3, 3].copy()
+        self._world_to_camera = world_from_camera[:3, :3].T.copy()  # rows: camera x (right), y (down), z (forward)
 
     @property
     def world_from_camera(self) -> np.ndarray:
@@ -50,9 +62,14 @@ class RigRenderer:
         pixels = np.stack([k.fx * camera[..., 0] / safe_depth + k.cx, k.fy * camera[..., 1] / safe_depth + k.cy], -1)
         return pixels, in_front
 
-    def render(self, drawn: list[tuple[str, np.ndarray]]) -> np.ndarray:
-        """drawn: (role, segments (m,2,3)) per part. Returns an RGB uint8 (H, W, 3) image."""
-        image = self._background.copy()
+    def render(self, drawn: list[tuple[str, np.ndarray]], hand_pose: np.ndarray | None = None) -> np.ndarray:
+        """drawn: (role, segments (m,2,3)) per part; hand_pose: the hand's base pose, for a wrist camera. Returns an
+        RGB uint8 (H, W, 3) image."""
+        if self.mount is not None:
+            self._place(hand_pose @ self.mount)
+            image = self._draw_background()
+        else:
+            image = self._background.copy()
         for role, segments in drawn:
             colour = _COLOURS_BGR.get(role, (220, 220, 220))
             self._draw_segments(image, segments, colour, _THICKNESS.get(role, 2), joint_dots=True)

@@ -15,17 +15,21 @@ from teledex_lerobot.devices.device_fault import DeviceFault
 from teledex_lerobot.devices.joint_device import JointDevice, TactileLayout
 from teledex_lerobot.devices.real_device import RealJointDevice
 from teledex_lerobot.devices.registry import build_devices, tactile_layout
+from teledex_lerobot.errors import ConfigError, DeviceError
+from teledex_lerobot.geometry.camera import WRIST_VIEW
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
+from teledex_lerobot.robot_body import RigBody
 from teledex_lerobot.station import DrawnObject, RigParts, Station, open_station
 from teledex_lerobot.world.devices import WorldJointDevice, WorldRunner
 from teledex_lerobot.world.episode import EpisodeOutcome
 from teledex_lerobot.world.world import object_state_names
 
+from .camera_info import camera_info
 from .config_teledex import WORLD_BACKEND, TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
 from .depth_streams import depth_key, reads_depth
 from .frame_pacing import FramePacing
-from .render_camera import TeledexRenderCamera
+from .render_camera import DrawnScene, TeledexRenderCamera
 from .replay_layout import ReplayedEpisode, replayed_episode
 from .world_camera import TeledexWorldCamera
 
@@ -37,8 +41,9 @@ CAMERA_WAIT_MS = 150
 STALE_FRAME_MAX_AGE_MS = 3_600_000
 # A frame published more than this fraction of a frame period before get_observation began is not fresh.
 FRESH_FRAME_PERIODS = 0.1
-# After an episode's reset, how many camera waits (CAMERA_WAIT_MS each) for a frame of the new scene.
-FIRST_FRAME_TRIES = 10
+# After an episode's reset, how many camera waits (CAMERA_WAIT_MS each, 6 s in all: a rendered camera on a loaded
+# machine takes a second or more per frame) for a frame of the new scene.
+FIRST_FRAME_TRIES = 40
 
 
 class TeledexRobotBase(Robot):
@@ -160,6 +165,9 @@ class TeledexRobotBase(Robot):
         self._attach_render_cameras()
         for cam in self.cameras.values():
             cam.connect()
+        self.station.cameras.update({name: camera_info(cam) for name, cam in self.cameras.items()})
+        if self.world_runner is not None:
+            self.station.table_top_z_m = -float(self.world_runner.world.base_pose()[2, 3])
         self.pacing = FramePacing()
         self._publish_measured(self.rig.join(self.measured_positions()))
         self._attach_view()
@@ -255,18 +263,17 @@ class TeledexRobotBase(Robot):
             return dict(zip(self.environment_state_keys, world.object_state().tolist(), strict=True))
 
     def _publish_view(self, images: dict) -> None:
-        """For an operator's display (the station's view): the camera frames, and the world's objects in the rig's
-        base frame (the frame its kinematics draws the robot in)."""
-        objects = {}
+        """For an operator's display (the station's view): the camera frames, what the hand touches, and the world's
+        objects in the rig's base frame (the frame its kinematics draws the robot in)."""
+        objects, touching = {}, frozenset()
         if self.world_runner is not None:
             world = self.world_runner.world
-            role = "arm" if "arm" in self.rig.parts else "hand"
-            base = f"{role}/{self.rig.parts[role].model.description.root_link}"
             with world.lock:
-                from_world = np.linalg.inv(world.body_pose(base))
+                from_world = np.linalg.inv(world.base_pose())
                 objects = {name: DrawnObject(from_world @ world.body_pose(name), *box)
                            for name, box in world.task.drawn_boxes.items()}
-        self.station.publish_view(images, objects)
+                touching = world.hand_links_touching() if "hand" in self.rig.parts else frozenset()
+        self.station.publish_view(images, objects, touching)
 
     def _publish_measured(self, joints: dict[str, float]) -> None:
         """For the teleoperators of its station, which start from where the robot is."""
@@ -300,12 +307,19 @@ class TeledexRobotBase(Robot):
         return dict(zip(self.tactile_keys, values.tolist(), strict=True))
 
     def _read_frame(self, name: str, cam, started_ns: int):
+        frame = self._take_frame(name, cam, started_ns)
+        captured_ns = getattr(cam, "capture_ns", None)
+        if captured_ns is not None:
+            self.pacing.frame_taken(name, captured_ns)
+        return frame
+
+    def _take_frame(self, name: str, cam, started_ns: int):
         captured_ns = getattr(cam, "capture_ns", None)
         if self._episode_started_ns is not None and captured_ns is not None and captured_ns < self._episode_started_ns:
             return self._first_frame_of_episode(name, cam)
         if isinstance(cam, TeledexWorldCamera) and cam.lockstep:
             return cam.read()  # rendered now, on the world's clock: nothing to wait for
-        if not self.pacing.wait_for_next_frame(cam.fps):
+        if not self.pacing.wait_for_next_frame(name, cam.fps):
             return cam.read_latest(max_age_ms=STALE_FRAME_MAX_AGE_MS)
         try:
             frame = cam.async_read(timeout_ms=CAMERA_WAIT_MS)
@@ -330,8 +344,10 @@ class TeledexRobotBase(Robot):
                 continue
             if cam.capture_ns >= self._episode_started_ns:
                 return frame
-        raise TimeoutError(f"Camera {name}: no frame captured since the episode began ({FIRST_FRAME_TRIES} waits of "
-                           f"{CAMERA_WAIT_MS} ms); its frames would show the previous episode's scene")
+        raise DeviceError(f"Camera {name}: no frame captured since the episode began ({FIRST_FRAME_TRIES} waits of "
+                          f"{CAMERA_WAIT_MS} ms; its frames would show the previous episode's scene): the camera "
+                          "stalled or the machine is too busy for it; free some CPU, or lower the camera's width, "
+                          "height or fps")
 
     @check_if_not_connected
     def send_action(self, action: dict) -> dict:
@@ -393,8 +409,11 @@ class TeledexRobotBase(Robot):
         self.devices = {}
         self._observation_capture_ns = {}
         self._view = None
+        for name in self.cameras:
+            self.station.cameras.pop(name, None)
         if self.world_runner is not None and self.station.world_runner is self.world_runner:
             self.station.world_runner = None
+            self.station.table_top_z_m = None
         self.world_runner, self.outcome, self._episode_started_ns = None, None, None
         if self.config.live_view.enabled:
             self.station.stop_live_view()
@@ -413,11 +432,18 @@ class TeledexRobotBase(Robot):
                     raise RuntimeError(f"{cam} renders the MuJoCo world: it needs --robot.backend=mujoco")
                 cam.attach_world(self.world_runner)
             elif isinstance(cam, TeledexRenderCamera):
-                cam.attach_scene(self._draw_scene, centre, distance)
+                wrist = None
+                if cam.config.view == WRIST_VIEW:
+                    if "hand" not in self.rig.parts:
+                        raise ConfigError(f"{cam}: the wrist view needs a hand in the rig; choose a fixed view")
+                    wrist = RigBody(self.rig).parts["hand"].wrist_camera_pose()
+                cam.attach_scene(self._draw_scene, centre, distance, wrist)
 
-    def _draw_scene(self) -> list[tuple[str, np.ndarray]]:
+    def _draw_scene(self) -> DrawnScene:
         with self._scene_lock:
-            return self.rig.drawing_segments(self.measured_positions())
+            measured = self.measured_positions()
+            hand = self.rig.base_poses(measured)["hand"] if "hand" in self.rig.parts else None
+            return self.rig.drawing_segments(measured), hand
 
 
 class TeledexArm(TeledexRobotBase):

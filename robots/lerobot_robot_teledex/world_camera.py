@@ -19,6 +19,9 @@ from .render_camera import TeledexRenderCamera
 class TeledexWorldCamera(TeledexRenderCamera):
     """The robot (backend mujoco) attaches it to its world (attach_world) before connecting it."""
 
+    render_fix = ("the world renders headless through EGL (MUJOCO_GL=egl): install Mesa's EGL (`make system-deps`), "
+                  "or record without cameras (--robot.preset_cameras=false)")
+
     def __init__(self, config: TeledexWorldCameraConfig):
         super().__init__(config)
         self.use_depth = config.use_depth

@@ -9,6 +9,7 @@ omitted keys keep their defaults; unknown keys and wrong types are errors naming
 from dataclasses import dataclass, field
 
 from ..config_files import load_config
+from ..errors import ConfigError
 from ..geometry.sides import check_side
 from ..paths import CONFIGS_DIR
 from ..retargeting import METHODS
@@ -46,11 +47,11 @@ class RelativeArmConfig:
         for name in ("translation_dead_zone_m", "rotation_dead_zone_rad", "ik_singular_value_threshold",
                      "ik_singular_damping"):
             if getattr(self, name) < 0:
-                raise ValueError(f"relative_arm.{name} must be >= 0")
+                raise ConfigError(f"relative_arm.{name} must be >= 0")
         for name in ("translation_scale", "max_translation_m", "max_rotation_rad", "ik_max_iterations",
                      "ik_max_speed_fraction"):
             if getattr(self, name) <= 0:
-                raise ValueError(f"relative_arm.{name} must be > 0")
+                raise ConfigError(f"relative_arm.{name} must be > 0")
 
 
 @dataclass
@@ -72,10 +73,10 @@ class PoseBoundsConfig:
     def validate(self) -> None:
         for name in ("max_distance_m", "max_speed_m_s"):
             if getattr(self, name) <= 0:
-                raise ValueError(f"pose_bounds.{name} must be > 0 (got {getattr(self, name)})")
+                raise ConfigError(f"pose_bounds.{name} must be > 0 (got {getattr(self, name)})")
         for name in ("jump_tolerance_m", "jump_settle_s"):
             if getattr(self, name) < 0:
-                raise ValueError(f"pose_bounds.{name} must be >= 0 (got {getattr(self, name)})")
+                raise ConfigError(f"pose_bounds.{name} must be >= 0 (got {getattr(self, name)})")
 
 
 @dataclass
@@ -93,12 +94,12 @@ class OutputChainConfig:
 
     def validate(self) -> None:
         if len(self.average_weights) == 0 or min(self.average_weights) < 0 or sum(self.average_weights) <= 0:
-            raise ValueError("output.average_weights must be non-negative with a positive sum")
+            raise ConfigError("output.average_weights must be non-negative with a positive sum")
         for name in ("smoother_omega_rad_s", "max_velocity_rad_s", "max_tick_s"):
             if getattr(self, name) <= 0:
-                raise ValueError(f"output.{name} must be > 0")
+                raise ConfigError(f"output.{name} must be > 0")
         if self.soft_limit_margin_rad < 0:
-            raise ValueError("output.soft_limit_margin_rad must be >= 0")
+            raise ConfigError("output.soft_limit_margin_rad must be >= 0")
 
 
 @dataclass
@@ -131,15 +132,15 @@ class StrategyConfig:
 
     def validate(self) -> None:
         if self.strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+            raise ConfigError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
         if self.hand_method not in METHODS:
-            raise ValueError(f"hand_method must be one of {METHODS}, got {self.hand_method!r}")
+            raise ConfigError(f"hand_method must be one of {METHODS}, got {self.hand_method!r}")
         check_side(self.side, "strategy.side")
         unknown = [name for name in self.hand_grasps if name not in KNOWN_GRASPS]
         if unknown or not self.hand_grasps:
-            raise ValueError(f"strategy.hand_grasps: unknown grasp(s) {unknown}; choose from {list(KNOWN_GRASPS)}")
+            raise ConfigError(f"strategy.hand_grasps: unknown grasp(s) {unknown}; choose from {list(KNOWN_GRASPS)}")
         if not 0 < self.anchor_threshold <= 1:
-            raise ValueError("anchor_threshold must be in (0, 1]")
+            raise ConfigError("anchor_threshold must be in (0, 1]")
 
 
 # The keyboard keys that press the state machine's keys (in teledex-record, lerobot-teleoperate and any loop that
@@ -153,9 +154,13 @@ class ControlConfig:
     relative_arm: RelativeArmConfig = field(default_factory=RelativeArmConfig)
     output: OutputChainConfig = field(default_factory=OutputChainConfig)
     pose_bounds: PoseBoundsConfig = field(default_factory=PoseBoundsConfig)
-    # With no fresh input for this long the robot holds the last command; relative control resumes by itself when
-    # the stream returns, re-anchored where the arm is (no re-press, no jump).
+    # With no fresh input for this long the robot holds the last command. When the stream returns after a gap no longer
+    # than resume_follow_ms (a Wi-Fi blip, a loaded PC's late frames), relative control goes on from the same anchors:
+    # the arm goes where the operator's hand went meanwhile, within the output chain's speed limits, so no motion is
+    # lost; after a longer gap it re-anchors where it is (no jump), and follows on without a dead zone to cross again.
+    # Neither needs a re-press.
     stale_timeout_ms: float = 200.0
+    resume_follow_ms: float = 1000.0
     # Input buttons -> the state machine's keys (L1 zero pose, L2 teleoperation, R1 emergency, R2 down, or ENGAGE:
     # L1, or L2 where L1 is not allowed). XR buttons are named in inputs.xr_state; hand tracking adds the gesture
     # buttons left_pinch / right_pinch (thumb and index tips together).
@@ -175,13 +180,15 @@ class ControlConfig:
         self.output.validate()
         self.pose_bounds.validate()
         if self.stale_timeout_ms <= 0 or self.diagnostics_period_s <= 0 or self.zero_pose_tolerance_rad <= 0:
-            raise ValueError("stale_timeout_ms, diagnostics_period_s and zero_pose_tolerance_rad must be > 0")
+            raise ConfigError("stale_timeout_ms, diagnostics_period_s and zero_pose_tolerance_rad must be > 0")
+        if self.resume_follow_ms < 0:
+            raise ConfigError("resume_follow_ms must be >= 0 (0: every gap re-anchors)")
         if not 0 < self.pinch_close_m < self.pinch_open_m:
-            raise ValueError("pinch_close_m must be > 0 and below pinch_open_m")
+            raise ConfigError("pinch_close_m must be > 0 and below pinch_open_m")
         for name, bindings in (("key_bindings", self.key_bindings), ("keyboard_bindings", self.keyboard_bindings)):
             unknown = sorted(set(bindings.values()) - set(KEYS))
             if unknown:
-                raise ValueError(f"{name} map to unknown key(s) {unknown}; keys are {list(KEYS)}")
+                raise ConfigError(f"{name} map to unknown key(s) {unknown}; keys are {list(KEYS)}")
         return self
 
     @classmethod

@@ -50,11 +50,15 @@ class CartesianRelativeArm:
         self.config = config or RelativeArmConfig()
         self.operator_to_base = np.asarray(self.config.operator_to_base, dtype=float)
         self.last_ik_s = 0.0  # duration of the last IK solve (0 when the sample needed none)
+        self._operator_anchor: np.ndarray | None = None
         self.reset()
 
-    def reset(self) -> None:
-        """Clear the anchors: the next engaged sample re-anchors."""
-        self._operator_anchor: np.ndarray | None = None
+    def reset(self, resuming: bool = False) -> None:
+        """Clear the anchors: the next engaged sample re-anchors. `resuming`: the input paused while the operator
+        was mid-motion (a stale gap), so from the next anchor the motion is followed without the dead zones, which
+        would otherwise swallow the first centimetre and a half of every resumed motion."""
+        self._dead_zones = not (resuming and self._operator_anchor is not None)
+        self._operator_anchor = None
         self._mount_anchor: np.ndarray | None = None
         self._q_full: np.ndarray | None = None
 
@@ -78,10 +82,12 @@ class CartesianRelativeArm:
             self._mount_anchor = model.frame_pose(self._q_full, self.part.mount_frame)
             return np.asarray(q_reference, dtype=float).copy()
         c, to_base = self.config, self.operator_to_base
+        dead_zones = self._dead_zones
         displacement = shape_vector(to_base @ (operator[:3, 3] - self._operator_anchor[:3, 3]),
-                                    c.translation_dead_zone_m, c.translation_scale, c.max_translation_m)
+                                    c.translation_dead_zone_m * dead_zones, c.translation_scale, c.max_translation_m)
         rotation = to_base @ operator[:3, :3] @ self._operator_anchor[:3, :3].T @ to_base.T
-        rotation_vector = shape_vector(matrix_to_rotvec(rotation), c.rotation_dead_zone_rad, 1.0, c.max_rotation_rad)
+        rotation_vector = shape_vector(matrix_to_rotvec(rotation), c.rotation_dead_zone_rad * dead_zones, 1.0,
+                                       c.max_rotation_rad)
         target = np.eye(4)
         target[:3, 3] = self._mount_anchor[:3, 3] + displacement
         target[:3, :3] = rotvec_to_matrix(rotation_vector) @ self._mount_anchor[:3, :3]

@@ -14,8 +14,12 @@ the next plausible one instead of following it.
 
 Stale-input protection: with no fresh frame for `stale_timeout_ms` (by the sample's capture time on this machine's
 clock, so a backlog of late packets reads as stale too), the last command sent is held. When fresh frames return,
-relative control resumes by itself, re-anchored: the operator's pose then meets the arm's pose then, so the arm
-neither jumps nor waits for a re-press (Wi-Fi gaps of a few hundred ms are common). Entering Teleoperation asks for
+relative control resumes by itself, with no re-press: after a blip (up to `resume_follow_ms`: Wi-Fi gaps of a few
+hundred ms are common, and so are a loaded PC's late frames) from the same anchors, so the arm goes where the
+operator's hand went meanwhile, within the output chain's speed limits, and no motion is lost; after a longer gap
+(the operator may have put their hand anywhere) re-anchored: the operator's pose then meets the arm's pose then, so
+the arm does not move, and without the dead zone, which would swallow the first 1.5 cm of the motion the operator is
+in the middle of. Entering Teleoperation asks for
 every trigger (and the anchor input, if that is a grip) to be released first, so a trigger held while switching
 cannot move the arm. `activity` says what the arm is doing, for the operator's status.
 """
@@ -157,12 +161,15 @@ class RigController:
             self._stale_since_ns = now_ns
             logger.warning("%s: no fresh input for %.0f ms: holding the last command; following resumes when the "
                            "input returns", self.name, self.config.stale_timeout_ms)
-        else:
-            if self._stale_since_ns is not None:
-                logger.info("%s: input back after %.0f ms: re-anchored where the arm is", self.name,
-                            (now_ns - self._stale_since_ns) / 1e6 + self.config.stale_timeout_ms)
-            # the next engaged frame anchors afresh: the operator's pose now meets the arm's pose now
-            self.strategy.reset()
+        elif self._stale_since_ns is not None:
+            gap_ms = (now_ns - self._stale_since_ns) / 1e6 + self.config.stale_timeout_ms
+            if gap_ms <= self.config.resume_follow_ms:  # a blip: the arm goes where the operator went meanwhile
+                logger.info("%s: input back after %.0f ms: following on", self.name, gap_ms)
+            else:
+                logger.info("%s: input back after %.0f ms: re-anchored where the arm is", self.name, gap_ms)
+                # the next engaged frame anchors afresh: the operator's pose now meets the arm's pose now, and the
+                # motion goes on from there with no dead zone to cross again
+                self.strategy.reset(resuming=True)
         self.stale = not fresh
 
     def _teleoperation_activity(self, frame: OperatorFrame) -> str:

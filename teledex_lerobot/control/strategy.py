@@ -51,10 +51,11 @@ class RigStrategy:
         """The analog method's grasps (the chosen one's name is shown to the operator), else None."""
         return None if self.hand_retargeter is None else self.hand_retargeter.grasps
 
-    def reset(self) -> None:
-        """Clear the arm's anchors and the hand retargeter's memory."""
+    def reset(self, resuming: bool = False) -> None:
+        """Clear the arm's anchors and the hand retargeter's memory (`resuming` after a stale gap: the relative arm
+        resumes without its dead zones, relative_arm.py)."""
         if self.arm_control is not None:
-            self.arm_control.reset()
+            self.arm_control.reset(resuming)
         if self.hand_retargeter is not None:
             self.hand_retargeter.reset()
 

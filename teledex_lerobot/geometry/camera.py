@@ -14,6 +14,8 @@ VIEWS: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] 
     "top": ((0.05, 0.0, 1.0), (1.0, 0.0, 0.0)),
     "oblique": ((0.8, -0.7, 0.6), (0.0, 0.0, 1.0)),
 }
+# A camera on the hand's wrist, moving with it (teledex_lerobot/robot_body.py says where it sits).
+WRIST_VIEW = "wrist"
 
 
 @dataclass(frozen=True)
@@ -28,8 +30,13 @@ class CameraInfo:
     cy: float | None = None
     distortion_model: str = "plumb_bob"
     distortion: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0)
-    # 4x4 pose of the camera's optical frame in the rig's world (arm base) frame, when known
+    # 4x4 pose of a fixed camera's optical frame (x right, y down, z forward) in the rig's base frame (the arm's
+    # root link), when known
     world_from_camera: list[list[float]] | None = None
+    # A camera on a moving part (a wrist camera): the part ("hand") and the optical frame's 4x4 pose in that part's
+    # base frame; world_from_camera is then None (the camera moves with the part).
+    mounted_on: str | None = None
+    part_from_camera: list[list[float]] | None = None
     # A depth stream: metres per unit of its values as recorded (DEPTH_SCALE_M, or a camera's own unit where it
     # was recorded unconverted); None for colour.
     depth_scale_m: float | None = None

@@ -9,8 +9,9 @@ the rest of that packet is used. A packet stamped implausibly far ahead of its s
 in `implausible_stamps` and dropped.
 
 Each frame's capture time is the sender's timestamp mapped onto our clock (clock_sync.SenderClock); a source calls
-`new_sender()` when a different sender (a new connection) takes over, since its clock is another one. Every frame
-carries the number of its sender (`sender_id`), so the control layer re-anchors to a new one.
+`new_sender()` when a different sender (a new connection) takes over, since its clock is another one, and
+`sender_resumed()` when a sender it knows by identity reconnects. Every frame carries the number of its sender
+(`sender_id`), so the control layer re-anchors to a new one.
 """
 
 import logging
@@ -47,6 +48,12 @@ class InputReceiver:
         """Another sender (a new connection, made at `since_ns`) takes over from here."""
         self.sender_clock.reset(now_ns() if since_ns is None else since_ns)
         self.sender_id += 1
+
+    def sender_resumed(self, since_ns: int) -> None:
+        """The same sender reconnected at `since_ns` (its source knows it by identity): the clock estimate restarts,
+        bounded by the last offset, so states it queued during the drop keep their capture times (clock_sync); it
+        stays the same sender (`sender_id`), in the same tracking space."""
+        self.sender_clock.reset(since_ns)
 
     def parses(self, data: bytes) -> bool:
         """Whether the parser accepts the packet (nothing is counted or kept): a sender of garbage is no sender."""

@@ -4,7 +4,8 @@ Listeners bind 127.0.0.1 by default, so only programs on this machine can reach 
 glove on the network is an explicit choice (a LAN address, or 0.0.0.0 for every interface), optionally narrowed to
 an allow-list of sender addresses or networks; packets and connections from anyone else are counted and dropped.
 Among the senders allowed, one operator at a time: a datagram source locks to the first sender (SenderLock), the
-headset sources to their first connection.
+XRoboToolkit link to the first app that identifies itself (kept for that app through its drops), the WebXR
+tracking to the first page that sends a state.
 """
 
 import errno

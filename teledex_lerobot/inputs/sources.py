@@ -21,6 +21,7 @@ import socket
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, ClassVar, Protocol, Self, runtime_checkable
 
 from ..clock import now_ns
@@ -64,6 +65,12 @@ class InputSource(ABC):
     def diagnostics(self) -> list[str]:
         """Its "key=value" fields of the teleop's input diagnostics line (what it dropped or refused)."""
 
+    @property
+    def display(self) -> "OperatorDisplay | None":
+        """Where the operator sees what happens (the teleop's status, the robot's cameras and drawing): the WebXR
+        page, or the view page served beside the XRoboToolkit link; None for inputs that show nothing."""
+        return None
+
 
 @runtime_checkable
 class OperatedSource(Protocol):
@@ -77,12 +84,13 @@ class OperatedSource(Protocol):
 @runtime_checkable
 class OperatorDisplay(Protocol):
     """A source whose sender shows the operator what happens (the WebXR page): the teleop's status, and the robot's
-    camera frames and drawing. Both calls are thread-safe and never wait for a slow link (the newest replaces what
-    was not yet sent)."""
+    drawing (a function that makes its scene message, called where the view is sent) and camera frames (name ->
+    (RGB image, its header: the camera's calibration, viewer/headset.camera_header)). Both calls are thread-safe and
+    never wait for a slow link (the newest replaces what was not yet sent)."""
 
     def publish_status(self, status: dict) -> None: ...
 
-    def publish_view(self, scene: dict, images: dict, published_ns: int) -> None: ...
+    def publish_view(self, scene: Callable[[], dict], frames: dict, published_ns: int) -> None: ...
 
 
 class ThreadedSource(InputSource):

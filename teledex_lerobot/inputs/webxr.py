@@ -10,11 +10,16 @@ first run (the browser warns once; the operator accepts it). `websockets` serves
 - Us -> headset: {"type": "status", ...} pushed by `publish_status` (state machine state, stale, robot faults), shown
   on the page and on a panel in the headset; and by `publish_view` the robot's camera frames (binary messages:
   FRAME_MAGIC, a little-endian uint32 header length, a JSON header, the JPEG) with the robot's drawing
-  ({"type": "scene", ...}, viewer/headset.py). The newest view replaces one not yet sent, JPEG encoding runs off the
-  socket's thread, and a page whose link has VIEW_MAX_BUFFERED_BYTES unsent skips views: never a backlog.
-- Several pages may be open (a laptop watching the status): tracking belongs to the first page whose message parses
-  as a state, until it disconnects or the operator hands it over at the console (`hand_over`); the others' tracking
-  is refused (counted in `refused`) and they are told so. A garbage message takes nothing over.
+  ({"type": "scene", ...}, viewer/headset.py). The newest view replaces one not yet sent, the drawing and the JPEG
+  encoding run off the socket's thread (and off the caller's: the drawing is handed over as a function), and a page
+  whose link has VIEW_MAX_BUFFERED_BYTES unsent skips views: never a backlog.
+- Several pages may be open: tracking belongs to the first page whose message parses as a state, until it
+  disconnects or the operator hands it over at the console (`hand_over`); the others are refused (their tracking
+  counted in `refused`): they are told so and get nothing of the robot, neither its status nor its cameras. A garbage
+  message takes nothing over. The paired page's session key works from the address it was paired from only, and its
+  reconnection replaces its old connection.
+- view_only: the page served beside another input (the XRoboToolkit app, xrobotoolkit.py) to show the robot; what
+  its pages send is ignored and every page sees the view.
 
 Who may connect (the threat model is in docs/inputs.md): the socket checks the Origin header a browser sends
 against the page's own origin (https://<Host>), so a page from another site cannot drive the robot or read its
@@ -38,6 +43,7 @@ import ssl
 import struct
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Self
 from urllib.parse import parse_qs, urlsplit
@@ -140,14 +146,15 @@ def qr_code(text: str) -> str:
     return drawn.getvalue()
 
 
-def encode_frames(images: dict[str, np.ndarray]) -> list[tuple[str, int, int, bytes]]:
-    """(camera, width, height, JPEG) of each RGB frame."""
+def encode_frames(frames: dict[str, tuple[np.ndarray, dict]]) -> list[tuple[dict, bytes]]:
+    """(header, JPEG) of each camera's RGB frame, at the size it was recorded."""
     encoded = []
-    for name, image in images.items():
+    for name, (image, header) in frames.items():
         ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(np.ascontiguousarray(image), cv2.COLOR_RGB2BGR),
                                 [cv2.IMWRITE_JPEG_QUALITY, VIEW_JPEG_QUALITY])
         if ok:
-            encoded.append((name, image.shape[1], image.shape[0], jpeg.tobytes()))
+            encoded.append(({**header, "camera": name, "width": image.shape[1], "height": image.shape[0]},
+                            jpeg.tobytes()))
     return encoded
 
 
@@ -161,15 +168,21 @@ class WebXRSource(ThreadedSource):
     any_device = False  # the page sends XR states only
 
     def __init__(self, bind: str = LOCAL_BIND, port: int = PORT, allow: list[str] | tuple[str, ...] = (),
-                 certificate_dir: Path | str = DEFAULT_CERTIFICATE_DIR, pairing: bool | None = None):
+                 certificate_dir: Path | str = DEFAULT_CERTIFICATE_DIR, pairing: bool | None = None,
+                 view_only: bool = False, port_flag: str = "--teleop.port"):
         super().__init__()
+        # view_only: the page shows the robot beside another input (the XRoboToolkit app); what pages send is ignored
+        self.view_only = view_only
         self.bind = bind
         self.senders = SenderFilter(allow)
         # Off loopback the network can reach the socket: a page must be paired (None = decide by the bind address).
         self.pairing = not is_loopback(bind) if pairing is None else pairing
         self._token: str | None = secrets.token_urlsafe(16) if self.pairing else None
         self._session: str | None = None  # the paired page's key for its reconnects
+        self._session_host = ""  # the address it was paired from: the key works from there only
         self._paired: dict[ServerConnection, str] = {}  # handshakes that just spent the token -> their session
+        self._keyed: set[ServerConnection] = set()  # handshakes that showed the session key: the page reconnecting
+        self._holder: ServerConnection | None = None  # the paired page's open connection
         self._pairing_lock = threading.Lock()
         self.refused = 0  # tracking messages refused because another page sends tracking
         self.unpaired = 0  # socket handshakes refused: a foreign Origin, or no valid token / session
@@ -179,7 +192,7 @@ class WebXRSource(ThreadedSource):
         try:
             self.socket = socket.create_server((bind, port))
         except OSError as error:
-            raise cannot_listen(bind, port, error) from error
+            raise cannot_listen(bind, port, error, f"or choose another {port_flag}") from error
         self.address = self.socket.getsockname()
         self.pages = {p.name: p.read_bytes() for p in PAGE_DIR.iterdir() if p.is_file()}
         self.connections = 0
@@ -197,6 +210,10 @@ class WebXRSource(ThreadedSource):
     def from_config(cls, config, port: int) -> Self:
         return cls(config.bind, port, config.allow, config.certificate_dir)
 
+    @property
+    def display(self) -> Self:
+        return self
+
     def describe(self, name: str) -> list[str]:
         return [describe_listener(name, self.bind, self.address[1], self.senders),
                 f"  certificate (self-signed; the browser asks once) SHA-256 {certificate_fingerprint(self.cert_path)}",
@@ -205,12 +222,13 @@ class WebXRSource(ThreadedSource):
     def _page_line(self) -> str:
         """Where the headset's browser opens the page; off loopback the URL carries the one-time pairing token,
         shown as a QR code too (the headset's camera or a phone reads it)."""
+        where = "a browser, to see the robot's cameras and status" if self.view_only else "the headset's browser"
         if not self.pairing:
-            return (f"  open {self.page_url()} in the headset's browser (this machine only: --teleop.bind=<LAN "
-                    "address> for a headset)")
+            return (f"  open {self.page_url()} in {where} (this machine only: --teleop.bind=<LAN address> for "
+                    "another device)")
         hosts = [a for a in local_addresses(self.bind) if a != "127.0.0.1"]
         url = self.page_url(hosts[0] if hosts else "<this computer's address>")
-        return (f"  open {url} in the headset's browser (the token pairs one page, once"
+        return (f"  open {url} in {where} (the token pairs one page, once"
                 + (f"; other addresses of this computer: {', '.join(hosts[1:])}" if hosts[1:] else "") + ")"
                 + (f":\n{qr_code(url)}" if hosts else ""))
 
@@ -294,13 +312,20 @@ class WebXRSource(ThreadedSource):
         if not self.pairing:
             return None
         token, session = (query.get(name, [""])[0].encode() for name in ("token", "session"))
+        host = connection.remote_address[0]
         with self._pairing_lock:
             if self._session is not None and secrets.compare_digest(session, self._session.encode()):
+                if host != self._session_host:  # a key copied off the paired page
+                    return (f"This session belongs to the page paired from {self._session_host}: it works from "
+                            "there only (press h at the console to hand over and pair another page)")
+                self._keyed.add(connection)
                 return None
             if self._token is not None and secrets.compare_digest(token, self._token.encode()):
                 self._token = None  # one time: it pairs this page only
                 self._session = self._paired[connection] = secrets.token_urlsafe(16)
-                logger.info("WebXR: paired the page at %s", connection.remote_address[0])
+                self._session_host = host
+                self._keyed.add(connection)
+                logger.info("WebXR: paired the page at %s", host)
                 return None
         return ("This page is not paired: open the URL printed in the teleop's terminal (its token pairs one page "
                 "once; press h at the console to hand over and get a new one)")
@@ -313,9 +338,18 @@ class WebXRSource(ThreadedSource):
         session = self._paired.pop(connection, None)
         if session is not None:  # the page keeps it for its reconnects (the token in its URL is spent)
             await connection.send(json.dumps({"type": "paired", "session": session}))
+        if connection in self._keyed:  # the paired page is back (a reload, a Wi-Fi drop): its old link goes
+            self._keyed.discard(connection)
+            old, self._holder = self._holder, connection
+            if old is not None and old in self._clients:
+                if self._active is old:
+                    self._active = None
+                asyncio.ensure_future(old.close(1000, "replaced by the paired page's new connection"))
         self._send_status(connection)
         try:
             async for message in connection:
+                if self.view_only:
+                    continue  # another input drives: a page here only watches
                 received_ns = self.clock()
                 data = message.encode() if isinstance(message, str) else message
                 if self._active is connection:
@@ -377,20 +411,26 @@ class WebXRSource(ThreadedSource):
         for connection in list(self._clients):
             self._send_status(connection)
 
+    def _refused(self, connection: ServerConnection) -> bool:
+        """Another page sends tracking: this one may not drive, and sees nothing of the robot."""
+        return self._active is not None and connection is not self._active
+
     def _send_status(self, connection: ServerConnection) -> None:
-        if self._active is None:
-            tracking = "none"
-        else:  # "another page": this one's tracking is refused
-            tracking = "this page" if connection is self._active else "another page"
-        message = {"type": "status", **self._status, "tracking": tracking, "pages": len(self._clients)}
+        if self._refused(connection):  # only that it is refused: neither the robot's state nor its camera
+            message = {"type": "status", "refused": True, "tracking": "another page", "pages": len(self._clients)}
+        else:
+            tracking = "none" if self._active is None else "this page"
+            message = {"type": "status", **self._status, "tracking": tracking, "pages": len(self._clients),
+                       **({"view_only": True} if self.view_only else {})}
         broadcast([connection], json.dumps(message))
 
-    def publish_view(self, scene: dict, images: dict, published_ns: int) -> None:
-        """The robot's camera frames (RGB arrays, never changed afterwards) and drawing to every open page
+    def publish_view(self, scene: Callable[[], dict], frames: dict, published_ns: int) -> None:
+        """The robot's drawing (`scene` makes its message, in the sending thread) and camera frames (name -> (RGB
+        array, never changed afterwards; its header: the camera's calibration)) to every page not refused
         (thread-safe; the newest replaces a view not yet sent)."""
         if self._loop is None:
             return
-        self._view = (scene, images, published_ns)
+        self._view = (scene, frames, published_ns)
         try:
             self._loop.call_soon_threadsafe(self._start_sending_views)
         except RuntimeError:
@@ -404,18 +444,18 @@ class WebXRSource(ThreadedSource):
     async def _send_views(self) -> None:
         try:
             while self._view is not None:
-                (scene, images, published_ns), self._view = self._view, None
-                pages = [c for c in self._clients if c.transport.get_write_buffer_size() <= VIEW_MAX_BUFFERED_BYTES]
-                self.views_skipped += len(self._clients) - len(pages)
+                (scene, frames, published_ns), self._view = self._view, None
+                shown = [c for c in self._clients if not self._refused(c)]
+                pages = [c for c in shown if c.transport.get_write_buffer_size() <= VIEW_MAX_BUFFERED_BYTES]
+                self.views_skipped += len(shown) - len(pages)
                 if not pages:
                     continue
-                frames = await asyncio.to_thread(encode_frames, images) if images else []
+                message, encoded = await asyncio.to_thread(lambda s=scene, f=frames: (s(), encode_frames(f)))
                 # on the wall clock, which the page's performance.timeOrigin shares: the page measures the latency
                 published_ms = (published_ns + time.time_ns() - self.clock()) / 1e6
-                broadcast(pages, json.dumps({**scene, "published_ms": published_ms}))
-                for name, width, height, jpeg in frames:
-                    header = {"camera": name, "width": width, "height": height, "published_ms": published_ms}
-                    broadcast(pages, frame_message(header, jpeg))
+                broadcast(pages, json.dumps({**message, "published_ms": published_ms}))
+                for header, jpeg in encoded:
+                    broadcast(pages, frame_message({**header, "published_ms": published_ms}, jpeg))
                 self.views_sent += 1
         finally:
             self._view_sending = False

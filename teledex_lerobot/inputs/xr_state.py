@@ -239,7 +239,8 @@ def encode_xr_state(*, timestamp_ns: int | None = None, head: np.ndarray | None 
     """An XR state datagram from operator-frame data (fixtures, tests, simulated headsets). Without `timestamp_ns`
     the state carries no sender clock (a constant stamp would read as a sender whose clock stopped).
 
-    controllers: side -> {"pose": [7], "trigger", "grip", "axis_x", "axis_y", "primary", "secondary", "menu"};
+    controllers: side -> {"pose": [7], "trigger", "grip", "axis_x", "axis_y", "axis_click", "primary", "secondary",
+    "menu"};
     hands_m: side -> (21, 3) MediaPipe keypoints in the operator frame (world, not wrist frame).
     """
     state = {"predictTime": 0.0, "appState": {"focus": True},
@@ -251,7 +252,8 @@ def encode_xr_state(*, timestamp_ns: int | None = None, head: np.ndarray | None 
         state["Controller"][side] = {
             "pose": _text(_pose_to_xr(np.asarray(c["pose"], float))), "trigger": float(c.get("trigger", 0.0)),
             "grip": float(c.get("grip", 0.0)), "axisX": float(c.get("axis_x", 0.0)),
-            "axisY": float(c.get("axis_y", 0.0)), "axisClick": False, "primaryButton": bool(c.get("primary")),
+            "axisY": float(c.get("axis_y", 0.0)), "axisClick": bool(c.get("axis_click")),
+            "primaryButton": bool(c.get("primary")),
             "secondaryButton": bool(c.get("secondary")), "menuButton": bool(c.get("menu"))}
     for side, keypoints in (hands_m or {}).items():
         joints = openxr26_from_mediapipe21(np.asarray(keypoints, float) @ OPERATOR_FROM_XR)

@@ -81,6 +81,13 @@ class KinematicModel:
         pin.forwardKinematics(self._model, self._data, self._full(q))
         return pin.updateFramePlacement(self._model, self._data, frame_id).homogeneous
 
+    def frame_poses(self, q, frames: Sequence[str]) -> np.ndarray:
+        """(k, 4, 4) poses of `frames` in the base frame, from one kinematics pass."""
+        self.require_frames(frames)
+        pin.forwardKinematics(self._model, self._data, self._full(q))
+        update, model, data = pin.updateFramePlacement, self._model, self._data
+        return np.array([update(model, data, self._frame_ids[name]).homogeneous for name in frames])
+
     def frame_jacobian(self, q, frame: str) -> np.ndarray:
         """(6, n) Jacobian [linear; angular] of `frame`'s origin, in base-aligned axes; columns = actuated joints."""
         return self.frame_pose_and_jacobian(q, frame)[1]

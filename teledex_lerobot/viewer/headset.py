@@ -1,32 +1,98 @@
-"""What the headset page draws besides the camera: the robot at its measured pose, the pose commanded ghosted over
-it, and the world's task objects as boxes. Everything is in the rig's base frame (x forward, y left, z up, metres),
-which the page places in front of the operator; matrices are row-major lists of 16 numbers."""
+"""What the headset page shows: the robot's camera frames, each with its calibration, and the robot drawn as it is
+measured (its body's shapes: the bones and the palm the world simulates), the pose commanded ghosted over it, the
+fingertips, what the hand touches and the thumb-index aperture. The task's objects only when asked for (a training
+aid: a real station has no object poses). Everything is in the rig's base frame (x forward, y left, z up, metres),
+which the page places in front of the operator facing the way the operator faces; matrices are row-major lists of 16
+numbers."""
 
 from collections.abc import Mapping
 
 import numpy as np
 
+from ..geometry.camera import CameraInfo
 from ..rig import Rig
+from ..robot_body import RigBody
+
+OTHER_HAND_LINK, ARM_LINK = -1, -2  # a bone's last field: its finger's index, or one of these
 
 
-def _segments(rig: Rig, q_by_role: Mapping[str, np.ndarray]) -> list[list[float]]:
-    drawn = np.concatenate([segments for _, segments in rig.drawing_segments(q_by_role)])
-    return np.round(drawn.reshape(-1, 6), 5).tolist()
-
-
-def _matrix(pose: np.ndarray) -> list[float]:
+def _matrix(pose) -> list[float]:
     return np.round(np.asarray(pose, dtype=float).reshape(16), 6).tolist()
 
 
-def headset_scene(rig: Rig, measured: Mapping[str, np.ndarray] | None, commanded: Mapping[str, np.ndarray],
-                  objects: Mapping[str, tuple]) -> dict:
-    """The scene message: link segments [x0, y0, z0, x1, y1, z1] measured and commanded, the hand's base pose as
-    measured, and each object's pose with its box (half extents, centre in its frame)."""
-    scene = {"type": "scene", "commanded": _segments(rig, commanded),
-             "objects": [{"name": name, "pose": _matrix(pose), "half": list(half), "centre": list(centre)}
-                         for name, (pose, half, centre) in objects.items()]}
-    if measured is not None:
-        scene["measured"] = _segments(rig, measured)
-        if "hand" in rig.parts:
-            scene["hand"] = _matrix(rig.base_poses(measured)["hand"])
-    return scene
+def mirrored(camera: CameraInfo) -> bool:
+    """Whether the page shows a camera's image mirrored: a fixed camera that faces the operator (its image's right
+    points to the operator's left, the robot's +y) is shown as a mirror, so the robot's hand moves across it the way
+    the operator's hand moves. A camera on the robot (the wrist) looks the way the hand points: never."""
+    return camera.world_from_camera is not None and camera.world_from_camera[1][0] > 0
+
+
+def camera_header(name: str, camera: CameraInfo) -> dict:
+    """What a camera frame carries to the page besides its image: the calibration a person (or a program) needs to
+    read positions off it, and how the page shows it."""
+    header = {"camera": name, "width": camera.width, "height": camera.height, "mirror": mirrored(camera)}
+    if camera.fx is not None:
+        header["intrinsics"] = [camera.fx, camera.fy, camera.cx, camera.cy]
+    if camera.world_from_camera is not None:
+        header["pose"] = _matrix(camera.world_from_camera)
+    if camera.mounted_on is not None and camera.part_from_camera is not None:
+        header["mount"] = {"part": camera.mounted_on, "pose": _matrix(camera.part_from_camera)}
+    return header
+
+
+class HeadsetScene:
+    """The scene messages of one rig (its body's shapes are derived once), built on kinematic models of its own: the
+    page's sending thread builds them while the control thread solves the arm's IK on the rig's."""
+
+    def __init__(self, rig: Rig):
+        parts = {role: part.spec for role, part in rig.parts.items()}
+        self.body = RigBody(Rig.from_parts(parts.get("arm"), parts.get("hand"), rig.hand_mount_spec))
+        hand = self.body.parts.get("hand")
+        self.fingers = list(hand.tips) if hand is not None else []
+        self._finger_of_link = hand.finger_links() if hand is not None else {}
+
+    def _drawing(self, q_by_role: Mapping[str, np.ndarray], touching: frozenset[str]) -> dict:
+        """bones [x0, y0, z0, x1, y1, z1, radius, finger index | OTHER_HAND_LINK | ARM_LINK], the palm box (pose,
+        half extents),
+        the fingertips in `fingers` order, and which fingers touch something."""
+        bones: list[list[float]] = []
+        drawing: dict[str, object] = {}
+        fingers = {name: i for i, name in enumerate(self.fingers)}
+        for role, (_, links) in self.body.placed(q_by_role).items():
+            part = self.body.parts[role]
+            for bone in part.bones:
+                pose = links[bone.link]
+                finger = fingers.get(self._finger_of_link.get(bone.link, ""), OTHER_HAND_LINK) if role == "hand" \
+                    else ARM_LINK
+                bones.append([*pose[:3, 3], *(pose[:3, :3] @ bone.end_m + pose[:3, 3]), bone.radius_m, finger])
+            if part.palm is not None:
+                palm = np.eye(4)
+                palm[:3, :3], palm[:3, 3] = part.palm.rotation, part.palm.centre_m
+                drawing["palm"] = {"pose": _matrix(links[part.palm.link] @ palm),
+                                   "half": np.round(part.palm.half_size_m, 5).tolist(),
+                                   "touching": part.palm.link in touching}
+                drawing["tips"] = [np.round((links[link] @ [*offset, 1.0])[:3], 5).tolist()
+                                   for link, offset in part.tips.values()]
+        drawing["bones"] = np.round(np.array(bones, dtype=float).reshape(-1, 8), 5).tolist()
+        drawing["touching"] = [any(self._finger_of_link.get(link) == name for link in touching)
+                               for name in self.fingers]
+        return drawing
+
+    def message(self, measured: Mapping[str, np.ndarray] | None, commanded: Mapping[str, np.ndarray],
+                touching: frozenset[str] = frozenset(), objects: Mapping[str, tuple] | None = None,
+                table_top_z_m: float | None = None) -> dict:
+        """The scene message: the robot measured (with what it touches) and commanded, the fingers' names, the
+        thumb-index aperture measured (mm), the table top where the station knows it, and the objects given."""
+        scene: dict = {"type": "scene", "fingers": self.fingers, "commanded": self._drawing(commanded, frozenset())}
+        if measured is not None:
+            scene["measured"] = self._drawing(measured, touching)
+            tips = dict(zip(self.fingers, scene["measured"].get("tips", []), strict=False))
+            if "thumb" in tips and "index" in tips:
+                scene["aperture_mm"] = round(1000 * float(np.linalg.norm(np.subtract(tips["thumb"],
+                                                                                      tips["index"]))), 1)
+        if table_top_z_m is not None:
+            scene["table_z"] = round(table_top_z_m, 5)
+        if objects:
+            scene["objects"] = [{"name": name, "pose": _matrix(pose), "half": list(half), "centre": list(centre)}
+                                for name, (pose, half, centre) in objects.items()]
+        return scene

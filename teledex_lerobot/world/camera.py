@@ -4,9 +4,10 @@ in uint16 millimetres as a RealSense D455 delivers it."""
 
 import mujoco
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from ..geometry.camera import DEPTH_SCALE_M, PinholeIntrinsics
-from .world import CAMERA_FOVY_DEG, World
+from .world import World
 
 # A pixel whose depth reaches this share of the far clipping plane saw nothing (the sky beyond the floor).
 _NOTHING_SEEN = 0.99
@@ -22,19 +23,35 @@ class WorldRenderer:
         self.width, self.height = width, height
         self._data = mujoco.MjData(world.model)
         self._renderer: mujoco.Renderer | None = None
-        focal = (height / 2) / np.tan(np.radians(CAMERA_FOVY_DEG) / 2)
+        focal = (height / 2) / np.tan(np.radians(world.model.camera(camera).fovy[0]) / 2)
         # Pixel centres at whole coordinates (OpenCV's and librealsense's convention): the optical axis meets the
         # image at its middle, half a pixel before width / 2 (the rendered depth of a plane shows the difference).
         self.intrinsics = PinholeIntrinsics(width, height, focal, focal, (width - 1) / 2, (height - 1) / 2)
 
     @property
-    def world_from_camera(self) -> np.ndarray:
-        """4x4 pose of the optical frame (x right, y down, z forward) in the world (the table's frame)."""
-        camera = self.world.data.camera(self.camera)
+    def base_from_camera(self) -> np.ndarray:
+        """4x4 pose of the optical frame (x right, y down, z forward) in the rig's base frame, now (a wrist camera
+        moves with the hand)."""
+        with self.world.lock:
+            camera = self.world.data.camera(self.camera)
+            pose = np.eye(4)
+            pose[:3, :3] = camera.xmat.reshape(3, 3) @ np.diag([1.0, -1.0, -1.0])  # MuJoCo cameras look along -z
+            pose[:3, 3] = camera.xpos
+            return np.linalg.inv(self.world.base_pose()) @ pose
+
+    @property
+    def mount(self) -> tuple[str, np.ndarray] | None:
+        """(rig part, 4x4 pose of the optical frame in the part's base frame) of a camera mounted on a moving part
+        (the wrist view), else None."""
+        model = self.world.model
+        camera = model.camera(self.camera)
+        body = model.body(int(camera.bodyid[0]))
+        if body.id == 0:
+            return None
         pose = np.eye(4)
-        pose[:3, :3] = camera.xmat.reshape(3, 3) @ np.diag([1.0, -1.0, -1.0])  # MuJoCo cameras look along -z, y up
-        pose[:3, 3] = camera.xpos
-        return pose
+        pose[:3, :3] = Rotation.from_quat(camera.quat, scalar_first=True).as_matrix() @ np.diag([1.0, -1.0, -1.0])
+        pose[:3, 3] = camera.pos
+        return body.name.split("/", 1)[0], pose
 
     def render(self) -> np.ndarray:
         """RGB uint8 (H, W, 3) of the world now."""

@@ -4,8 +4,10 @@ recorder, and one JointDevice per rig part.
 The devices behave like the simulated ones (devices/joint_device.py): a command takes effect after latency_ms,
 measurements are published at the part's feedback rate with noise, stamped at capture on the runner's clock, and
 read_nearest picks from the recent ones. So sync validation judges world recordings as it judges hardware.
-`make_world_devices(rig, robot_config)` builds every part at once over one shared world. The robot that connects them
-puts their runner in its station (teledex_lerobot/station.py), where its teleoperators find it.
+`make_world_devices(rig, robot_config)` builds every part at once over one shared world, each registered with the
+runner as it is built: the physics thread, which starts when the first part connects and stops when the last
+disconnects, iterates parts that never change under it. The robot that connects them puts their runner in its
+station (teledex_lerobot/station.py), where its teleoperators find it.
 
 Clocks (--robot.world.clock): real_time, the physics thread keeps pace with the wall clock (a person drives); lockstep,
 nothing moves until the recorder calls `advance(duration_ns)`, which steps the physics exactly that long on a
@@ -35,12 +37,30 @@ class WorldRunner:
         self.dynamics = dynamics
         self.lockstep = lockstep
         self.clock: Clock = LockstepClock() if lockstep else MONOTONIC
+        # every part, registered as it is built (before the physics thread can run); the connected ones keep it running
         self.devices: dict[str, WorldJointDevice] = {}
+        self._connected: set[str] = set()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = False
         self._next_publish_ns: dict[str, int] = {}  # per part, on the clock
         self.behind_s = 0.0  # how far physics lags the wall clock (a machine too slow for real time)
+
+    def register(self, device: "WorldJointDevice") -> None:
+        if self._started:
+            raise RuntimeError(f"part {device.role!r} registered with a running world: build every part first")
+        self.devices[device.role] = device
+
+    def connected(self, role: str) -> None:
+        """A part connected: the world runs from the first."""
+        self._connected.add(role)
+        self.start()
+
+    def disconnected(self, role: str) -> None:
+        """A part disconnected: the world stops with the last."""
+        self._connected.discard(role)
+        if not self._connected:
+            self.stop()
 
     def start(self) -> None:
         if self._started:
@@ -124,15 +144,13 @@ class WorldJointDevice(LatentJointDevice):
         # a lockstep run is deterministic per seed: its noise too, unless a seed is given
         seed = dynamics.seed if dynamics.seed is not None or not runner.lockstep else 0
         self._rng = np.random.default_rng(seed)
+        runner.register(self)
 
     def connect(self) -> None:
-        self.runner.devices[self.role] = self
-        self.runner.start()
+        self.runner.connected(self.role)
 
     def disconnect(self) -> None:
-        self.runner.devices.pop(self.role, None)
-        if not self.runner.devices:
-            self.runner.stop()
+        self.runner.disconnected(self.role)
 
     # ---- called by the physics thread, world lock held -----------------------------------------------------------
 

@@ -21,10 +21,19 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from ..kinematics import KinematicModel, UrdfError
+from ..errors import ConfigError
 from ..kinematics.urdf import JointSpec, UrdfDescription
-from ..retargeting.hand_layout import TIP_SUFFIX, build_layout, reference_pose
 from ..rig import Rig, RigPart
+from ..robot_body import (
+    FINGER_BONE_RADIUS_M,
+    WRIST_CAMERA_FOVY_DEG,
+    PartBody,
+    bone_ends_m,
+    bone_radius_m,
+    children_of,
+    hand_palm,
+    kept_arm_links,
+)
 
 # Collision bits: robot geoms (ROBOT) touch the scene (SCENE: table, objects) but not each other.
 ROBOT_CONTYPE, ROBOT_CONAFFINITY = 2, 1
@@ -32,15 +41,6 @@ SCENE_CONTYPE, SCENE_CONAFFINITY = 1, 3
 
 ARM_DENSITY_KG_M3 = 1100.0
 HAND_DENSITY_KG_M3 = 1100.0
-ARM_BONE_RADIUS_M = 0.03
-ARM_DISTAL_BONE_RADIUS_M = 0.022  # bones shorter than ARM_SHORT_BONE_M (wrist links)
-ARM_SHORT_BONE_M = 0.1
-FINGER_BONE_RADIUS_M = 0.0085
-PALM_THICKNESS_M = 0.022
-PALM_BEHIND_SHARE = 0.6  # of the thickness behind the plane of the wrist and the finger bases (the back of the hand)
-# The finger bases' centroid must lie this far beyond the wrist for a palm to span them.
-PALM_MIN_LENGTH_M = 0.01
-MIN_BONE_LENGTH_M = 0.004
 # A body with joints but no geometry gets this much mass (a sphere of SMALL_BODY_RADIUS_M).
 SMALL_BODY_MASS_KG = 0.005
 SMALL_BODY_RADIUS_M = 0.005
@@ -86,21 +86,6 @@ def _fmt(values) -> str:
     return " ".join(f"{float(v):.6g}" for v in values)
 
 
-def _children(description: UrdfDescription) -> dict[str, list[JointSpec]]:
-    children: dict[str, list[JointSpec]] = {link: [] for link in description.links}
-    for joint in description.joints:
-        children[joint.parent].append(joint)
-    return children
-
-
-def _ancestors(description: UrdfDescription, link: str) -> list[str]:
-    parent_joint = {joint.child: joint for joint in description.joints}
-    chain = [link]
-    while chain[-1] in parent_joint:
-        chain.append(parent_joint[chain[-1]].parent)
-    return chain
-
-
 def _urdf_inertials(description: UrdfDescription) -> dict[str, ET.Element]:
     """<inertial> elements by link name, where the URDF file has them."""
     try:
@@ -137,81 +122,6 @@ def _inertial_element(inertial: ET.Element) -> ET.Element:
     return ET.Element("inertial", pos=_fmt(xyz), mass=f"{mass:.6g}", fullinertia=_fmt(full))
 
 
-@dataclass(frozen=True)
-class PalmBox:
-    """A hand's palm: a box in its palm link's frame. Its axes (the columns of `rotation`) run across the finger
-    bases, out of the palm face (the side the fingers flex toward) and from the wrist toward the finger bases."""
-
-    link: str
-    centre_m: np.ndarray
-    half_size_m: np.ndarray
-    rotation: np.ndarray
-
-
-def _palm_error(description: UrdfDescription, what: str) -> ValueError:
-    return ValueError(f"Cannot build a palm for the hand URDF {description.source} (root link "
-                      f"{description.root_link!r}): {what}. The world's palm spans the wrist and the first joints of "
-                      "at least two fingers, which must lie beyond the wrist; check the URDF's finger joints.")
-
-
-def _first_own_joint(model: KinematicModel, palm_link: str, tip_link: str) -> JointSpec | None:
-    """The first moving joint below the palm link on the way to a fingertip: where the finger leaves the palm."""
-    parent_joint = {joint.child: joint for joint in model.description.joints}
-    link, first = tip_link, None
-    while link != palm_link and link in parent_joint:
-        joint = parent_joint[link]
-        if joint.is_moving:
-            first = joint
-        link = joint.parent
-    return first
-
-
-def hand_palm(model: KinematicModel, side: str) -> PalmBox:
-    """The palm box of a hand URDF, from its fingers as the retargeting layout infers them (teledex_lerobot.
-    retargeting.hand_layout: the palm link, the wrist, which finger is the thumb, the fingers' flexion axis).
-
-    Finger bases: where each non-thumb finger's first joint below the palm link sits (the thumb's too when fewer
-    than two other fingers). Axes: across = the fingers' flexion axis (it runs across the palm whatever the pose of
-    the fingers); along = from the wrist to the bases' centroid, made perpendicular to it; normal = along x across.
-    The box runs from the wrist to the farthest base, as wide as the bases spread plus a finger bone's radius, with
-    PALM_THICKNESS_M about the plane of the wrist and the bases. Raises a ValueError naming the URDF where no palm
-    can be built."""
-    description = model.description
-    try:
-        layout = build_layout(model, side)
-    except (UrdfError, ValueError) as error:
-        raise _palm_error(description, f"its fingers cannot be told apart ({' '.join(str(error).split())})") from None
-    q = reference_pose(model)
-    palm_inverse = np.linalg.inv(model.frame_pose(q, layout.palm_link))
-    bases = {}
-    for finger in layout.fingers:
-        joint = _first_own_joint(model, layout.palm_link, finger.frames[-1].removesuffix(TIP_SUFFIX))
-        if joint is not None:
-            bases[finger.name] = (palm_inverse @ model.frame_pose(q, joint.child))[:3, 3]
-    spanning = {name: base for name, base in bases.items() if name != "thumb"}
-    if len(spanning) < 2:
-        spanning = bases
-    if len(spanning) < 2:
-        raise _palm_error(description, f"it has fewer than two finger bases below its palm link "
-                                       f"{layout.palm_link!r} (found: {sorted(bases) or 'none'})")
-    points = np.array(list(spanning.values()))
-    wrist = np.asarray(layout.wrist_offset_m, dtype=float)
-    across = layout.base_rotation[0]
-    along = points.mean(axis=0) - wrist
-    along -= (along @ across) * across
-    if np.linalg.norm(along) < PALM_MIN_LENGTH_M:
-        raise _palm_error(description, f"its finger bases ({', '.join(sorted(spanning))}) lie at the wrist (their "
-                                       f"centroid is {1e3 * np.linalg.norm(along):.1f} mm beyond it along the "
-                                       f"fingers, under {1e3 * PALM_MIN_LENGTH_M:.0f} mm)")
-    along /= np.linalg.norm(along)
-    rotation = np.stack([across, np.cross(along, across), along], axis=1)
-    local = (points - wrist) @ rotation
-    low = np.array([local[:, 0].min() - FINGER_BONE_RADIUS_M, -PALM_BEHIND_SHARE * PALM_THICKNESS_M, 0.0])
-    high = np.array([local[:, 0].max() + FINGER_BONE_RADIUS_M, (1 - PALM_BEHIND_SHARE) * PALM_THICKNESS_M,
-                     local[:, 2].max()])
-    return PalmBox(layout.palm_link, wrist + rotation @ ((low + high) / 2), (high - low) / 2, rotation)
-
-
 class PartBuilder:
     """Emits one rig part's body tree under a parent MJCF element, with prefixed names ("arm/", "hand/")."""
 
@@ -219,7 +129,7 @@ class PartBuilder:
         self.part = part
         self.prefix = f"{part.role}/"
         self.description = part.model.description
-        self.children = _children(self.description)
+        self.children = children_of(self.description)
         self.kept_links = kept_links
         self.inertials = _urdf_inertials(self.description)
         self.driven = set(part.joints)
@@ -293,18 +203,13 @@ class PartBuilder:
         contact = ({"contype": str(ROBOT_CONTYPE), "conaffinity": str(ROBOT_CONAFFINITY)}
                    if (not is_root or self.root_geoms_collide) else {"contype": "0", "conaffinity": "0"})
         density = HAND_DENSITY_KG_M3 if self.is_hand else ARM_DENSITY_KG_M3
-        ends = [np.asarray(j.origin_xyz, dtype=float) for j in kept]
-        ends = [end for end in ends if np.linalg.norm(end) >= MIN_BONE_LENGTH_M]
+        ends = bone_ends_m(kept)
         if self.palm is not None and link == self.palm.link:
             self._palm(body, contact, density)
             return True
         added = False
         for index, end in enumerate(ends):
-            length = float(np.linalg.norm(end))
-            if self.is_hand:
-                radius = FINGER_BONE_RADIUS_M
-            else:
-                radius = ARM_BONE_RADIUS_M if length >= ARM_SHORT_BONE_M else ARM_DISTAL_BONE_RADIUS_M
+            radius = bone_radius_m(self.part.role, float(np.linalg.norm(end)))
             extra = {"class": GRIP_CLASS} if self.is_hand else {}
             ET.SubElement(body, "geom", name=f"{self.name(link)}/bone{index}", type="capsule",
                           fromto=_fmt([0, 0, 0, *end]), size=f"{radius}", density=f"{density}",
@@ -324,23 +229,17 @@ class PartBuilder:
                       **{"class": GRIP_CLASS}, **contact)
 
 
-def kept_arm_links(rig: Rig) -> set[str] | None:
-    """With a hand mounted, the arm's end effector (links past its last driven joint that do not lead to the mount
-    frame, e.g. the Piper gripper) is replaced by the hand."""
-    arm = rig.parts.get("arm")
-    if arm is None or "hand" not in rig.parts or arm.mount_frame is None:
-        return None
-    description = arm.model.description
-    path_to_mount = set(_ancestors(description, arm.mount_frame))
-    last_driven_child = next(j.child for j in reversed(description.joints) if j.name in set(arm.joints))
-    beyond = set()
-    children = _children(description)
-    stack = [j.child for j in children[last_driven_child]]
-    while stack:
-        link = stack.pop()
-        beyond.add(link)
-        stack.extend(j.child for j in children[link])
-    return set(description.links) - (beyond - path_to_mount)
+def add_wrist_camera(worldbody: ET.Element, rig: Rig, name: str) -> None:
+    """A camera on the hand's wrist (robot_body.PartBody.wrist_camera_pose), moving with the hand."""
+    hand = rig.parts.get("hand")
+    if hand is None:
+        raise ConfigError(f"Camera {name!r} has the wrist view, but the rig has no hand to mount it on; choose a fixed "
+                         "view (top, front, side, oblique)")
+    pose = PartBody(hand, None).wrist_camera_pose()
+    body = worldbody.find(f".//body[@name='hand/{hand.model.description.root_link}']")
+    right, up = pose[:3, 0], -pose[:3, 1]  # MuJoCo cameras look along their -z with y up
+    ET.SubElement(body, "camera", name=name, pos=_fmt(pose[:3, 3]), xyaxes=_fmt([*right, *up]),
+                  fovy=f"{WRIST_CAMERA_FOVY_DEG}")
 
 
 def arm_base_height_m(rig: Rig) -> float:

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 import mujoco
 import numpy as np
 
-from ..geometry.camera import VIEWS
+from ..geometry.camera import VIEWS, WRIST_VIEW
 from ..rig import Rig
 from .mjcf import (
     GRIP_CLASS,
@@ -19,6 +19,7 @@ from .mjcf import (
     SCENE_CONTYPE,
     ActuatedJoint,
     add_robot,
+    add_wrist_camera,
     arm_base_height_m,
 )
 from .randomization import RandomizationConfig, Randomizer
@@ -99,7 +100,7 @@ def object_state_names(task_name: str) -> list[str]:
 def camera_pose(view: str, centre_m: np.ndarray, distance_m: float = CAMERA_DISTANCE_M) -> np.ndarray:
     """4x4 pose of a camera's optical frame (x right, y down, z forward) looking at centre_m from a named view."""
     if view not in VIEWS:
-        raise ValueError(f"Unknown camera view {view!r}; choose one of {sorted(VIEWS)}")
+        raise ValueError(f"Unknown camera view {view!r}; choose one of {sorted([*VIEWS, WRIST_VIEW])}")
     direction, up_hint = (np.asarray(v, dtype=float) for v in VIEWS[view])
     direction /= np.linalg.norm(direction)
     forward = -direction
@@ -125,7 +126,9 @@ def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[
                   solref=f"{contact.solref_timeconst_s} 1")
     visual = ET.SubElement(root, "visual")
     ET.SubElement(visual, "global", offwidth="1280", offheight="960")
-    ET.SubElement(visual, "quality", shadowsize="0")
+    # no multisampling: on a CPU (Mesa llvmpipe) 4x MSAA, MuJoCo's default, tripled a 640x480 frame's cost (41 vs 14
+    # ms), which a loaded station cannot spare, for edges a camera of that size hardly shows
+    ET.SubElement(visual, "quality", shadowsize="0", offsamples="0")
     ET.SubElement(visual, "headlight", ambient="0.35 0.35 0.35", diffuse="0.5 0.5 0.5", specular="0.1 0.1 0.1")
     asset = ET.SubElement(root, "asset")
     ET.SubElement(asset, "texture", name="grid", type="2d", builtin="checker", width="256", height="256",
@@ -155,6 +158,9 @@ def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[
     servos = add_robot(worldbody, actuators, equality, rig, (0.0, 0.0, base_height), free_hand)
     task.add_objects(worldbody)
     for name, view in cameras.items():
+        if view == WRIST_VIEW:
+            add_wrist_camera(worldbody, rig, name)
+            continue
         pose = camera_pose(view, task.workspace_centre_m())
         right, up = pose[:3, 0], -pose[:3, 1]
         ET.SubElement(worldbody, "camera", name=name, pos=" ".join(f"{v:.6g}" for v in pose[:3, 3]),
@@ -288,6 +294,12 @@ class World:
     def body_position(self, name: str) -> np.ndarray:
         return self.data.body(name).xpos.copy()
 
+    def base_pose(self) -> np.ndarray:
+        """4x4 pose of the rig's base (the arm's root link, or a hand's alone) in the world: the frame the rig's
+        kinematics, its drawing and its cameras' poses are given in."""
+        role = "arm" if "arm" in self.rig.parts else "hand"
+        return self.body_pose(f"{role}/{self.rig.parts[role].model.description.root_link}")
+
     def body_pose(self, name: str) -> np.ndarray:
         body = self.data.body(name)
         pose = np.eye(4)
@@ -314,6 +326,17 @@ class World:
             if body_id in bodies and any(g in self._robot_geoms for g in geoms):
                 return True
         return False
+
+    def hand_links_touching(self) -> frozenset[str]:
+        """The hand's URDF links in contact with anything but the robot (objects, the table): what touch sensors on
+        every link would report."""
+        links = set()
+        for index in range(self.data.ncon):
+            contact = self.data.contact[index]
+            for geom, other in ((contact.geom1, contact.geom2), (contact.geom2, contact.geom1)):
+                if geom in self._hand_geoms and other not in self._robot_geoms:
+                    links.add(self.model.body(self.model.geom_bodyid[geom]).name.removeprefix("hand/"))
+        return frozenset(links)
 
     def hand_bodies_touching(self, body: str) -> int:
         """How many distinct hand links touch the body (two or more: held between them)."""

@@ -10,6 +10,7 @@ from typing import ClassVar
 
 from lerobot.teleoperators import TeleoperatorConfig
 
+from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.inputs.senders import LOCAL_BIND, SenderFilter
 from teledex_lerobot.inputs.source_kinds import SOURCE_KINDS
 from teledex_lerobot.inputs.webxr import DEFAULT_CERTIFICATE_DIR
@@ -58,11 +59,11 @@ class TeledexInputConfig(TeledexRigTeleopConfig):
 
     def __post_init__(self):
         if self.source not in self.allowed_sources():
-            raise ValueError(f"source must be one of {self.allowed_sources()} (got {self.source!r})")
+            raise ConfigError(f"source must be one of {self.allowed_sources()} (got {self.source!r})")
         if self.source == "replay" and not self.replay_file:
-            raise ValueError("source=replay needs replay_file (a .datagrams.jsonl file)")
+            raise ConfigError("source=replay needs replay_file (a .datagrams.jsonl file)")
         if self.replay_speed <= 0:
-            raise ValueError("replay_speed must be > 0")
+            raise ConfigError("replay_speed must be > 0")
         SenderFilter(self.allow)  # a malformed address fails here, naming the option
 
     def allowed_sources(self) -> tuple[str, ...]:
@@ -88,15 +89,24 @@ class TeledexXRConfig(TeledexInputConfig):
     # xrobotoolkit: also send our address to the app's discovery listener at this headset address ("host" or
     # "host:port"), every 5 s, so the app lists this computer; "" = type the address into the app instead.
     announce_to: str = ""
-    # webxr: where the self-signed certificate is kept (made on first run, reused after).
+    # xrobotoolkit: the port of a page that shows the operator the robot's cameras and status in a browser beside the
+    # app (which shows nothing of ours), on the same address as the link; 0 = no page.
+    view_port: int = 8012
+    # webxr, and xrobotoolkit's view page: where the self-signed certificate is kept (made on first run, reused).
     certificate_dir: str = str(DEFAULT_CERTIFICATE_DIR)
     # webxr: how often the page gets the robot's camera frames (JPEG) and its drawing (0 = never: status only).
     view_hz: float = 30.0
+    # webxr: also draw the simulated world's task objects where they are (a training aid: a real station knows no
+    # object poses, so by default the page shows what a real station can: the cameras and the robot measured).
+    show_objects: bool = False
 
     def __post_init__(self):
         super().__post_init__()
         if not 0 <= self.view_hz <= 120:
-            raise ValueError(f"view_hz must be in 0..120 (frames per second to the page; 0 = none), got {self.view_hz}")
+            raise ConfigError(f"view_hz must be in 0..120 (frames per second to the page; 0 = none), got "
+                              f"{self.view_hz}")
+        if not 0 <= self.view_port <= 65535:
+            raise ConfigError(f"view_port must be a TCP port (0 = no view page), got {self.view_port}")
 
 
 @TeleoperatorConfig.register_subclass("teledex_keypoints")

@@ -34,6 +34,7 @@ from teledex_lerobot.control.diagnostics import Diagnostics
 from teledex_lerobot.control.gestures import PinchButtons
 from teledex_lerobot.control.rig_controller import RigController
 from teledex_lerobot.control.state_machine import ButtonKeys, TeleopState, TeleopStateMachine
+from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.inputs import PARSERS, InputReceiver
 from teledex_lerobot.inputs.datagram_file import DatagramWriter
 from teledex_lerobot.inputs.frame import OperatorFrame
@@ -42,7 +43,7 @@ from teledex_lerobot.inputs.sources import InputSource, OperatedSource, Operator
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
 from teledex_lerobot.station import Station, join_station
-from teledex_lerobot.viewer.headset import headset_scene
+from teledex_lerobot.viewer.headset import HeadsetScene, camera_header
 
 from .config_teledex_input import TeledexGloveConfig, TeledexInputConfig, TeledexKeypointsConfig, TeledexXRConfig
 
@@ -78,6 +79,7 @@ class TeledexInputTeleop(Teleoperator):
         self._status_sent_ns: int | None = None
         self._status_shown: tuple | None = None  # (state, stale, arm, episode, grasps) last published
         self._view_sent_ns = -(1 << 62)
+        self._scene: HeadsetScene | None = None  # the drawing of the first follower, made at the first view
         self.episodes = 0  # episodes started (shown on the page: the operator sees a new one begin)
 
     @property
@@ -102,7 +104,7 @@ class TeledexInputTeleop(Teleoperator):
         names = {prefix: prefix.removesuffix("_") for prefix in rigs}
         unknown = sorted(set(config.follower_controls) - set(names.values()))
         if unknown:
-            raise ValueError(f"follower_controls names unknown followers {unknown}; followers: {list(names.values())}")
+            raise ConfigError(f"follower_controls names unknown followers {unknown}; followers: {list(names.values())}")
         followers = {prefix: RigController(rig, self._control_config(config.follower_controls.get(names[prefix])),
                                            self.state_machine, names[prefix]) for prefix, rig in rigs.items()}
         first = next(iter(followers.values())).config
@@ -280,8 +282,8 @@ class TeledexInputTeleop(Teleoperator):
             arm=activity)
         if line is not None:
             logger.info(self.input_diagnostics())
-        source = self._source
-        if not isinstance(source, OperatorDisplay):
+        source = self._source.display
+        if source is None:
             return
         grasps = [c.strategy.grasps.name for c in self.followers.values() if c.strategy.grasps is not None]
         shown = (state, stale, activity, self.episodes, *grasps)
@@ -300,13 +302,22 @@ class TeledexInputTeleop(Teleoperator):
             self._show_view(source, now)
 
     def _show_view(self, source: OperatorDisplay, now: int) -> None:
-        """The robot's newest camera frames and its drawing (measured, commanded ghosted, the world's objects) to
-        the page. With several followers only the first is drawn (the page draws one rig)."""
+        """The robot's newest camera frames, each with its calibration, and its drawing (measured with what it
+        touches, commanded ghosted; the world's objects with show_objects) to the page. With several followers only
+        the first is drawn (the page draws one rig)."""
         prefix, controller = next(iter(self.followers.items()))
-        view = self.station.latest_view(self._connected_ns)
-        scene = headset_scene(controller.rig, self._measured(prefix, controller), controller.last_sent,
-                              view.objects if view is not None else {})
-        source.publish_view(scene, dict(view.images) if view is not None else {},
+        if self._scene is None:
+            self._scene = HeadsetScene(controller.rig)
+        station, scene = self.station, self._scene
+        view = station.latest_view(self._connected_ns)
+        measured, commanded = self._measured(prefix, controller), dict(controller.last_sent)
+        touching = view.touching if view is not None else frozenset()
+        objects = view.objects if view is not None and self.config.show_objects else None
+        table_top_z_m = station.table_top_z_m
+        frames = {name: (image, camera_header(name, station.cameras[name]) if name in station.cameras
+                         else {"camera": name}) for name, image in (view.images if view is not None else {}).items()}
+        # drawn where the view is sent, off the control thread (and not at all for a view a slow page skips)
+        source.publish_view(lambda: scene.message(measured, commanded, touching, objects, table_top_z_m), frames,
                             view.published_ns if view is not None else now)
 
     def input_diagnostics(self) -> str:

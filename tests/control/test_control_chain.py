@@ -188,10 +188,10 @@ def test_first_frame_after_press_only_anchors_then_follows(rig):
     assert not np.allclose(out["arm"], home, atol=0.01)
 
 
-def test_stale_input_holds_then_resumes_re_anchored(rig):
-    """The stream stops: after 200 ms the last command is held and the anchor cleared. It resumes with the trigger
-    still held, 20 cm away: no re-press is needed and nothing jumps (the first fresh frame re-anchors); then the arm
-    follows again (the 300 ms gap with an injected clock: tests/inputs/test_operator_control.py)."""
+def test_stale_input_holds_then_resumes_re_anchored_after_a_long_gap(rig):
+    """The stream stops: after 200 ms the last command is held. It resumes 1.5 s later with the trigger still held,
+    20 cm away: no re-press is needed and nothing jumps (the first fresh frame re-anchors); then the arm
+    follows again."""
     controller = teleoperating(rig)
     now = 0
     for now in range(0, 300, 10):
@@ -200,16 +200,84 @@ def test_stale_input_holds_then_resumes_re_anchored(rig):
     last = frame(now, pose=moved(START, dz=0.3))
     controller.step(last, now * MS, unknown_pose)
     before = controller.last_sent["arm"]
-    for later in range(now + 10, now + 400, 10):  # the stream stops: after 200 ms, hold what was sent
+    for later in range(now + 10, now + 1500, 10):  # the stream stops: after 200 ms, hold what was sent
         out = controller.step(last, later * MS, unknown_pose)
     assert controller.stale and controller.stale_events == 1 and controller.activity.startswith("holding: input")
     held = out["arm"]
     assert np.max(np.abs(held - before)) <= 20 * controller.config.output.max_velocity_rad_s * 0.01
-    out = controller.step(frame(now + 400, moved(START, dz=0.5)), (now + 400) * MS, unknown_pose)
+    out = controller.step(frame(now + 1500, moved(START, dz=0.5)), (now + 1500) * MS, unknown_pose)
     assert np.allclose(out["arm"], held, atol=1e-9) and not controller.stale  # re-anchored there: no jump
-    for t in range(now + 410, now + 700, 10):
+    for t in range(now + 1510, now + 1800, 10):
         out = controller.step(frame(t, moved(START, dz=0.55)), t * MS, unknown_pose)
     assert not np.allclose(out["arm"], held, atol=0.01) and controller.activity == "following"
+
+
+def test_after_a_blip_the_arm_goes_where_the_operator_went_meanwhile(rig):
+    """A 300 ms gap while the operator keeps moving: when the stream returns the arm follows on from the same anchor,
+    to where the hand is now (the motion made during the gap is not lost), no joint faster than the output chain's
+    limit; the same motion with no gap ends at the same place."""
+    arm_chain = rig.parts["arm"]
+
+    def flange(q):
+        return arm_chain.model.frame_pose(arm_chain.full_configuration(q), arm_chain.mount_frame)[:3, 3]
+
+    def run(gap: bool) -> tuple[np.ndarray, list[np.ndarray]]:
+        controller = teleoperating(rig)
+        sent = []
+        for now in range(0, 2000, 10):  # pressed at 50 ms, rising 8 cm from 100 ms to 900 ms, then still
+            rise = float(np.clip(0.0001 * (now - 100), 0.0, 0.08))
+            silent = gap and 400 <= now < 700
+            out = controller.step(None if silent and now > 400 else frame(now if not silent else 400,
+                                  trigger=0.0 if now < 50 else 1.0, pose=moved(START, dz=rise)), now * MS,
+                                  unknown_pose)
+            sent.append(out["arm"])
+        assert controller.stale_events == int(gap) and controller.activity == "following"
+        return flange(sent[-1]), sent
+
+    with_gap, sent = run(gap=True)
+    without, _ = run(gap=False)
+    assert np.linalg.norm(with_gap - without) < 0.002  # where the operator's hand says, gap or not
+    limit = OutputChainConfig().max_velocity_rad_s * 0.01
+    assert np.max(np.abs(np.diff(sent, axis=0))) <= limit + 1e-9  # the catching up within the speed limit
+
+
+def test_a_motion_resumed_after_a_long_gap_crosses_no_dead_zone_again(rig):
+    """After a gap long enough to re-anchor, the arm follows the operator's next centimetre at once (the dead zone is
+    for the start of an engagement; crossed again after every gap it lost 1.5 cm of motion each time). A fresh press
+    still has its dead zone."""
+    arm_chain = rig.parts["arm"]
+
+    def flange(out):
+        return arm_chain.model.frame_pose(arm_chain.full_configuration(out["arm"]), arm_chain.mount_frame)[:3, 3]
+
+    def run(gap: bool) -> float:
+        controller = teleoperating(rig)
+        now, out = 0, None
+        for now in range(0, 600, 10):  # pressed at 50 ms, then rising 5 cm over half a second
+            rise = 0.0 if now < 100 else min(0.05, 0.0001 * (now - 100))
+            out = controller.step(frame(now, trigger=0.0 if now < 50 else 1.0, pose=moved(START, dz=rise)),
+                                  now * MS, unknown_pose)
+        if gap:
+            for later in range(now + 10, now + 1500, 10):  # a second and a half without a packet
+                out = controller.step(None if later > now + 10 else frame(now, pose=moved(START, dz=0.05)),
+                                      later * MS, unknown_pose)
+            assert controller.stale
+            now += 1500
+        controller.step(frame(now, pose=moved(START, dz=0.05)), now * MS, unknown_pose)  # back: re-anchors here
+        held = flange(controller.last_sent)
+        for later in range(now + 10, now + 400, 10):  # 1 cm further up, then still
+            out = controller.step(frame(later, pose=moved(START, dz=0.06)), later * MS, unknown_pose)
+        return float(flange(out)[2] - held[2])
+
+    after_gap = run(gap=True)
+    scale = RelativeArmConfig().translation_scale
+    assert after_gap == pytest.approx(0.01 * scale, abs=0.002)  # the whole centimetre, times the gain
+    fresh = teleoperating(rig)  # a fresh press: 1 cm stays inside the 1.5 cm dead zone
+    fresh.step(frame(0, trigger=1.0), 0, unknown_pose)
+    before = flange(fresh.last_sent)
+    for t in range(10, 400, 10):
+        out = fresh.step(frame(t, pose=moved(START, dz=0.01)), t * MS, unknown_pose)
+    assert np.allclose(flange(out), before, atol=1e-4)
 
 
 def test_strategy_is_chosen_by_config(rig):

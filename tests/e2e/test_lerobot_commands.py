@@ -48,7 +48,7 @@ def test_recorded_dataset_loads(dataset_root):
     videos = list(dataset_root.glob("videos/observation.images.top/**/*.mp4"))
     assert videos and all(v.stat().st_size > 10_000 for v in videos)
     frame = dataset[FPS]
-    assert frame["observation.images.top"].shape == (3, 240, 320)
+    assert frame["observation.images.top"].shape == (3, 480, 640)
     assert frame["action"].shape == (len(robot.action_features),)
     # the operator stream moves the robot: recorded actions are not constant
     actions = np.stack([np.asarray(a) for a in dataset.hf_dataset["action"]])

@@ -138,7 +138,7 @@ def test_sync_report_both_formats_agree(recorded, work):
     for key in ("frames", "valid_frames", "timing", "policies"):
         assert lerobot["overall"][key] == native["overall"][key], key
     assert lerobot["overall"]["policies"] == [{"max_age_ms": 1000.0, "tolerance_ms": TOLERANCE_MS}]
-    assert set(native["overall"]["source_lag"]) == {"arm", "hand", "top", "input"}
+    assert set(native["overall"]["source_lag"]) == {"arm", "hand", "top", "wrist", "input"}
     assert 5_000 < (work / "r.png").stat().st_size < 200_000
 
 
@@ -163,4 +163,5 @@ def test_act_trains_on_the_recording_without_our_columns(recorded, work):
                 "--steps=2", "--batch_size=2", "--log_freq=1", "--save_freq=2", "--num_workers=0",
                 "--wandb.enable=false", f"--output_dir={out}"), work)
     config = json.loads((out / "checkpoints/000002/pretrained_model/config.json").read_text())
-    assert set(config["input_features"]) == {"observation.state", "observation.images.top"}  # no diagnostics
+    assert set(config["input_features"]) == {"observation.state", "observation.images.top",
+                                             "observation.images.wrist"}  # no diagnostics

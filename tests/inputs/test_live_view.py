@@ -109,7 +109,7 @@ def test_a_recording_loop_reads_back_with_every_panel_true_to_the_robot(tmp_path
     assert rows["/sync/lag_ms:static"][-1]["SeriesLines:names"] == list(packets[0].timestamps_ns)
     image = cv2.imdecode(np.frombuffer(bytes(rows["/cameras/robot/top"][-1]["EncodedImage:blob"][0]), np.uint8),
                          cv2.IMREAD_COLOR)
-    assert image.shape == (240, 320, 3)
+    assert image.shape == (480, 640, 3)  # the preset top camera, as recorded
     events = texts(rows["/events"], "TextLog:text")
     assert events[0] == "episode 0 begins" and events[-1].startswith("episode 0 ends after")
     assert events[-1].endswith(": saved")

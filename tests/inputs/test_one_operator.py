@@ -1,6 +1,7 @@
-"""One operator, the one you paired: the XRoboToolkit link belongs to its first connection until that drops or is
-handed over at the console (a second one cannot press B for the operator); states the app queued during a drop are
-not stamped as fresh after its reconnect; a UDP source locks to its first sender; the WebXR socket checks Origin,
+"""One operator, the one you paired: the XRoboToolkit link is the first app's to identify, kept for that app (serial
+and address) through its drops until it is handed over at the console (a second app cannot press B for the
+operator, and its attempts are reported); states the app queued during a drop are not stamped as fresh after its
+reconnect; a UDP source locks to its first sender; the WebXR socket checks Origin,
 asks off loopback for the one-time pairing token, and lets one page send tracking (garbage takes nothing over).
 Loopback only; the clocks that decide (silence, idle senders) are injected."""
 
@@ -21,7 +22,7 @@ from teledex_lerobot.control.state_machine import TeleopState
 from teledex_lerobot.inputs import InputReceiver, encode_xr_state, parse_xr_state
 from teledex_lerobot.inputs.sources import UdpSource
 from teledex_lerobot.inputs.webxr import WebXRSource, qr_code
-from teledex_lerobot.inputs.xrobotoolkit import OWNER_SILENCE_S
+from teledex_lerobot.inputs.xrobotoolkit import IDENTIFY_S, OWNER_SILENCE_S
 
 MS = 1_000_000
 POSE = [0.35, -0.2, 1.0, 0.0, 0.0, 0.0, 1.0]
@@ -39,49 +40,144 @@ def refused(sock: socket.socket) -> bool:
 # ---------------------------------------------------------------- XRoboToolkit
 
 
-def app_sending(address, *state_args, **state_fields) -> socket.socket:
-    """A headset app connected to the source at `address` that has said hello and sent one tracking state."""
-    app = xr_app.connect(address)
-    app.sendall(xr_app.hello_frames() + xr_app.tracking_frame(state(*state_args, **state_fields)))
+def app_sending(address, *state_args, serial: str = xr_app.SERIAL, source_host: str = "",
+                **state_fields) -> socket.socket:
+    """A headset app (`serial` at `source_host`) connected to the source at `address` that has said hello and sent
+    one tracking state."""
+    app = xr_app.connect(address, source_host=source_host)
+    app.sendall(xr_app.hello_frames(serial) + xr_app.tracking_frame(state(*state_args, **state_fields)))
     return app
 
 
-def test_the_link_is_the_first_connections_until_it_drops_or_is_handed_over(xrobotoolkit):
+def injected_clock(source) -> dict:
+    """The source's clock, set by the test: {"ns": now}."""
+    clock = {"ns": now_ns()}
+    source.clock = lambda: clock["ns"]
+    return clock
+
+
+def test_a_second_app_retrying_during_the_operators_drop_never_takes_the_link(xrobotoolkit, caplog):
+    """The measured case: the operator's app dropped for 0.3 s, a second app retrying every 50 ms took the link and
+    pressed B. Now the link stays reserved for the operator's app (serial and address): every retry is refused,
+    counted and reported as a takeover attempt, and the operator's app resumes when it reconnects."""
+    source, receiver = xrobotoolkit
+    clock = injected_clock(source)
+    triggers = []
+    receiver.on_frame = lambda frame: triggers.append(frame.analog["right_trigger"])
+    operator = app_sending(source.address, 0)
+    wait_until(lambda: receiver.packets == 1)
+    operator.close()  # the Wi-Fi blip
+    wait_until(lambda: source._connection is None)
+    for k in range(6):  # the second app, every 50 ms of the 0.3 s drop, pressing on
+        clock["ns"] += 50 * MS
+        intruder = app_sending(source.address, k, trigger=1.0, serial=xr_app.OTHER_SERIAL, source_host="127.0.0.2")
+        assert refused(intruder)
+        intruder.close()
+    clock["ns"] += 10 * MS  # the operator's serial number, read off the network, sent from another address
+    spoofer = app_sending(source.address, 6, trigger=1.0, source_host="127.0.0.3")
+    assert refused(spoofer)
+    spoofer.close()
+    operator = app_sending(source.address, 7)  # the operator's app reconnects
+    wait_until(lambda: receiver.packets == 2)
+    assert triggers == [0.0, 0.0] and source.connections == 2
+    assert receiver.sender_id == 1  # resumed: the same sender (clock, tracking space), not a new one
+    assert source.refused == source.takeover_attempts == 7
+    last = source.last_takeover_attempt
+    assert last.address.startswith("127.0.0.3:") and last.serial == xr_app.SERIAL and last.at_ns == clock["ns"]
+    assert source.takeover_status() == {"takeover_attempts": 7, "last_takeover": {
+        "address": last.address, "serial": xr_app.SERIAL, "at_ns": clock["ns"]}}
+    assert "takeover_attempts=7" in source.diagnostics()
+    assert f"last_takeover={last.address}({xr_app.SERIAL})" in source.diagnostics()
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "refused" in r.getMessage()]
+    assert len(warnings) == 2  # once per address
+    assert "127.0.0.2" in warnings[0] and xr_app.OTHER_SERIAL in warnings[0] and "127.0.0.3" in warnings[1]
+    operator.close()
+
+
+def test_the_operators_app_takes_its_link_back_before_its_old_socket_is_known_dead(xrobotoolkit):
+    """After a Wi-Fi drop the old socket stays open here until the keepalive gives up (5 s); the app reconnects
+    after 2 s and takes the link back at once, and the old socket is closed."""
+    source, receiver = xrobotoolkit
+    half_open = app_sending(source.address, 0)
+    wait_until(lambda: receiver.packets == 1)
+    again = app_sending(source.address, 1)
+    wait_until(lambda: receiver.packets == 2)
+    assert refused(half_open) and source.connections == 2 and source.refused == 0 and receiver.sender_id == 1
+    again.close()
+    half_open.close()
+
+
+def test_a_connection_that_does_not_identify_first_takes_nothing(xrobotoolkit):
+    """The app's first frame is its connect frame (0x19 "<SN>|-1"): a connection that sends tracking first, or
+    nothing within IDENTIFY_S, is refused, whether the link is free or an operator holds it."""
+    source, receiver = xrobotoolkit
+    clock = injected_clock(source)
+
+    def refuse_unidentified() -> None:
+        eager = xr_app.connect(source.address)
+        eager.sendall(xr_app.tracking_frame(state(9, trigger=1.0)) + xr_app.hello_frames(xr_app.OTHER_SERIAL))
+        assert refused(eager)
+        silent = xr_app.connect(source.address)
+        port = silent.getsockname()[1]
+        wait_until(lambda: any(c.port == port for c in list(source._callers.values())))  # accepted, waiting
+        clock["ns"] += int(IDENTIFY_S * 1e9) + 1
+        assert refused(silent)
+        eager.close()
+        silent.close()
+
+    refuse_unidentified()
+    assert receiver.packets == source.connections == source.takeover_attempts == 0 and source.refused == 2
+    operator = app_sending(source.address, 0)
+    wait_until(lambda: receiver.packets == 1)
+    refuse_unidentified()
+    operator.sendall(xr_app.tracking_frame(state(1)))
+    wait_until(lambda: receiver.packets == 2)
+    assert receiver.latest().analog["right_trigger"] == 0.0 and source.connections == 1
+    assert source.refused == 4 and source.takeover_attempts == 2 and source.last_takeover_attempt.serial == ""
+
+
+def test_only_the_console_hand_over_frees_the_link_for_another_app(xrobotoolkit):
     source, receiver = xrobotoolkit
     first = app_sending(source.address, 0)
     wait_until(lambda: receiver.packets == 1)
-    second = app_sending(source.address, 1, trigger=1.0)
+    second = app_sending(source.address, 1, trigger=1.0, serial=xr_app.OTHER_SERIAL)
     assert refused(second) and source.refused == 1 and source.connections == 1
-    first.sendall(xr_app.tracking_frame(state(2)))
-    wait_until(lambda: receiver.packets == 2)
-    assert receiver.latest().analog["right_trigger"] == 0.0  # only the first one's states
+    first.close()  # the operator's app is gone (a headset put down): the link stays reserved for it
+    wait_until(lambda: source._connection is None)
+    third = app_sending(source.address, 2, trigger=1.0, serial=xr_app.OTHER_SERIAL)
+    assert refused(third) and source.takeover_attempts == 2
     source.hand_over()  # the operator at the console
-    assert refused(first)
-    third = app_sending(source.address, 3, trigger=1.0)
+    wait_until(lambda: source._reserved is None)
+    fourth = app_sending(source.address, 3, trigger=1.0, serial=xr_app.OTHER_SERIAL)
+    wait_until(lambda: receiver.packets == 2)
+    assert receiver.latest().analog["right_trigger"] == 1.0 and source.device_serial == xr_app.OTHER_SERIAL
+    assert source.connections == 2 and receiver.sender_id == 2  # a new operator: a new sender, re-anchored
+    fifth = app_sending(source.address, 4)  # the first operator's app, back: the link is the new operator's now
+    assert refused(fifth) and source.takeover_attempts == 3
+    source.hand_over()  # while the new operator holds the link: its connection goes too
+    assert refused(fourth)
+    sixth = app_sending(source.address, 5)
     wait_until(lambda: receiver.packets == 3)
-    assert source.connections == 2 and receiver.latest().analog["right_trigger"] == 1.0
-    third.close()  # it drops: the next connection takes the link
-    fourth = app_sending(source.address, 4)
-    wait_until(lambda: receiver.packets == 4)
-    assert source.connections == 3 and source.refused == 1
-    fourth.close()
-    second.close()
-    first.close()
+    assert source.device_serial == xr_app.SERIAL and source.connections == 3 and receiver.sender_id == 3
+    for app in (first, second, third, fourth, fifth, sixth):
+        app.close()
 
 
-def test_a_connection_silent_longer_than_the_heartbeat_frees_the_link(xrobotoolkit):
+def test_an_app_silent_longer_than_its_heartbeat_loses_its_connection_not_its_link(xrobotoolkit):
     source, receiver = xrobotoolkit
-    clock = {"ns": now_ns()}
-    source.clock = lambda: clock["ns"]
-    squatter = xr_app.connect(source.address)  # connects and never speaks (or a half-open socket after a drop)
-    wait_until(lambda: source.connections == 1)
+    clock = injected_clock(source)
+    quiet = xr_app.connect(source.address)  # identifies, then nothing (a half-open socket after a drop)
+    quiet.sendall(xr_app.hello_frames())
+    wait_until(lambda: source.app_version == xr_app.APP_VERSION)  # all it will send, read
     clock["ns"] += int(OWNER_SILENCE_S * 1e9) + 1
-    assert refused(squatter)
-    app = app_sending(source.address, 0)
+    assert refused(quiet)
+    other = app_sending(source.address, 0, serial=xr_app.OTHER_SERIAL)
+    assert refused(other)
+    again = app_sending(source.address, 1)  # the app reconnects
     wait_until(lambda: receiver.packets == 1)
-    assert source.refused == 0 and source.connections == 2
-    app.close()
-    squatter.close()
+    assert source.refused == 1 and source.connections == 2
+    for app in (quiet, other, again):
+        app.close()
 
 
 def test_a_second_connection_pressing_b_does_not_stop_the_operator():
@@ -89,7 +185,8 @@ def test_a_second_connection_pressing_b_does_not_stop_the_operator():
     Emergency."""
     from lerobot_teleoperator_teledex import TeledexXR, TeledexXRConfig
 
-    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="xrobotoolkit", port=free_tcp_port(), keyboard=False))
+    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="xrobotoolkit", port=free_tcp_port(), view_port=0,
+                                       keyboard=False))
     teleop.connect()
     try:
         address = teleop._source.address
@@ -102,10 +199,10 @@ def test_a_second_connection_pressing_b_does_not_stop_the_operator():
         intruder = xr_app.connect(address)
         right_b = xr_app.tracking_state(HEADSET_EPOCH_NS, controllers={
             "right": xr_app.controller((0.2, 1.0, -0.35), (0.0, 0.0, 0.0, 1.0), secondary=True)})
-        intruder.sendall(xr_app.hello_frames() + xr_app.tracking_frame(right_b))
+        intruder.sendall(xr_app.hello_frames(xr_app.OTHER_SERIAL) + xr_app.tracking_frame(right_b))
         assert refused(intruder)
         assert teleop.state_machine.state == TeleopState.TELEOPERATION and teleop._source.refused == 1
-        assert "refused=1" in teleop.input_diagnostics()
+        assert "refused=1" in teleop.input_diagnostics() and "takeover_attempts=1" in teleop.input_diagnostics()
         operator.close()
         intruder.close()
     finally:
@@ -271,6 +368,67 @@ def test_off_loopback_a_page_needs_the_one_time_token(tmp_path):
         with connect(socket_url(source, f"?token={fresh}"), ssl=trust, proxy=None) as page:
             assert json.loads(page.recv(timeout=5))["type"] == "paired"
         assert source.unpaired == 5
+    finally:
+        source.stop()
+
+
+def test_a_session_key_works_only_for_the_page_it_was_paired_with(tmp_path):
+    """A session key copied off the paired page is refused from another address; the paired page reconnecting
+    with it (a reload, a Wi-Fi drop) replaces its old connection, so it is never two pages."""
+    import socket as sockets
+
+    source, receiver, trust = webxr(tmp_path, pairing=True)
+
+    def from_address(address: str, query: str):
+        raw = sockets.create_connection(source.address, timeout=5, source_address=(address, 0))
+        return connect(socket_url(source, query), sock=raw, ssl=trust, server_hostname="127.0.0.1", proxy=None)
+
+    try:
+        token = source.page_url().split("?token=")[1]
+        with from_address("127.0.0.1", f"?token={token}") as page:
+            session = json.loads(page.recv(timeout=5))["session"]
+            page.send(encode_xr_state(controllers={"right": {"pose": POSE, "trigger": 0.5}}))
+            wait_until(lambda: receiver.packets == 1)
+            refused_before = source.unpaired
+            with pytest.raises(InvalidStatus, match="403"):
+                from_address("127.0.0.2", f"?session={session}")  # the key, copied onto another device
+            assert source.unpaired == refused_before + 1
+            with from_address("127.0.0.1", f"?session={session}") as again:  # the paired page, reloaded
+                assert json.loads(again.recv(timeout=5))["type"] == "status"
+                with pytest.raises(Exception):  # noqa: B017 - its old connection is closed by the server
+                    for _ in range(10):
+                        page.recv(timeout=5)
+                again.send(encode_xr_state(controllers={"right": {"pose": POSE, "trigger": 0.7}}))
+                wait_until(lambda: receiver.packets == 2)  # and it tracks: nobody else holds tracking
+                assert receiver.latest().analog["right_trigger"] == 0.7
+    finally:
+        source.stop()
+
+
+def test_a_refused_page_gets_no_robot_status_or_camera_and_is_told_it_is_refused(tmp_path):
+    source, receiver, trust = webxr(tmp_path)
+    image = np.zeros((48, 64, 3), dtype=np.uint8)
+    try:
+        with connect(socket_url(source), ssl=trust, proxy=None) as operator, \
+                connect(socket_url(source), ssl=trust, proxy=None) as other:
+            operator.send(encode_xr_state(controllers={"right": {"pose": POSE, "trigger": 0.2}}))
+            wait_until(lambda: receiver.packets == 1)
+            source.publish_status({"state": "Teleoperation", "arm": "following", "engaged": True})
+            source.publish_view(lambda: {"type": "scene", "fingers": []}, {"top": (image, {"camera": "top"})}, 0)
+            seen = {"operator": [], "other": []}
+            for name, page in (("operator", operator), ("other", other)):
+                deadline = time.monotonic() + 5
+                while time.monotonic() < deadline:
+                    try:
+                        seen[name].append(page.recv(timeout=0.5))
+                    except TimeoutError:
+                        if seen[name] and any(isinstance(m, bytes) for m in seen["operator"]):
+                            break
+            assert any(isinstance(m, bytes) for m in seen["operator"])  # the operator's page gets the camera
+            assert not any(isinstance(m, bytes) for m in seen["other"])  # the other page none
+            statuses = [json.loads(m) for m in seen["other"]]
+            assert all(s["type"] == "status" for s in statuses)  # nor the scene
+            assert statuses[-1] == {"type": "status", "refused": True, "tracking": "another page", "pages": 2}
     finally:
         source.stop()
 

@@ -133,7 +133,7 @@ class StatusSink:
         self.statuses.append(dict(status))
 
 
-def test_after_a_300_ms_gap_the_arm_follows_again_without_a_re_press_or_a_jump(tmp_path):
+def test_after_a_300_ms_gap_the_arm_follows_on_without_a_re_press_or_a_lost_motion(tmp_path):
     from test_teleop_inputs import free_tcp_port
 
     from lerobot_teleoperator_teledex import TeledexXR, TeledexXRConfig
@@ -167,10 +167,25 @@ def test_after_a_300_ms_gap_the_arm_follows_again_without_a_re_press_or_a_jump(t
         for _ in range(5):
             tick(controller_at((0, 0, 0), trigger=0.0))
         rising = lambda k: controller_at((0.0, 0.0, 0.002 * k))  # 10 cm/s upward, the trigger held  # noqa: E731
+
+        def gapless_end() -> np.ndarray:
+            """The same operator motion with no gap, through a control chain of its own (the same config)."""
+            from teledex_lerobot.inputs.xr_state import parse_xr_state
+
+            controller = RigController(teleop.rig, teleop.control)
+            controller.seed({role: part.home for role, part in teleop.rig.parts.items()})
+            controller.state_machine.press("L1")
+            controller.state_machine.press("L2")
+            out, t = None, 0
+            for k in [None] * 5 + list(range(34 + 15 + 64)) + [34 + 15 + 64] * 40:
+                t += TICK_NS
+                state = controller_at((0, 0, 0), trigger=0.0) if k is None else rising(k)
+                out = controller.step(parse_xr_state(encode_xr_state(controllers=state), t), t, lambda: None)
+            return out["arm"]
+
         for k in range(34):  # until t = 0.80 s
             tick(rising(k))
         assert page.statuses[-1]["arm"] == "following" and not page.statuses[-1]["stale"]
-        before = np.max(np.abs(np.diff(commands[-30:], axis=0)))
         gap_start = len(commands)
         for _ in range(15):  # 300 ms without a packet: stale from 1.02 s, when the 1 Hz diagnostics line comes
             tick()
@@ -182,13 +197,15 @@ def test_after_a_300_ms_gap_the_arm_follows_again_without_a_re_press_or_a_jump(t
         for k in range(34 + 15, 34 + 15 + 65):  # it returns, 3 cm higher: the operator kept rising meanwhile
             tick(rising(k))
         after = np.diff(np.array(commands[gap_start + 14:]), axis=0)
-        assert np.allclose(commands[gap_start + 15], held, atol=1e-9)  # the first fresh frame only re-anchors
-        assert np.max(np.abs(after)) <= max(before * 1.5, 1e-3)  # no step beyond normal following ...
         limit = teleop.control.output.max_velocity_rad_s * TICK_NS / 1e9
-        assert np.max(np.abs(after)) <= limit + 1e-12  # ... nor the per-tick limit
+        assert np.max(np.abs(after)) <= limit + 1e-12  # it catches up within the per-tick limit
         assert np.max(np.abs(commands[-1] - held)) > 0.02  # and it follows again, trigger never re-pressed
+        for _ in range(40):  # the operator holds still: the arm ends where a gapless run would have it
+            tick(rising(34 + 15 + 64))
+        assert np.max(np.abs(np.diff(commands[-10:], axis=0))) < 1e-4
+        assert np.allclose(commands[-1], gapless_end(), atol=2e-3)  # the motion made during the gap is not lost
         assert page.statuses[-1]["arm"] == "following" and not page.statuses[-1]["stale"]
-        assert "stale=False stale_ticks=4/50" in lines[-1], lines  # the next line still counts the gap's ticks
+        assert any("stale=False stale_ticks=4/50" in line for line in lines), lines  # the next counts the gap's
     finally:
         teleop.disconnect()
 

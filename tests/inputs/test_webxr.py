@@ -113,7 +113,9 @@ def test_the_robot_view_streams_to_every_page_and_a_stalled_page_gets_no_backlog
     image[:, :320, 0] = 255  # left half red
     with connect(url, ssl=trust) as page:
         json.loads(page.recv(timeout=5))  # the first status
-        source.publish_view({"type": "scene", "measured": [[0, 0, 0, 0, 0, 0.1]]}, {"top": image}, time.monotonic_ns())
+        calibration = {"camera": "top", "intrinsics": [500.0, 500.0, 319.5, 239.5], "mirror": False}
+        source.publish_view(lambda: {"type": "scene", "measured": [[0, 0, 0, 0, 0, 0.1]]},
+                            {"top": (image, calibration)}, time.monotonic_ns())
         scene = json.loads(page.recv(timeout=5))
         assert scene["type"] == "scene" and scene["measured"] == [[0, 0, 0, 0, 0, 0.1]]
         assert abs(scene["published_ms"] - time.time() * 1000) < 2000  # the wall clock the page shares
@@ -122,13 +124,14 @@ def test_the_robot_view_streams_to_every_page_and_a_stalled_page_gets_no_backlog
         length = struct.unpack("<I", message[4:8])[0]
         header = json.loads(message[8:8 + length])
         assert header["camera"] == "top" and (header["width"], header["height"]) == (640, 480)
+        assert header["intrinsics"] == [500.0, 500.0, 319.5, 239.5]  # the frame carries its calibration
         decoded = cv2.imdecode(np.frombuffer(message[8 + length:], np.uint8), cv2.IMREAD_COLOR)[..., ::-1]
         assert decoded.shape == image.shape and np.abs(decoded.astype(int) - image).mean() < 3
 
         # the page stops reading: its socket fills, and views are skipped, not queued without end
         noise = np.random.default_rng(0).integers(0, 255, (480, 640, 3), dtype=np.uint8)  # ~250 KB as JPEG
         for _ in range(200):
-            source.publish_view({"type": "scene"}, {"top": noise}, time.monotonic_ns())
+            source.publish_view(lambda: {"type": "scene"}, {"top": (noise, {})}, time.monotonic_ns())
             time.sleep(0.005)
         wait_until(lambda: source.views_skipped > 0, 20)
         assert source.views_sent < 200

@@ -106,6 +106,17 @@ def test_emulated_quest_page_drives_the_robot(tmp_path):
         (tmp_path / "headset_view.png").write_bytes(png)
         assert red_pixels(png) > 3000  # the status panel, red with a fault (about 200 x 60 px at this distance)
 
+        # a second headset's page, while this one tracks: refused, it says so in red and shows nothing of the robot
+        other = browser.open(f"https://127.0.0.1:{port}/", iwer, new_tab=True)
+        other.wait_for("document.getElementById('status').textContent.includes('REFUSED')", 30)
+        assert other.evaluate("document.getElementById('status').className") == "bad"
+        assert "State:" not in other.evaluate("document.getElementById('status').textContent")
+        assert other.evaluate("window.teledexView.page.scene === null && "
+                              "Object.keys(window.teledexView.view.frames).length === 0")
+        other.call("Page.close")  # the tab goes, and the operator's comes back to the front (hidden, it draws nothing)
+        other.close()
+        page.call("Page.bringToFront")
+
         page.evaluate("xrDevice.primaryInputMode = 'hand'")  # hand tracking instead of controllers
         wait_until(lambda: set(teleop.frame.hand_keypoints_m) == {"left", "right"})
         frame = teleop.frame

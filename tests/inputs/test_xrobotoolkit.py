@@ -101,8 +101,8 @@ def test_source_reads_the_app_across_reconnects(xrobotoolkit):
     second.sendall(xr_app.hello_frames() + xr_app.tracking_frame(state(5, left_on=True)))
     wait_until(lambda: receiver.packets == 6)
     assert source.connections == 2 and "left_controller" in receiver.latest().poses
-    third = xr_app.connect(source.address)  # anyone else while the link is held: refused (tests/test_one_operator)
-    third.sendall(xr_app.hello_frames() + xr_app.tracking_frame(state(6)))
+    third = xr_app.connect(source.address)  # another headset while the link is held: refused (test_one_operator)
+    third.sendall(xr_app.hello_frames(xr_app.OTHER_SERIAL) + xr_app.tracking_frame(state(6)))
     third.settimeout(5)
     try:
         assert third.recv(10) == b""  # closed unread
@@ -183,7 +183,7 @@ def test_teleop_follows_the_app_and_reports_invalid_devices():
     from teledex_lerobot.control.state_machine import TeleopState
 
     port = free_tcp_port()
-    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="xrobotoolkit", port=port))
+    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="xrobotoolkit", port=port, view_port=0))
     robot = Teledex(TeledexConfig(backend="fake"))
 
     def headset(ticks):
@@ -199,8 +199,64 @@ def test_teleop_follows_the_app_and_reports_invalid_devices():
     actions = drive(teleop, headset, robot, while_connected=lambda t: diagnostics.append(t.input_diagnostics()))
     arm = teleop.rig.parts["arm"]
     assert teleop.state_machine.state == TeleopState.TELEOPERATION
-    assert np.ptp(values(actions, arm.keys), axis=0).max() > 0.02  # the arm followed the circle
+    assert np.ptp(values(actions, arm.keys), axis=0).max() > 0.02, diagnostics  # the arm followed the circle
     assert teleop.frame.invalid_devices == {"left_controller": "inactive (all-zero pose)"}  # switched off at 60
     assert "invalid=left_controller(inactive (all-zero pose))" in diagnostics[0]
     assert "connections=1 skipped_bytes=0" in diagnostics[0]
     assert teleop.frame.capture_ns <= teleop.frame.received_ns
+
+
+def test_the_apps_operator_sees_the_robot_and_any_takeover_on_the_view_page(tmp_path):
+    """The app shows nothing of ours: beside the link, a page (view only) shows the robot's cameras and the teleop's
+    status, and warns of another app that tried to take the link; what the page sends drives nothing."""
+    import json
+
+    from sockets import connect
+    from test_teleop_inputs import PRESET, drive, free_tcp_port
+
+    from lerobot_robot_teledex import Teledex, TeledexConfig
+    from lerobot_teleoperator_teledex import TeledexXR, TeledexXRConfig
+
+    port, view_port = free_tcp_port(), free_tcp_port()
+    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="xrobotoolkit", port=port, view_port=view_port,
+                                       certificate_dir=str(tmp_path)))
+    robot = Teledex(TeledexConfig(backend="fake"))  # the preset's cameras, drawn
+    seen = {"statuses": [], "cameras": set()}
+
+    def headset(ticks):
+        app = xr_app.connect(("127.0.0.1", port))
+        app.sendall(xr_app.hello_frames())
+        ticks.wait(5)
+        intruder = xr_app.connect(("127.0.0.1", port))
+        intruder.sendall(xr_app.hello_frames(xr_app.OTHER_SERIAL))
+        with connect(f"wss://127.0.0.1:{view_port}/ws", ssl=ssl_trusting(tmp_path), proxy=None) as page:
+            page.send('{"Controller": {}}')  # a page here watches: what it sends is ignored
+            for k in range(60):
+                app.sendall(xr_app.tracking_frame(state(k)))
+                ticks.wait(1)
+                while True:
+                    try:
+                        message = page.recv(timeout=0)
+                    except TimeoutError:
+                        break
+                    if isinstance(message, bytes):
+                        header = json.loads(message[8:8 + int.from_bytes(message[4:8], "little")])
+                        seen["cameras"].add((header["camera"], "intrinsics" in header))
+                    else:
+                        seen["statuses"].append(json.loads(message))
+        intruder.close()
+        app.close()
+
+    drive(teleop, headset, robot, while_connected=lambda t: seen.update(parse_failures=t.receiver.parse_failures))
+    statuses = [s for s in seen["statuses"] if s["type"] == "status"]
+    assert statuses and all(s["view_only"] and s["tracking"] == "none" for s in statuses)
+    assert any("PA7L10MGH5678" in s.get("takeover", "") for s in statuses), statuses[-1]
+    assert {name for name, _ in seen["cameras"]} == set(robot.cameras)
+    assert all(calibrated for _, calibrated in seen["cameras"])
+    assert seen["parse_failures"] == 0  # the page's message went nowhere
+
+
+def ssl_trusting(directory):
+    import ssl
+
+    return ssl.create_default_context(cafile=str(directory / "cert.pem"))

@@ -139,7 +139,8 @@ def test_emergency_stop_holds_position(robot):
 
 def test_bimanual_preset_is_two_prefixed_rigs():
     robot = TeledexFollowers(TeledexFollowersConfig(preset="bimanual_piper_linkerhand_l10", backend="fake"))
-    assert set(robot.robots) == {"left", "right"} and set(robot.cameras) == {"left_top", "right_top"}
+    assert set(robot.robots) == {"left", "right"}
+    assert set(robot.cameras) == {"left_top", "left_wrist", "right_top", "right_wrist"}
     assert robot.robots["left"].rig.parts["hand"].spec.side == "left"
     assert len(robot.action_features) == 2 * (6 + 10)
     robot.connect()

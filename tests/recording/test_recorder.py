@@ -11,7 +11,7 @@ from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot.datasets import LeRobotDataset
 from lerobot.datasets.dataset_writer import DatasetWriter
 
-from lerobot_robot_teledex import TeledexConfig
+from lerobot_robot_teledex import TeledexConfig, TeledexRenderCameraConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
 from teledex_lerobot.cli.errors import UserError
 from teledex_lerobot.recording import lerobot_dataset
@@ -23,8 +23,10 @@ from teledex_lerobot.sync import TimingPolicy
 
 
 def make_recorder(root: Path, episodes: int, seconds: float, **extra) -> Recorder:
+    # one small camera: the keys' and episodes' tests judge ticks, which a loaded machine's video encoding would drop
+    camera = TeledexRenderCameraConfig(view="oblique", width=160, height=120, fps=25)
     return Recorder(TeledexRecordConfig(
-        robot=TeledexConfig(backend="fake"),
+        robot=TeledexConfig(backend="fake", cameras={"top": camera}),
         teleop=TeledexReplayConfig(),
         dataset=DatasetRecordConfig(repo_id="local/keys", root=str(root), single_task="grasp", fps=25,
                                     episode_time_s=seconds, reset_time_s=0, num_episodes=episodes,

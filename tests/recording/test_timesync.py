@@ -47,7 +47,7 @@ def test_wrapper_on_teledex_robot_reports_every_source():
     try:
         observation = robot.get_observation()
         packet = robot.validate({"input": now_ns()})
-        assert set(packet.timestamps_ns) == {"arm", "hand", "top", "input"}
+        assert set(packet.timestamps_ns) == {"arm", "hand", "top", "wrist", "input"}
         assert packet.valid, packet
         assert set(observation) == set(robot.observation_features)  # the observation itself is unchanged
     finally:

@@ -98,8 +98,9 @@ def test_depth_is_lerobots_depth_feature_and_decodes_to_the_rendered_depth(recor
 
 
 def test_the_recorded_intrinsics_and_pose_put_the_table_where_it_is(recorded):
-    """The table top (z = 0 in the world) from each table pixel's ray, through the intrinsics and pose the native
-    camera_info.json records for the depth stream, is at the depth recorded there."""
+    """The table top (the world's z = 0; in the arm's base frame, where camera poses are given, the base's height
+    above) from each table pixel's ray, through the intrinsics and pose the native camera_info.json records for the
+    depth stream, is at the depth recorded there."""
     root, rig = recorded
     episode = the_native_episode(root)
     camera = episode.camera_info["top_depth"]
@@ -118,8 +119,9 @@ def test_the_recorded_intrinsics_and_pose_put_the_table_where_it_is(recorded):
     table = (segments[..., 0] == world.model.geom("table").id) & (segments[..., 1] == mjtObj.mjOBJ_GEOM)
     v, u = np.mgrid[0:HEIGHT, 0:WIDTH]
     rays = np.stack([(u - camera.cx) / camera.fx, (v - camera.cy) / camera.fy, np.ones((HEIGHT, WIDTH))], axis=-1)
-    pose = np.array(camera.world_from_camera)
-    expected_mm = -pose[2, 3] / (rays @ pose[:3, :3].T)[..., 2] * 1000  # optical-axis depth where z = 0
+    pose = np.array(camera.world_from_camera)  # in the arm's base frame, where the table top is at -base height
+    table_z = -world.base_pose()[2, 3]
+    expected_mm = (table_z - pose[2, 3]) / (rays @ pose[:3, :3].T)[..., 2] * 1000  # optical-axis depth at the top
     depth = next(read_depth_video(episode.video_path("top_depth"), episode.depth["top_depth"]))[..., 0]
     error = (depth - expected_mm)[table]
     assert table.sum() > 0.3 * table.size

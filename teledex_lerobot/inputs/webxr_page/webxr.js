@@ -2,11 +2,13 @@
 // joints) to the teleop over the page's own WSS socket, as one XR state object in XRoboToolkit's schema: poses
 // "x,y,z,qx,qy,qz,qw" in the reference space (metres, y up, -z forward), per-joint OpenXR location flags, and
 // timeStampNs = the browser's time origin + the frame time, in ns (the sample's time on this headset's clock).
-// The teleop pushes back its status (state machine, what the arm does, the grasp, stale input, robot faults), shown
-// below and in the headset, and what the robot sees: its camera frames (binary: "TDXF", a uint32 header length, a
-// JSON header, a JPEG) and its drawing (the robot measured, the command ghosted, the world's objects), shown on a
-// screen and at the robot's place in front of the operator. Off this computer the socket needs pairing: the URL printed in the teleop's terminal carries a
-// one-time token; the teleop answers it with a session key that this tab keeps for its reconnects.
+// The teleop pushes back its status (state machine, what the arm does, the grasp, stale input, robot faults) and
+// what a real station can show: its cameras' frames (binary: "TDXF", a uint32 header length, a JSON header with the
+// camera's calibration, a JPEG) and the robot drawn as measured (its bones and palm, the fingertips, what the hand
+// touches, the thumb-index aperture) with the command ghosted. Camera-first: in the headset the cameras are large
+// screens ahead, a camera that faces the operator shown as a mirror; the robot is drawn below them, translucent.
+// Off this computer the socket needs pairing: the URL printed in the teleop's terminal carries a one-time token; the
+// teleop answers it with a session key that this tab keeps for its reconnects.
 "use strict";
 
 const HAND_JOINTS = [
@@ -25,12 +27,24 @@ const FLAGS_TRACKED = 15, FLAGS_INFERRED = 3, FLAGS_NONE = 0; // OpenXR location
 const ZERO_POSE = "0,0,0,0,0,0,0"; // a device without a pose this frame (the teleop leaves it out)
 const MAX_BUFFERED_BYTES = 64 * 1024; // never queue old samples behind a slow link: skip frames instead
 const PAIRING_HINT = "From another device, open the exact URL the teleop printed: it carries the pairing token.";
+const REFUSED = "REFUSED: another page drives the robot; this page shows nothing of it (h at the console hands over)";
 
 const page = { socket: null, connected: false, status: null, session: null, mode: "", sent: 0, scene: null };
-// The camera's frames as they arrive: the newest per camera, and [arrival, latency] in ms of the last 600 (the
-// latency from the robot's observation to the decoded frame, on the wall clock both machines' pages share).
-const view = { frames: {}, stats: [], dirty: false };
-window.teledexView = { page, view };
+// The cameras' frames as they arrive: the newest per camera (its bitmap, header and JPEG bytes), and [arrival,
+// latency] in ms of the last 600 (latency from the robot's observation to the decoded frame, on the wall clock both
+// machines' pages share).
+const view = { frames: {}, stats: [], dirty: {} };
+window.teledexView = {
+  page, view,
+  // a camera's newest frame as shown here: its header and its JPEG, base64 (for a program reading the page)
+  frame(name) {
+    const frame = view.frames[name];
+    if (!frame) return null;
+    let text = "";
+    for (let i = 0; i < frame.jpeg.length; i += 0x8000) text += String.fromCharCode(...frame.jpeg.subarray(i, i + 0x8000));
+    return { header: frame.header, jpeg: btoa(text) };
+  },
+};
 
 // ---------------------------------------------------------------- the socket and the status it brings
 
@@ -63,6 +77,7 @@ function connect() {
       history.replaceState(null, "", location.pathname);
     } else if (message.type === "status") {
       page.status = message;
+      if (message.refused) dropView();
       showStatus();
     } else if (message.type === "scene") {
       page.scene = message;
@@ -71,51 +86,110 @@ function connect() {
   page.socket = socket;
 }
 
-async function showFrame(data) {
+function dropView() { // refused: nothing of the robot stays on this page
+  page.scene = null;
+  for (const name of Object.keys(view.frames)) {
+    view.frames[name].bitmap.close();
+    delete view.frames[name];
+  }
+  document.getElementById("cameras").replaceChildren();
+}
+
+// Per camera: the frame being decoded and the newest one waiting. One decode at a time, and a frame that waits is
+// replaced by a newer one: a page (or an emulated headset) too busy to decode every frame shows the newest it can.
+const decoding = {};
+
+function showFrame(data) {
   const bytes = new Uint8Array(data);
   if (String.fromCharCode(...bytes.subarray(0, 4)) !== "TDXF") return;
   const length = new DataView(data).getUint32(4, true);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
-  const bitmap = await createImageBitmap(new Blob([bytes.subarray(8 + length)], { type: "image/jpeg" }));
-  const now = performance.timeOrigin + performance.now();
-  view.stats.push([now, now - header.published_ms]);
-  if (view.stats.length > 600) view.stats.shift();
-  const old = view.frames[header.camera];
-  if (old) old.bitmap.close();
-  view.frames[header.camera] = { bitmap, header };
-  view.dirty = true;
-  const canvas = document.getElementById("camera");
-  if (canvas && header.camera === Object.keys(view.frames)[0]) {
-    canvas.hidden = false;
-    canvas.width = bitmap.width;
-    canvas.height = bitmap.height;
-    canvas.getContext("2d").drawImage(bitmap, 0, 0);
+  const entry = decoding[header.camera] = decoding[header.camera] || { busy: false, next: null };
+  entry.next = { header, jpeg: bytes.slice(8 + length) };
+  if (!entry.busy) decodeNewest(entry);
+}
+
+async function decodeNewest(entry) {
+  entry.busy = true;
+  while (entry.next) {
+    const { header, jpeg } = entry.next;
+    entry.next = null;
+    const bitmap = await createImageBitmap(new Blob([jpeg], { type: "image/jpeg" }));
+    if (page.status && page.status.refused) { // refused meanwhile: nothing of the robot stays
+      bitmap.close();
+      continue;
+    }
+    const now = performance.timeOrigin + performance.now();
+    view.stats.push([now, now - header.published_ms]);
+    if (view.stats.length > 600) view.stats.shift();
+    const old = view.frames[header.camera];
+    if (old) old.bitmap.close();
+    view.frames[header.camera] = { bitmap, header, jpeg, arrived: now };
+    view.dirty[header.camera] = true;
+    showOnPage(header.camera, bitmap, header);
   }
+  entry.busy = false;
+}
+
+// The 2D page: every camera at the size it was recorded (scaled to the page's width), mirrored like in the headset.
+function showOnPage(name, bitmap, header) {
+  let figure = document.getElementById(`camera-${name}`);
+  if (!figure) {
+    figure = document.createElement("figure");
+    figure.id = `camera-${name}`;
+    figure.append(document.createElement("canvas"), document.createElement("figcaption"));
+    document.getElementById("cameras").append(figure);
+  }
+  const [canvas, caption] = figure.children;
+  figure.style.flexGrow = bitmap.width;
+  figure.style.order = header.mount ? 1 : 0; // the fixed cameras first
+  if (page.session) return; // in the headset: the page below is not seen, and drawing it costs the headset's frames
+  canvas.width = bitmap.width;
+  canvas.height = bitmap.height;
+  canvas.className = header.mirror ? "mirror" : "";
+  canvas.getContext("2d").drawImage(bitmap, 0, 0);
+  caption.textContent = `${name} ${bitmap.width}x${bitmap.height}` + (header.mirror ? " (faces you: shown as a mirror)" : "");
 }
 
 // What the operator must know at a glance: following (green), waiting or disengaged (amber), holding on stale
-// input, a fault or Emergency (red).
+// input, a fault, Emergency or a refused page (red).
 function cue() {
   const s = page.status;
-  if (!page.connected || !s) return "bad";
+  if (!page.connected || !s || s.refused) return "bad";
   if (s.stale || Object.keys(s.faults || {}).length || s.state === "Emergency") return "bad";
   return s.engaged ? "engaged" : "waiting";
+}
+
+// The hand as measured: the thumb-index aperture and the fingers that touch something.
+function handLines() {
+  const scene = page.scene, measured = scene && scene.measured;
+  if (!measured) return [];
+  const lines = [];
+  if (scene.aperture_mm !== undefined) lines.push(`Aperture: ${Math.round(scene.aperture_mm)} mm`);
+  const touching = scene.fingers.filter((_, i) => measured.touching[i]);
+  if (measured.palm && measured.palm.touching) touching.push("palm");
+  lines.push(touching.length ? `Touching: ${touching.join(", ")}` : "Touching: nothing");
+  return lines;
 }
 
 function statusLines() {
   const lines = [page.connected ? "Connected to TeleDex" : "Not connected (retrying)"];
   if (!page.connected) lines.push(PAIRING_HINT);
   const s = page.status;
-  if (s && page.connected) {
+  if (s && page.connected && s.refused) {
+    lines.push(REFUSED);
+  } else if (s && page.connected) {
+    if (s.view_only) lines.push("View only: the XRoboToolkit app drives the robot");
     if (s.state) lines.push(`State: ${s.state}`);
     if (s.stale !== undefined) lines.push(s.stale ? "Input: STALE - the robot holds (follows again when it returns)" :
       "Input: live");
     if (s.arm) lines.push(`Arm: ${s.arm}`);
     if (s.grasp) lines.push(`Grasp: ${s.grasp} (stick press: next)`);
+    lines.push(...handLines());
     if (s.episode) lines.push(`Episode ${s.episode}`);
-    if (s.tracking === "another page") lines.push("Another page is sending tracking: this page is refused");
-    if (s.buttons) lines.push("Buttons: " + Object.entries(s.buttons).map(([b, key]) => `${b} ${key}`).join(", "));
     for (const [part, fault] of Object.entries(s.faults || {})) lines.push(`FAULT ${part}: ${fault}`);
+    if (s.takeover) lines.push(`WARNING: ${s.takeover}`);
+    if (s.buttons) lines.push("Buttons: " + Object.entries(s.buttons).map(([b, key]) => `${b} ${key}`).join(", "));
   }
   if (page.session) lines.push(`In ${page.mode}, ${page.sent} samples sent`);
   return lines;
@@ -127,6 +201,9 @@ function showStatus() {
   box.textContent = lines.join("\n");
   box.className = cue();
   panel.dirty = true;
+  if (page.status && page.status.view_only) { // another input drives: nothing to enter
+    for (const id of ["enter-vr", "enter-ar"]) document.getElementById(id).hidden = true;
+  }
 }
 
 // ---------------------------------------------------------------- one XR frame -> one XR state message
@@ -177,25 +254,37 @@ function xrState(time, frame, space, viewer) {
 
 // ---------------------------------------------------------------- drawing in the headset (WebGL 1)
 
-// Placements in the reference space (metres; y up, -z ahead of where the operator stood at the start). The robot's
-// base frame (x forward, y left, z up) sits ahead of the operator at a table's height, turned to face the same way,
-// so the hand moves the way the controller does; the camera's screen hangs beyond it; the status panel follows the
-// head.
-const ROBOT_ORIGIN = [0, 1.0, -0.45];
-const SCREEN_CENTRE = [0, 1.8, -1.7], SCREEN_HALF_HEIGHT = 0.3;
+// Placements, from where the operator's head was when the session began (its position and heading; metres, y up,
+// -z ahead). The cameras hang ahead as large screens: the first fixed camera straight ahead, the others (the wrist)
+// to its right, turned toward the operator. The robot's base frame (x forward, y left, z up) sits below them at a
+// table's height, facing the way the operator faces, so the drawn hand moves the way the controller does. The status
+// panel follows the head.
+const MAIN_SCREEN = { centre: [0, -0.05, -1.3], width: 1.2 }; // about 50 degrees wide
+const SIDE_SCREEN = { centre: [0.95, -0.35, -1.0], width: 0.62, turn: -0.75 }; // turned toward the operator (rad)
+const ROBOT_FROM_HEAD = [0, -0.7, -0.55];
 const PANEL_FROM_HEAD = new Float32Array([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, -0.3, -0.3, -0.8, 1]); // low left
-const PANEL_HALF = [0.24, 0.094];
-// the ghost is thinner than the robot: hidden inside it where the robot is where it was commanded to be
-const LINK_RADIUS = 0.014, GHOST_RADIUS = 0.009;
-const TABLE_HALF = [0.25, 0.35], TABLE_CENTRE_X = 0.35; // the world's workspace, in the robot's base frame
-const COLOURS = { measured: [0.62, 0.66, 0.72, 1], ghost: [0.3, 0.95, 0.5, 0.55], table: [0.22, 0.24, 0.3, 1],
-  objects: [[0.9, 0.3, 0.3, 1], [0.3, 0.8, 0.4, 1], [0.3, 0.6, 0.95, 1], [0.6, 0.45, 0.3, 1]] };
-const CUE_COLOURS = { engaged: "rgba(20, 90, 40, 0.88)", waiting: "rgba(120, 90, 10, 0.88)",
-  bad: "rgba(130, 20, 20, 0.88)" };
+const PANEL_HALF = [0.26, 0.13];
+const ARM_BONE = -2; // a bone's last field: its finger's index, -1 another hand link, ARM_BONE the arm's
+const GHOST_RADIUS = 0.005; // the command: thin lines through the robot, seen where the robot lags behind
+const TIP_RADIUS = 0.011;
+const TABLE_HALF = [0.3, 0.4], TABLE_CENTRE_X = 0.4; // the workspace, in the robot's base frame
+const COLOURS = {
+  arm: [0.7, 0.74, 0.8, 0.3], // translucent: it must not hide the workspace
+  hand: [0.95, 0.6, 0.3, 0.75], ghost: [0.3, 0.95, 0.5, 0.6], table: [0.22, 0.24, 0.3, 0.6],
+  touching: [1.0, 0.15, 0.1, 0.95], aperture: [1, 1, 1, 0.9],
+  // fingertips, thumb first: each its own colour, so the eye finds them in the drawing
+  tips: [[1, 0.9, 0.1, 1], [0.1, 0.85, 1, 1], [0.75, 0.35, 1, 1], [0.3, 1, 0.4, 1], [1, 0.45, 0.75, 1]],
+  objects: [[0.9, 0.3, 0.3, 0.8], [0.3, 0.8, 0.4, 0.8], [0.3, 0.6, 0.95, 0.8], [0.6, 0.45, 0.3, 0.8]],
+};
+const CUE_COLOURS = { engaged: "rgba(20, 90, 40, 0.9)", waiting: "rgba(120, 90, 10, 0.9)",
+  bad: "rgba(130, 20, 20, 0.92)" };
 
-const gfx = { quad: null, box: null, panel: null, screen: null, quadBuffer: null, boxBuffer: null };
+const gfx = { quad: null, solid: null, meshes: {}, panel: null, screens: {}, anchor: null, drawn: null, batches: [],
+  batchBuffers: [] };
+const panel = { dirty: true };
 
-function program(gl, vertex, fragment) {
+// A program and the locations of its attributes and uniforms (looked up once: each lookup can cost a round trip)
+function program(gl, vertex, fragment, attributes, uniforms) {
   const shader = (type, source) => {
     const s = gl.createShader(type);
     gl.shaderSource(s, source);
@@ -206,7 +295,8 @@ function program(gl, vertex, fragment) {
   gl.attachShader(p, shader(gl.VERTEX_SHADER, vertex));
   gl.attachShader(p, shader(gl.FRAGMENT_SHADER, fragment));
   gl.linkProgram(p);
-  return p;
+  return { program: p, a: Object.fromEntries(attributes.map((name) => [name, gl.getAttribLocation(p, name)])),
+    u: Object.fromEntries(uniforms.map((name) => [name, gl.getUniformLocation(p, name)])) };
 }
 
 function texture(gl) {
@@ -218,24 +308,10 @@ function texture(gl) {
   return t;
 }
 
-function setUpDrawing(gl) {
-  gfx.quad = program(gl,
-    "attribute vec3 position; uniform mat4 mvp; varying vec2 uv;" +
-    "void main() { uv = vec2(position.x * 0.5 + 0.5, 0.5 - position.y * 0.5); gl_Position = mvp * vec4(position, 1.0); }",
-    "precision mediump float; varying vec2 uv; uniform sampler2D image;" +
-    "void main() { gl_FragColor = texture2D(image, uv); }");
-  gfx.box = program(gl,
-    "attribute vec3 position; attribute vec3 normal; uniform mat4 mvp; uniform mat4 model; varying float light;" +
-    "void main() { vec3 n = normalize(mat3(model) * normal);" +
-    " light = 0.45 + 0.55 * max(dot(n, normalize(vec3(0.3, 1.0, 0.5))), 0.0); gl_Position = mvp * vec4(position, 1.0); }",
-    "precision mediump float; varying float light; uniform vec4 colour;" +
-    "void main() { gl_FragColor = vec4(colour.rgb * light, colour.a); }");
-  gfx.quadBuffer = gl.createBuffer();
-  gl.bindBuffer(gl.ARRAY_BUFFER, gfx.quadBuffer);
-  gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([-1, -1, 0, 1, -1, 0, -1, 1, 0, 1, 1, 0]), gl.STATIC_DRAW);
-  const faces = [[0, 1], [0, -1], [1, 1], [1, -1], [2, 1], [2, -1]]; // axis, sign: two triangles each
+
+function boxVertices() { // the cube [-1, 1]^3
   const vertices = [];
-  for (const [axis, sign] of faces) {
+  for (const [axis, sign] of [[0, 1], [0, -1], [1, 1], [1, -1], [2, 1], [2, -1]]) {
     const u = (axis + 1) % 3, v = (axis + 2) % 3;
     const corner = (a, b) => {
       const p = [0, 0, 0], n = [0, 0, 0];
@@ -244,27 +320,87 @@ function setUpDrawing(gl) {
     };
     corner(-1, -1); corner(1, -1); corner(1, 1); corner(-1, -1); corner(1, 1); corner(-1, 1);
   }
-  gfx.boxBuffer = gl.createBuffer();
-  gl.bindBuffer(gl.ARRAY_BUFFER, gfx.boxBuffer);
-  gl.bufferData(gl.ARRAY_BUFFER, new Float32Array(vertices), gl.STATIC_DRAW);
-  gfx.panel = { canvas: document.createElement("canvas"), texture: texture(gl) };
-  gfx.panel.canvas.width = 512;
-  gfx.panel.canvas.height = 200;
-  gfx.screen = { texture: texture(gl), ready: false };
-  panel.dirty = true;
+  return vertices;
 }
 
-const panel = { dirty: true };
+function cylinderVertices(sides) { // radius 1, z from -1 to 1, no caps (spheres close a capsule)
+  const vertices = [];
+  for (let i = 0; i < sides; i++) {
+    const a = (2 * Math.PI * i) / sides, b = (2 * Math.PI * (i + 1)) / sides;
+    const [ca, sa, cb, sb] = [Math.cos(a), Math.sin(a), Math.cos(b), Math.sin(b)];
+    vertices.push(ca, sa, -1, ca, sa, 0, cb, sb, -1, cb, sb, 0, cb, sb, 1, cb, sb, 0);
+    vertices.push(ca, sa, -1, ca, sa, 0, cb, sb, 1, cb, sb, 0, ca, sa, 1, ca, sa, 0);
+  }
+  return vertices;
+}
+
+function sphereVertices(rings, sides) { // radius 1
+  const point = (r, s) => {
+    const theta = (Math.PI * r) / rings, phi = (2 * Math.PI * s) / sides;
+    const p = [Math.sin(theta) * Math.cos(phi), Math.sin(theta) * Math.sin(phi), Math.cos(theta)];
+    return [...p, ...p];
+  };
+  const vertices = [];
+  for (let r = 0; r < rings; r++) {
+    for (let s = 0; s < sides; s++) {
+      vertices.push(...point(r, s), ...point(r + 1, s), ...point(r + 1, s + 1));
+      vertices.push(...point(r, s), ...point(r + 1, s + 1), ...point(r, s + 1));
+    }
+  }
+  return vertices;
+}
+
+function setUpDrawing(gl) {
+  gfx.quad = program(gl,
+    "attribute vec3 position; uniform mat4 mvp; uniform float mirror; varying vec2 uv;" +
+    "void main() { uv = vec2(0.5 + mirror * position.x * 0.5, 0.5 - position.y * 0.5);" +
+    " gl_Position = mvp * vec4(position, 1.0); }",
+    "precision mediump float; varying vec2 uv; uniform sampler2D image;" +
+    "void main() { gl_FragColor = texture2D(image, uv); }", ["position"], ["mvp", "mirror", "image"]);
+  // every solid of a frame in one buffer, placed on the CPU (software GL pays per draw call): position in the
+  // reference space, normal, colour
+  gfx.solid = program(gl,
+    "attribute vec3 position; attribute vec3 normal; attribute vec4 colour; uniform mat4 viewProjection;" +
+    " varying vec4 shade;" +
+    "void main() { float light = 0.45 + 0.55 * max(dot(normalize(normal), normalize(vec3(0.3, 1.0, 0.5))), 0.0);" +
+    " shade = vec4(colour.rgb * light, colour.a); gl_Position = viewProjection * vec4(position, 1.0); }",
+    "precision mediump float; varying vec4 shade; void main() { gl_FragColor = shade; }",
+    ["position", "normal", "colour"], ["viewProjection"]);
+  gfx.quadBuffer = gl.createBuffer();
+  gl.bindBuffer(gl.ARRAY_BUFFER, gfx.quadBuffer);
+  gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([-1, -1, 0, 1, -1, 0, -1, 1, 0, 1, 1, 0]), gl.STATIC_DRAW);
+  gfx.meshes = { box: new Float32Array(boxVertices()), cylinder: new Float32Array(cylinderVertices(10)),
+    sphere: new Float32Array(sphereVertices(4, 6)) };
+  gfx.batchBuffers = [];
+  gfx.drawn = null;
+  gfx.panel = { canvas: document.createElement("canvas"), texture: texture(gl) };
+  gfx.panel.canvas.width = 640;
+  gfx.panel.canvas.height = 320;
+  gfx.screens = {};
+  gfx.anchor = null;
+  panel.dirty = true;
+}
 
 function paintPanel(gl) {
   const canvas = gfx.panel.canvas, ctx = canvas.getContext("2d");
   ctx.fillStyle = CUE_COLOURS[cue()];
   ctx.fillRect(0, 0, canvas.width, canvas.height);
   ctx.fillStyle = "#fff";
-  ctx.font = "26px sans-serif";
-  statusLines().filter((line) => !line.startsWith("Buttons") && line !== PAIRING_HINT && !line.startsWith("In "))
-    .slice(0, 6)
-    .forEach((line, i) => ctx.fillText(line, 14, 30 + i * 32));
+  ctx.font = "27px sans-serif";
+  const lines = statusLines().filter((line) => !line.startsWith("Buttons") && line !== PAIRING_HINT &&
+    !line.startsWith("In "));
+  const wrapped = [];
+  for (const line of lines) { // long lines (a refusal, a fault) wrap rather than run off the panel
+    let rest = line;
+    while (ctx.measureText(rest).width > canvas.width - 28) {
+      let cut = rest.lastIndexOf(" ", Math.floor(rest.length * (canvas.width - 28) / ctx.measureText(rest).width));
+      if (cut <= 0) cut = Math.floor(rest.length / 2);
+      wrapped.push(rest.slice(0, cut));
+      rest = "  " + rest.slice(cut + 1);
+    }
+    wrapped.push(rest);
+  }
+  wrapped.slice(0, 9).forEach((line, i) => ctx.fillText(line, 14, 32 + i * 34));
   gl.bindTexture(gl.TEXTURE_2D, gfx.panel.texture);
   gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, canvas);
   panel.dirty = false;
@@ -293,10 +429,22 @@ function fromRowMajor(m) {
   return out;
 }
 
-// the robot's base frame in the reference space: base x -> -z, base y -> -x, base z -> +y
-const ROBOT_PLACE = columns([0, 0, -1], [-1, 0, 0], [0, 1, 0], ROBOT_ORIGIN);
+function turnedY(angle, t) { // a rotation about the vertical, then a translation
+  const c = Math.cos(angle), s = Math.sin(angle);
+  return columns([c, 0, -s], [0, 1, 0], [s, 0, c], t);
+}
 
-function segmentModel(s, radius) {
+// Where the operator's head was at the session's first frame: its position and heading (about the vertical).
+function anchorFrom(viewer) {
+  const p = viewer.transform.position, m = viewer.transform.matrix; // column-major: m[8..10] is the head's z axis
+  return turnedY(Math.atan2(m[8], m[10]), [p.x, p.y, p.z]); // its forward (-z) on the floor stays ahead
+}
+
+function robotPlace() { // the robot's base frame in the reference space: base x -> -z, base y -> -x, base z -> +y
+  return multiply(gfx.anchor, columns([0, 0, -1], [-1, 0, 0], [0, 1, 0], ROBOT_FROM_HEAD));
+}
+
+function capsule(place, s, radius) { // a cylinder from s[0..2] to s[3..5]; null when degenerate
   const a = [s[0], s[1], s[2]], d = [s[3] - s[0], s[4] - s[1], s[5] - s[2]];
   const length = Math.hypot(...d);
   if (length < 1e-6) return null;
@@ -308,73 +456,156 @@ function segmentModel(s, radius) {
   x = x.map((c) => c / n);
   const y = cross(z, x);
   const mid = a.map((c, i) => c + d[i] / 2);
-  return multiply(ROBOT_PLACE, columns(x.map((c) => c * radius), y.map((c) => c * radius),
-    z.map((c) => c * length / 2), mid));
+  return multiply(place, columns(x.map((c) => c * radius), y.map((c) => c * radius), z.map((c) => c * length / 2),
+    mid));
 }
 
-function drawQuad(gl, views, model, tex) {
-  gl.useProgram(gfx.quad);
+function ball(place, p, radius) {
+  return multiply(place, columns([radius, 0, 0], [0, radius, 0], [0, 0, radius], p));
+}
+
+function drawQuad(gl, views, model, tex, mirror) {
+  const { program: p, a, u } = gfx.quad;
+  gl.useProgram(p);
   gl.bindBuffer(gl.ARRAY_BUFFER, gfx.quadBuffer);
-  const position = gl.getAttribLocation(gfx.quad, "position");
-  gl.enableVertexAttribArray(position);
-  gl.vertexAttribPointer(position, 3, gl.FLOAT, false, 0, 0);
+  gl.enableVertexAttribArray(a.position);
+  gl.vertexAttribPointer(a.position, 3, gl.FLOAT, false, 0, 0);
   gl.activeTexture(gl.TEXTURE0);
   gl.bindTexture(gl.TEXTURE_2D, tex);
-  gl.uniform1i(gl.getUniformLocation(gfx.quad, "image"), 0);
+  gl.uniform1i(u.image, 0);
+  gl.uniform1f(u.mirror, mirror ? -1 : 1);
   for (const v of views) {
     gl.viewport(v.viewport.x, v.viewport.y, v.viewport.width, v.viewport.height);
-    gl.uniformMatrix4fv(gl.getUniformLocation(gfx.quad, "mvp"), false, multiply(v.viewProjection, model));
+    gl.uniformMatrix4fv(u.mvp, false, multiply(v.viewProjection, model));
     gl.drawArrays(gl.TRIANGLE_STRIP, 0, 4);
   }
-  gl.disableVertexAttribArray(position);
+  gl.disableVertexAttribArray(a.position);
 }
 
-function drawBoxes(gl, views, boxes) { // boxes: [model, colour]
-  gl.useProgram(gfx.box);
-  gl.bindBuffer(gl.ARRAY_BUFFER, gfx.boxBuffer);
-  const position = gl.getAttribLocation(gfx.box, "position"), normal = gl.getAttribLocation(gfx.box, "normal");
-  gl.enableVertexAttribArray(position);
-  gl.enableVertexAttribArray(normal);
-  gl.vertexAttribPointer(position, 3, gl.FLOAT, false, 24, 0);
-  gl.vertexAttribPointer(normal, 3, gl.FLOAT, false, 24, 12);
-  const mvp = gl.getUniformLocation(gfx.box, "mvp"), modelAt = gl.getUniformLocation(gfx.box, "model");
-  const colourAt = gl.getUniformLocation(gfx.box, "colour");
-  for (const v of views) {
-    gl.viewport(v.viewport.x, v.viewport.y, v.viewport.width, v.viewport.height);
-    for (const [model, colour] of boxes) {
-      gl.uniformMatrix4fv(mvp, false, multiply(v.viewProjection, model));
-      gl.uniformMatrix4fv(modelAt, false, model);
-      gl.uniform4fv(colourAt, colour);
-      gl.drawArrays(gl.TRIANGLES, 0, 36);
+// Shapes ([mesh name, model, colour]) placed into one vertex array on the CPU (software GL pays per draw call):
+// position in the reference space, normal, colour.
+function placed(shapes) {
+  const count = shapes.reduce((n, [name]) => n + gfx.meshes[name].length / 6, 0);
+  const out = new Float32Array(count * 10);
+  let o = 0;
+  for (const [name, m, colour] of shapes) {
+    const mesh = gfx.meshes[name];
+    for (let i = 0; i < mesh.length; i += 6) {
+      const x = mesh[i], y = mesh[i + 1], z = mesh[i + 2], nx = mesh[i + 3], ny = mesh[i + 4], nz = mesh[i + 5];
+      out[o++] = m[0] * x + m[4] * y + m[8] * z + m[12];
+      out[o++] = m[1] * x + m[5] * y + m[9] * z + m[13];
+      out[o++] = m[2] * x + m[6] * y + m[10] * z + m[14];
+      out[o++] = m[0] * nx + m[4] * ny + m[8] * nz;
+      out[o++] = m[1] * nx + m[5] * ny + m[9] * nz;
+      out[o++] = m[2] * nx + m[6] * ny + m[10] * nz;
+      out[o++] = colour[0]; out[o++] = colour[1]; out[o++] = colour[2]; out[o++] = colour[3];
     }
   }
-  gl.disableVertexAttribArray(position);
-  gl.disableVertexAttribArray(normal);
+  return out;
 }
 
-function sceneBoxes(scene) {
-  const solid = [], ghost = [];
-  const objects = scene.objects || [];
-  if (objects.length) { // the table the objects stand on (its top under the lowest object), for depth
-    const top = Math.min(...objects.map((o) => o.pose[11] + o.centre[2] - o.half[2]));
-    solid.push([multiply(ROBOT_PLACE, columns([TABLE_HALF[0], 0, 0], [0, TABLE_HALF[1], 0], [0, 0, 0.005],
-      [TABLE_CENTRE_X, 0, top - 0.005])), COLOURS.table]);
+// The scene's solids, opaque and translucent, in a vertex buffer each: rebuilt when a new scene arrives (a few
+// times a second), drawn every XR frame.
+function sceneBuffers(gl) {
+  if (gfx.drawn === page.scene) return gfx.batches;
+  gfx.drawn = page.scene;
+  const place = robotPlace();
+  const shapes = [...worldShapes(page.scene, place), ...robotShapes(page.scene, place),
+    ...ghostShapes(page.scene, place)];
+  gfx.batches = [shapes.filter((shape) => shape[2][3] >= 1), shapes.filter((shape) => shape[2][3] < 1)]
+    .map((batch, i) => {
+      const vertices = placed(batch);
+      gfx.batchBuffers[i] = gfx.batchBuffers[i] || gl.createBuffer();
+      gl.bindBuffer(gl.ARRAY_BUFFER, gfx.batchBuffers[i]);
+      gl.bufferData(gl.ARRAY_BUFFER, vertices, gl.DYNAMIC_DRAW);
+      return { buffer: gfx.batchBuffers[i], count: vertices.length / 10 };
+    });
+  return gfx.batches;
+}
+
+function drawBatch(gl, views, batch) {
+  if (!batch.count) return;
+  const { program: p, a, u } = gfx.solid;
+  gl.useProgram(p);
+  gl.bindBuffer(gl.ARRAY_BUFFER, batch.buffer);
+  for (const [name, size, offset] of [["position", 3, 0], ["normal", 3, 12], ["colour", 4, 24]]) {
+    gl.enableVertexAttribArray(a[name]);
+    gl.vertexAttribPointer(a[name], size, gl.FLOAT, false, 40, offset);
   }
-  for (const s of scene.measured || []) {
-    const m = segmentModel(s, LINK_RADIUS);
-    if (m) solid.push([m, COLOURS.measured]);
+  for (const v of views) {
+    gl.viewport(v.viewport.x, v.viewport.y, v.viewport.width, v.viewport.height);
+    gl.uniformMatrix4fv(u.viewProjection, false, v.viewProjection);
+    gl.drawArrays(gl.TRIANGLES, 0, batch.count);
   }
-  objects.forEach((object, i) => {
+  Object.values(a).forEach((at) => gl.disableVertexAttribArray(at));
+}
+
+// The robot as measured: bones (cylinders as thick as the world's capsules) and the palm box, translucent, red
+// where the hand touches; the fingertips as coloured balls and the thumb-index aperture as a thin white bar. The
+// command: thin green bones.
+function robotShapes(scene, place) {
+  const shapes = [], measured = scene.measured;
+  if (measured) {
+    for (const b of measured.bones) {
+      const touching = b[7] >= 0 && measured.touching[b[7]];
+      const colour = touching ? COLOURS.touching : b[7] === ARM_BONE ? COLOURS.arm : COLOURS.hand;
+      const model = capsule(place, b, b[6]);
+      if (!model) continue;
+      shapes.push(["cylinder", model, colour]);
+    }
+    if (measured.palm) {
+      const { pose, half, touching } = measured.palm;
+      shapes.push(["box", multiply(place, multiply(fromRowMajor(pose), columns([half[0], 0, 0], [0, half[1], 0],
+        [0, 0, half[2]], [0, 0, 0]))), touching ? COLOURS.touching : COLOURS.hand]);
+    }
+    (measured.tips || []).forEach((tip, i) => {
+      shapes.push(["sphere", ball(place, tip, TIP_RADIUS), COLOURS.tips[i % COLOURS.tips.length]]);
+    });
+    const tips = measured.tips || [], thumb = scene.fingers.indexOf("thumb"), index = scene.fingers.indexOf("index");
+    if (thumb >= 0 && index >= 0 && tips[thumb] && tips[index]) {
+      const model = capsule(place, [...tips[thumb], ...tips[index]], 0.002);
+      if (model) shapes.push(["cylinder", model, COLOURS.aperture]);
+    }
+  }
+  return shapes;
+}
+
+function ghostShapes(scene, place) {
+  const shapes = [];
+  for (const b of (scene.commanded || {}).bones || []) {
+    const model = capsule(place, b, GHOST_RADIUS);
+    if (model) shapes.push(["cylinder", model, COLOURS.ghost]);
+  }
+  return shapes;
+}
+
+function worldShapes(scene, place) { // the table top where the station knows it; the objects when asked for
+  const shapes = [];
+  if (scene.table_z !== undefined) {
+    shapes.push(["box", multiply(place, columns([TABLE_HALF[0], 0, 0], [0, TABLE_HALF[1], 0], [0, 0, 0.002],
+      [TABLE_CENTRE_X, 0, scene.table_z - 0.002])), COLOURS.table]);
+  }
+  (scene.objects || []).forEach((object, i) => {
     const [hx, hy, hz] = object.half, [cx, cy, cz] = object.centre;
     const box = columns([hx, 0, 0], [0, hy, 0], [0, 0, hz], [cx, cy, cz]);
-    solid.push([multiply(ROBOT_PLACE, multiply(fromRowMajor(object.pose), box)),
+    shapes.push(["box", multiply(place, multiply(fromRowMajor(object.pose), box)),
       COLOURS.objects[i % COLOURS.objects.length]]);
   });
-  for (const s of scene.commanded || []) {
-    const m = segmentModel(s, GHOST_RADIUS);
-    if (m) ghost.push([m, COLOURS.ghost]);
-  }
-  return { solid, ghost };
+  return shapes;
+}
+
+// The cameras' screens: the first fixed camera ahead, the others beside it, each as wide as its place allows.
+function screenModels() {
+  const names = Object.keys(view.frames).sort((a, b) =>
+    Number(!!view.frames[a].header.mount) - Number(!!view.frames[b].header.mount) || a.localeCompare(b));
+  return names.map((name, i) => {
+    const { bitmap } = view.frames[name];
+    const spot = i === 0 ? MAIN_SCREEN : { ...SIDE_SCREEN, centre: [SIDE_SCREEN.centre[0],
+      SIDE_SCREEN.centre[1] + 0.5 * (i - 1), SIDE_SCREEN.centre[2]] };
+    const half = spot.width / 2, halfHeight = half * bitmap.height / bitmap.width;
+    const place = multiply(gfx.anchor, turnedY(spot.turn || 0, spot.centre));
+    return [name, multiply(place, columns([half, 0, 0], [0, halfHeight, 0], [0, 0, 1], [0, 0, 0]))];
+  });
 }
 
 function draw(gl, layer, viewer) {
@@ -382,34 +613,44 @@ function draw(gl, layer, viewer) {
   gl.clearColor(0.05, 0.05, 0.08, page.mode === "immersive-ar" ? 0 : 1);
   gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
   if (!viewer) return;
+  if (!gfx.anchor) gfx.anchor = anchorFrom(viewer);
   const views = viewer.views.map((v) => ({ viewport: layer.getViewport(v),
     viewProjection: multiply(v.projectionMatrix, v.transform.inverse.matrix) }));
   gl.enable(gl.DEPTH_TEST);
   gl.enable(gl.BLEND);
   gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
-  if (page.scene) {
-    const { solid, ghost } = sceneBoxes(page.scene);
-    drawBoxes(gl, views, solid);
-    gl.depthMask(false); // the ghost shows through, and what it covers shows through it
-    drawBoxes(gl, views, ghost);
-    gl.depthMask(true);
-  }
-  const first = Object.values(view.frames)[0];
-  if (first) {
-    if (view.dirty) {
-      gl.bindTexture(gl.TEXTURE_2D, gfx.screen.texture);
-      gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, first.bitmap);
-      view.dirty = false;
+  // one texture upload per XR frame at most (each costs a CPU-drawn headset its frame rate): the oldest new frame
+  const upload = Object.keys(view.dirty).filter((name) => view.dirty[name])
+    .sort((a, b) => view.frames[a].arrived - view.frames[b].arrived)[0];
+  for (const [name, model] of screenModels()) {
+    const frame = view.frames[name];
+    let screen = gfx.screens[name];
+    if (!screen) screen = gfx.screens[name] = { texture: texture(gl) };
+    if (name === upload) {
+      gl.bindTexture(gl.TEXTURE_2D, screen.texture);
+      const { width, height } = frame.bitmap;
+      if (screen.width === width && screen.height === height) { // into the texture there is: no reallocation
+        gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, gl.RGBA, gl.UNSIGNED_BYTE, frame.bitmap);
+      } else {
+        gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, frame.bitmap);
+        Object.assign(screen, { width, height });
+      }
+      view.dirty[name] = false;
     }
-    const halfWidth = SCREEN_HALF_HEIGHT * first.bitmap.width / first.bitmap.height;
-    drawQuad(gl, views, columns([halfWidth, 0, 0], [0, SCREEN_HALF_HEIGHT, 0], [0, 0, 1], SCREEN_CENTRE),
-      gfx.screen.texture);
+    drawQuad(gl, views, model, screen.texture, frame.header.mirror);
+  }
+  if (page.scene) {
+    const [opaque, translucent] = sceneBuffers(gl);
+    drawBatch(gl, views, opaque);
+    gl.depthMask(false); // translucent: what lies behind shows through
+    drawBatch(gl, views, translucent);
+    gl.depthMask(true);
   }
   gl.disable(gl.DEPTH_TEST); // the status is never hidden
   if (panel.dirty) paintPanel(gl);
   drawQuad(gl, views, multiply(viewer.transform.matrix,
     multiply(PANEL_FROM_HEAD, columns([PANEL_HALF[0], 0, 0], [0, PANEL_HALF[1], 0], [0, 0, 1], [0, 0, 0]))),
-  gfx.panel.texture);
+  gfx.panel.texture, false);
 }
 
 // ---------------------------------------------------------------- the session
@@ -419,8 +660,7 @@ async function enter(mode) {
   const canvas = document.createElement("canvas");
   const gl = canvas.getContext("webgl", { xrCompatible: true, alpha: true });
   setUpDrawing(gl);
-  const layer = new XRWebGLLayer(session, gl);
-  session.updateRenderState({ baseLayer: layer });
+  session.updateRenderState({ baseLayer: new XRWebGLLayer(session, gl) });
   let space;
   try {
     space = await session.requestReferenceSpace("local-floor");
@@ -449,14 +689,14 @@ async function enter(mode) {
 async function setUp() {
   const support = document.getElementById("support");
   if (!navigator.xr) {
-    support.textContent = "This browser has no WebXR. Open this page in the headset's browser (Meta Quest " +
-      "Browser, Pico Browser, or Safari on Apple Vision Pro with WebXR enabled in Settings > Apps > Safari > " +
-      "Advanced > Feature Flags).";
+    support.textContent = "This browser has no WebXR: the cameras and the status show here. For the headset, open " +
+      "this page in its browser (Meta Quest Browser, Pico Browser, or Safari on Apple Vision Pro with WebXR enabled " +
+      "in Settings > Apps > Safari > Advanced > Feature Flags).";
     return;
   }
   for (const [mode, id] of [["immersive-vr", "enter-vr"], ["immersive-ar", "enter-ar"]]) {
     const button = document.getElementById(id);
-    if (await navigator.xr.isSessionSupported(mode)) {
+    if (await navigator.xr.isSessionSupported(mode) && !(page.status && page.status.view_only)) {
       button.hidden = false;
       button.disabled = false;
       button.onclick = () => enter(mode).catch((error) => { support.textContent = `Could not start ${mode}: ${error}`; });

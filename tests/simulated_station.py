@@ -1,0 +1,193 @@
+"""A station in the MuJoCo world for the scripted headset person, without the browser: what the person's headset
+does in tests/headset_person.py (BrowserHeadset), done here directly and in lockstep. Test-only.
+
+The person's controller states go through the teleop's own route (the XR state schema, its parser, the control
+chain of the xr_hybrid config) to the world's servos; the cameras it sees are the preset's (top and wrist), rendered
+at the view's rate, JPEG-compressed as the page receives them, each with the header the page gets (its calibration);
+the status text is the page's lines. Time is the world's: the person's waits advance it, so a run is deterministic
+for a seed and as fast as the renders allow. Optional input gaps stand in for a loaded page's late frames.
+
+    .venv/bin/python tests/simulated_station.py --layouts 10 --seed 100
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from teledex_lerobot.control.config import ControlConfig  # noqa: E402
+from teledex_lerobot.control.rig_controller import RigController  # noqa: E402
+from teledex_lerobot.control.state_machine import ButtonKeys  # noqa: E402
+from teledex_lerobot.geometry.camera import CameraInfo  # noqa: E402
+from teledex_lerobot.inputs.xr_state import OPERATOR_FROM_XR, encode_xr_state, parse_xr_state  # noqa: E402
+from teledex_lerobot.presets import load_preset  # noqa: E402
+from teledex_lerobot.rig import Rig  # noqa: E402
+from teledex_lerobot.viewer.headset import camera_header  # noqa: E402
+from teledex_lerobot.world.camera import WorldRenderer  # noqa: E402
+from teledex_lerobot.world.episode import EpisodeOutcome  # noqa: E402
+from teledex_lerobot.world.mjcf import arm_base_height_m  # noqa: E402
+from teledex_lerobot.world.world import World, WorldConfig  # noqa: E402
+
+TICK_NS = 40_000_000  # the recorder's 25 Hz
+JPEG_QUALITY = 80  # as the page gets it (inputs/webxr.py)
+BUTTONS = {("left", "x-button"): "primary", ("left", "y-button"): "secondary"}
+
+
+def _matrix_pose(position_xr: np.ndarray, quaternion_xr: np.ndarray) -> np.ndarray:
+    """[x, y, z, qx, qy, qz, qw] in the operator frame from an XR pose."""
+    from scipy.spatial.transform import Rotation
+
+    rotation = OPERATOR_FROM_XR @ Rotation.from_quat(quaternion_xr).as_matrix() @ OPERATOR_FROM_XR.T
+    return np.concatenate([OPERATOR_FROM_XR @ position_xr, Rotation.from_matrix(rotation).as_quat()])
+
+
+class SimulatedStation:
+    def __init__(self, preset: str = "piper_linkerhand_o6_single", seed: int = 0, control: str = "xr_hybrid",
+                 gap_every_s: float = 0.0, gap_s: float = 0.0):
+        self.rig = Rig.from_preset(load_preset(preset))
+        cameras = load_preset(preset).cameras
+        self.world = World(self.rig, WorldConfig(seed=seed), {name: c["view"] for name, c in cameras.items()})
+        self.renderers = {name: WorldRenderer(self.world, name, c["width"], c["height"])
+                          for name, c in cameras.items()}
+        self.table_top_z_m = -arm_base_height_m(self.rig)
+        config = ControlConfig.load(control)
+        self.controller = RigController(self.rig, config)
+        self.buttons = ButtonKeys(config.key_bindings)
+        self.now_ns = 0
+        self.gap_every_ns, self.gap_ns = int(gap_every_s * 1e9), int(gap_s * 1e9)
+        self.right = {"pose": _matrix_pose(np.zeros(3), np.array([0, 0, 0, 1.0])), "trigger": 0.0, "grip": 0.0,
+                      "axis_click": False}
+        self.left = {"pose": _matrix_pose(np.array([-0.25, 1.2, -0.4]), np.array([0, 0, 0, 1.0])), "primary": False,
+                     "secondary": False}
+        self.episode = 0
+        self.outcome: EpisodeOutcome | None = None
+        self._frames: dict[str, tuple[bytes, dict]] = {}
+        self._rendered_ns = -1
+        self.new_episode(seed)
+
+    # ---- the world's side --------------------------------------------------------------------------------------
+
+    def measured(self) -> dict[str, np.ndarray]:
+        return {role: self.world.joint_positions(role) for role in self.rig.parts}
+
+    def new_episode(self, seed: int) -> None:
+        """Lay out the layout of `seed` with the robot at home; the teleop re-anchors there (as teledex-record)."""
+        self.world.reset(seed)
+        self.outcome = EpisodeOutcome(self.world)
+        self.episode += 1
+        if self.controller.seeded:
+            self.controller.start_episode()
+        else:
+            self.controller.seed(self.measured())
+
+    def _tick(self) -> None:
+        gap = self.gap_every_ns and (self.now_ns % self.gap_every_ns) < self.gap_ns
+        frame = None
+        if not gap:
+            frame = parse_xr_state(encode_xr_state(controllers={"right": self.right, "left": self.left}),
+                                   self.now_ns)
+            for key in self.buttons.presses(frame.buttons):
+                self.controller.state_machine.press(key)
+        commands = self.controller.step(frame, self.now_ns, self.measured)
+        for role, q in commands.items():
+            self.world.set_targets(role, q)
+        self.world.step(self.world.steps_for(TICK_NS / 1e9))
+        self.outcome.update()
+        self.now_ns += TICK_NS
+
+    # ---- the person's headset ------------------------------------------------------------------------------------
+
+    def status_text(self) -> str:
+        controller = self.controller
+        lines = ["Connected to TeleDex", f"State: {controller.state_machine.state.value}",
+                 "Input: STALE" if controller.stale else "Input: live", f"Arm: {controller.activity}"]
+        if controller.strategy.grasps is not None:
+            lines.append(f"Grasp: {controller.strategy.grasps.name} (stick press: next)")
+        return "\n".join([*lines, f"Episode {self.episode}"])
+
+    def frames(self) -> dict[str, tuple[bytes, dict]]:
+        if self._rendered_ns != self.now_ns:
+            self._rendered_ns = self.now_ns
+            for name, renderer in self.renderers.items():
+                k, mount = renderer.intrinsics, renderer.mount
+                info = CameraInfo(k.width, k.height, k.fx, k.fy, k.cx, k.cy,
+                                  world_from_camera=None if mount else renderer.base_from_camera.tolist(),
+                                  mounted_on=mount[0] if mount else None,
+                                  part_from_camera=mount[1].tolist() if mount else None)
+                ok, jpeg = cv2.imencode(".jpg", renderer.render()[..., ::-1], [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+                header = json.loads(json.dumps({**camera_header(name, info), "published_ms": self.now_ms()}))
+                self._frames[name] = (jpeg.tobytes(), header)
+        return dict(self._frames)
+
+    def hold(self, position: np.ndarray, quaternion: np.ndarray, trigger: float, grip: float, click: bool) -> None:
+        self.right = {"pose": _matrix_pose(position, quaternion), "trigger": trigger, "grip": grip,
+                      "axis_click": click}
+
+    def button(self, controller: str, button: str, pressed: bool) -> None:
+        self.left[BUTTONS[(controller, button)]] = pressed
+
+    def look_down(self, angle_rad: float) -> None:
+        pass  # nothing is drawn here but the cameras
+
+    def now_ms(self) -> float:
+        return self.now_ns / 1e6
+
+    def sleep(self, seconds: float) -> None:
+        until = self.now_ns + seconds * 1e9
+        while self.now_ns + TICK_NS / 2 <= until:
+            self._tick()
+
+
+def main() -> None:
+    from headset_person import HeadsetPerson, pinch_settling
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--layouts", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=100)
+    parser.add_argument("--gap-every", type=float, default=0.0, help="an input gap every this many seconds")
+    parser.add_argument("--gap", type=float, default=0.0, help="each gap this long (s)")
+    parser.add_argument("--practise", action="store_true", help="print how the half settled in the pinch, per layout "
+                        "and on average: what practice teaches the person (headset_person.PINCH_SETTLING)")
+    args = parser.parse_args()
+    station = SimulatedStation(seed=args.seed, gap_every_s=args.gap_every, gap_s=args.gap)
+    person = HeadsetPerson(station, station.rig, station.table_top_z_m)
+    hand_link = f"hand/{station.rig.parts['hand'].model.description.root_link}"
+    settled = []
+
+    def watch_the_pinch() -> None:
+        """After the pinch has closed: how the half sits in the hand, against where the person put it."""
+        station.sleep(1.2)
+        half_in_hand = np.linalg.inv(station.world.body_pose(hand_link)) @ station.world.body_pose("cube_top")
+        settled.append(pinch_settling(person.half_in_hand, half_in_hand))
+
+    person.start()
+    succeeded = 0
+    for layout in range(args.layouts):
+        if layout:
+            station.new_episode(args.seed + layout)
+        person.begin_episode()
+        step = person.assemble_cube(closed_hook=watch_the_pinch if args.practise else lambda: None)
+        station.sleep(1.0)
+        succeeded += station.outcome.succeeded
+        print(f"seed {args.seed + layout}: {station.outcome.stage:8s} the person: {step} {person.last_error}; "
+              f"looks: {', '.join(person.looks)}", flush=True)
+        if args.practise and settled:
+            moved, turned = settled[-1]
+            print(f"  the half settled {np.round(moved * 1000, 1).tolist()} mm, turned {np.round(turned, 1).tolist()} "
+                  "deg (hand frame, xyz)")
+        person.looks.clear()
+    print(f"{succeeded}/{args.layouts} assembled")
+    if args.practise and settled:
+        moved, turned = (np.mean([s[i] for s in settled], axis=0) for i in (0, 1))
+        spread = np.std([s[0] for s in settled], axis=0) * 1000, np.std([s[1] for s in settled], axis=0)
+        print(f"on average the half settled {np.round(moved, 4).tolist()} m, turned {np.round(turned, 1).tolist()} deg "
+              f"(spread {np.round(spread[0], 1).tolist()} mm, {np.round(spread[1], 1).tolist()} deg)")
+
+
+if __name__ == "__main__":
+    main()
