@@ -158,6 +158,10 @@ class BrowserHeadset:
 
     def __init__(self, page):
         self.page = page
+        # The page sends the controller's grip (where the hand holds it); the emulator moves its target ray, from
+        # which the grip is offset (5 cm, turned 45 degrees on a Quest Touch Plus): the hand is the grip.
+        offset = page.evaluate("IWER.metaQuest3.controllerConfig.layout.right.gripOffsetMatrix")
+        self.ray_from_grip = np.linalg.inv(np.asarray(offset, dtype=float).reshape(4, 4).T)
 
     def status_text(self) -> str:
         return self.page.evaluate("document.getElementById('status').textContent")
@@ -168,9 +172,13 @@ class BrowserHeadset:
         return {name: (base64.b64decode(frame["jpeg"]), frame["header"]) for name, frame in (frames or {}).items()}
 
     def hold(self, position: np.ndarray, quaternion: np.ndarray, trigger: float, grip: float, click: bool) -> None:
-        """The right controller: position (XR frame), orientation (x, y, z, w), trigger, grip, thumbstick press."""
-        x, y, z = position
-        qx, qy, qz, qw = quaternion
+        """The right controller's grip: position (XR frame), orientation (x, y, z, w); trigger, grip, thumbstick
+        press."""
+        held = np.eye(4)
+        held[:3, :3], held[:3, 3] = Rotation.from_quat(quaternion).as_matrix(), position
+        ray = held @ self.ray_from_grip
+        x, y, z = ray[:3, 3]
+        qx, qy, qz, qw = Rotation.from_matrix(ray[:3, :3]).as_quat()
         self.page.evaluate(
             "(() => { const c = xrDevice.controllers.right;"
             f"c.position.x = {x:.5f}; c.position.y = {y:.5f}; c.position.z = {z:.5f};"
