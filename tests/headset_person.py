@@ -63,8 +63,8 @@ APPROACH_M = 0.05  # the hand comes down onto the half from this far above
 REACH_TURN_RAD = 0.1
 LOOK_BACK_M = np.array([-0.06, 0.0, 0.04])  # drawn back from home (base frame) to see the table
 # What practice taught it of the pinch (tests/simulated_station.py --practise --seed 0 --layouts 20, layouts it is not
-# tested on): when the fingers close, the half slides 18 mm back onto the thumb, drops 8 mm and turns 17 degrees,
-# in its own frame as placed; where exactly it sits it then sees through the wrist camera (seeing.held_half).
+# tested on): when the fingers close, the half slides 16 mm back onto the thumb and 8 mm aside, drops 8 mm and turns
+# 15 degrees, in its own frame as placed.
 PINCH_SETTLING = np.eye(4)
 PINCH_SETTLING[:3, :3] = Rotation.from_euler("xyz", [-5.0, 7.2, 12.3], degrees=True).as_matrix()
 PINCH_SETTLING[:3, 3] = [-0.0155, -0.0084, -0.0075]

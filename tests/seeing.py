@@ -32,7 +32,6 @@ MAX_REPROJECTION_PX = 1.0  # a face seen by the wrist camera
 EDGE_SEARCH_PX = 3.0  # how far across a face's rough side its edge is looked for
 PALM_SEEN_SHARE = 0.3  # of the palm's back as expected, at least this much must show to place it
 PALM_MIN_OVERLAP = 0.5  # intersection over union of the palm's back placed and seen
-HELD_MIN_OVERLAP = 0.6  # of a held half's outline (less the fingers) and the red seen
 
 
 @dataclass(frozen=True)
@@ -254,46 +253,6 @@ def palm_from_above(camera: Camera, expected_hand: np.ndarray, back_corners: np.
     if -result.fun < PALM_MIN_OVERLAP:
         return None
     return moved(result.x)
-
-
-def held_half(camera: Camera, expected: np.ndarray) -> np.ndarray | None:
-    """A red half held in the hand as the wrist camera sees it (partly hidden by the fingers): its pose in the hand
-    frame, found by moving the box from where it was expected (4x4) until its outline, less what the fingers hide,
-    covers the red seen best. None where too little of it shows."""
-    red = _largest_blob(colour_mask(camera.image, "red")[0])  # (the fingers' shaded edges come out reddish)
-    if red is None:
-        return None
-    fingers, _ = colour_mask(camera.image, "orange")
-    seen = int(red.sum())
-    half = np.array([[sx * HALF_EDGE_M / 2, sy * HALF_EDGE_M / 2, sz * HALF_HEIGHT_M / 2]
-                     for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
-    camera_from_hand = np.linalg.inv(camera.hand_from_camera)
-
-    def pose(step: np.ndarray) -> np.ndarray:
-        change = np.eye(4)
-        change[:3, :3] = Rotation.from_rotvec(step[3:]).as_matrix()
-        change[:3, 3] = step[:3]
-        return expected @ change
-
-    def overlap(step: np.ndarray) -> float:
-        corners = (camera_from_hand @ pose(step) @ np.c_[half, np.ones(8)].T)[:3]
-        if np.any(corners[2] < 0.01):
-            return 0.0
-        pixels = (camera.matrix @ corners)[:2] / corners[2]
-        outline = np.zeros_like(red)
-        cv2.fillConvexPoly(outline, np.round(cv2.convexHull(pixels.T.astype(np.float32)) * 4).astype(np.int32), 1,
-                           shift=2)
-        outline &= 1 - fingers  # what the fingers hide is not seen either way
-        both = int(np.count_nonzero(outline & red))
-        return -both / (int(outline.sum()) + seen - both + 1e-9)
-
-    best = np.zeros(6)
-    for scale in (1.0, 0.4):  # coarse, then fine
-        simplex = np.vstack([best, best + scale * np.diag([0.006, 0.006, 0.006, 0.15, 0.15, 0.15])])
-        result = minimize(overlap, best, method="Nelder-Mead",
-                          options={"initial_simplex": simplex, "xatol": 1e-4, "fatol": 1e-4, "maxiter": 600})
-        best = result.x
-    return pose(best) if -result.fun >= HELD_MIN_OVERLAP else None
 
 
 def nearest_quarter_turn(rotation: np.ndarray, reference: np.ndarray) -> np.ndarray:

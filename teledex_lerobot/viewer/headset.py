@@ -53,8 +53,7 @@ class HeadsetScene:
 
     def _drawing(self, q_by_role: Mapping[str, np.ndarray], touching: frozenset[str]) -> dict:
         """bones [x0, y0, z0, x1, y1, z1, radius, finger index | OTHER_HAND_LINK | ARM_LINK], the palm box (pose,
-        half extents),
-        the fingertips in `fingers` order, and which fingers touch something."""
+        half extents), the fingertips in `fingers` order, and which fingers touch something."""
         bones: list[list[float]] = []
         drawing: dict[str, object] = {}
         fingers = {name: i for i, name in enumerate(self.fingers)}

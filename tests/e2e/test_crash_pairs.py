@@ -30,7 +30,9 @@ KILLS = [("time", 0.05), ("time", 0.3), ("time", 0.6), ("time", 0.9), ("time", 1
 
 
 def record_args(root: Path, resume: bool) -> list[str]:
+    # one small camera: the saves' files are what is killed, not the pictures
     return command("teledex-record", "--robot.type=teledex", "--robot.backend=fake", "--robot.id=k",
+                   "--robot.cameras={top: {type: teledex_render, view: top, width: 160, height: 120, fps: 25}}",
                    "--teleop.type=teledex_replay", "--teleop.id=k", "--dataset.repo_id=local/kill",
                    f"--dataset.root={root}", "--dataset.single_task=grasp", "--dataset.fps=25",
                    "--dataset.num_episodes=1", "--dataset.episode_time_s=1.6", "--dataset.reset_time_s=0",

@@ -274,7 +274,8 @@ def test_world_demo_records_both_formats_and_its_recorded_episode_replays_to_suc
     np.testing.assert_allclose(np.stack(frames["observation.environment_state"]),
                                native.telemetry["environment_state"], atol=1e-6)  # both formats, the same poses
     cameras = load_preset("piper_linkerhand_o6_single").cameras  # every camera of the preset, at its size
-    assert {name: native.camera_info[name].width for name in cameras} == {name: c["width"] for name, c in cameras.items()}
+    assert {name: info.width for name, info in native.camera_info.items()} == \
+        {name: camera["width"] for name, camera in cameras.items()}
     lerobot_to_native(root, tmp_path / "back_native", progress=lambda _: None)  # both conversions keep them
     native_to_lerobot(tmp_path / "back_native", tmp_path / "back_lerobot", "local/back", progress=lambda _: None)
     [back] = [load_native_episode(d) for d in native_episode_dirs(tmp_path / "back_native")]

@@ -95,8 +95,11 @@ function dropView() { // refused: nothing of the robot stays on this page
   document.getElementById("cameras").replaceChildren();
 }
 
-// Per camera: the frame being decoded and the newest one waiting. One decode at a time, and a frame that waits is
-// replaced by a newer one: a page (or an emulated headset) too busy to decode every frame shows the newest it can.
+// Per camera: up to MAX_DECODING frames decode at once (the browser decodes off the main thread; an emulated headset
+// busy drawing lets their results in only between its frames, so one at a time would cap the rate at its frame
+// rate). A frame that arrives while all are busy is dropped, and one decoded after a newer one was shown is
+// discarded: a page too busy to show every frame shows the newest it can, never an older one after it.
+const MAX_DECODING = 3;
 const decoding = {};
 
 function showFrame(data) {
@@ -104,21 +107,20 @@ function showFrame(data) {
   if (String.fromCharCode(...bytes.subarray(0, 4)) !== "TDXF") return;
   const length = new DataView(data).getUint32(4, true);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
-  const entry = decoding[header.camera] = decoding[header.camera] || { busy: false, next: null };
-  entry.next = { header, jpeg: bytes.slice(8 + length) };
-  if (!entry.busy) decodeNewest(entry);
+  const entry = decoding[header.camera] = decoding[header.camera] || { busy: 0, shown_ms: -Infinity };
+  if (entry.busy < MAX_DECODING) decode(entry, header, bytes.slice(8 + length));
 }
 
-async function decodeNewest(entry) {
-  entry.busy = true;
-  while (entry.next) {
-    const { header, jpeg } = entry.next;
-    entry.next = null;
+async function decode(entry, header, jpeg) {
+  entry.busy += 1;
+  try {
     const bitmap = await createImageBitmap(new Blob([jpeg], { type: "image/jpeg" }));
-    if (page.status && page.status.refused) { // refused meanwhile: nothing of the robot stays
+    // refused meanwhile (nothing of the robot stays), or a newer frame already shown
+    if ((page.status && page.status.refused) || header.published_ms <= entry.shown_ms) {
       bitmap.close();
-      continue;
+      return;
     }
+    entry.shown_ms = header.published_ms;
     const now = performance.timeOrigin + performance.now();
     view.stats.push([now, now - header.published_ms]);
     if (view.stats.length > 600) view.stats.shift();
@@ -127,8 +129,9 @@ async function decodeNewest(entry) {
     view.frames[header.camera] = { bitmap, header, jpeg, arrived: now };
     view.dirty[header.camera] = true;
     showOnPage(header.camera, bitmap, header);
+  } finally {
+    entry.busy -= 1;
   }
-  entry.busy = false;
 }
 
 // The 2D page: every camera at the size it was recorded (scaled to the page's width), mirrored like in the headset.
