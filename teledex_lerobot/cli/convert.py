@@ -16,7 +16,7 @@ import argparse
 import zipfile
 from pathlib import Path
 
-from ..storage.errors import DatasetError
+from ..storage.errors import DatasetError, check_root
 from .errors import run_command
 
 
@@ -42,6 +42,8 @@ def convert(args) -> None:
         if args.target.exists():
             raise DatasetError(f"{args.target} exists; choose a new file")
         return stream_to_datagrams(args.source, args.target)
+    for root in (args.source, args.target):
+        check_root(root)
     if args.target.exists() and any(args.target.iterdir()):
         raise DatasetError(f"{args.target} exists and is not empty; choose a new target folder")
     if not args.source.is_dir():

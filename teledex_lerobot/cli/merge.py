@@ -13,7 +13,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from ..storage.errors import DatasetError
+from ..storage.errors import DatasetError, check_root
 from ..storage.lerobot_meta import read_sidecar
 from ..storage.native import (
     copy_episode,
@@ -47,6 +47,8 @@ def merge(out_root: Path, stations: list[Path], repo_id: str) -> None:
     from lerobot.datasets.aggregate import aggregate_datasets  # here: --help must not load LeRobot
 
     out_native = Path(f"{out_root}_native")
+    for root in (out_root, out_native, *stations, *(Path(f"{station}_native") for station in stations)):
+        check_root(root)
     for target in (out_root, out_native):
         if target.exists():
             raise DatasetError(f"{target} already exists; merge into a new root")

@@ -5,12 +5,16 @@ written: a bad file leaves no half-converted target."""
 
 import json
 import tempfile
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
+import datasets
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 from lerobot.configs import DepthEncoderConfig
+from lerobot.datasets.feature_utils import get_hf_features_from_features
 from lerobot.utils.constants import OBS_ENV_STATE
 
 from ..geometry.camera import CameraInfo
@@ -20,12 +24,21 @@ from ..storage.lerobot_meta import read_info, read_sidecar, sidecar_path
 from ..storage.native import NativeEpisode, NativeSink, load_native_episode, native_episode_dirs
 from ..storage.repair import committed_episodes
 from ..storage.sink import EpisodeHeader, commit_pair
-from ..storage.teledex_columns import DEVICE_FAULT, FRAME_TIME, SUCCESS, SYNC_VALID, TACTILE, source_column
+from ..storage.teledex_columns import (
+    DEVICE_FAULT,
+    EPISODE_UUID,
+    FRAME_TIME,
+    SUCCESS,
+    SYNC_VALID,
+    TACTILE,
+    source_column,
+)
 from ..storage.video import copy_video_segment, video_frames
 from ..sync import SyncPacket, SyncPolicy, validate_timestamps
 from .lerobot_dataset import (
     LeRobotSink,
     feature_depth_quantization,
+    lerobot_frame,
     quiet_depth_encoder,
     read_depth_video,
 )
@@ -90,7 +103,6 @@ def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progr
     try:
         for index, episode in enumerate(episodes):
             folder = episode.path
-            t = episode.telemetry
             policy = SyncPolicy(**episode.field("sync.policy"))
             sink.extra_sidecar = {"camera_info": {n: asdict(c) for n, c in episode.camera_info.items()},
                                   "sync_policy": asdict(policy), "source_names": list(layout.source_names)}
@@ -98,15 +110,8 @@ def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progr
             videos = {name: read_depth_video(episode.video_path(name), episode.depth[name]) if name in episode.depth
                       else video_frames(episode.video_path(name)) for name in layout.cameras}
             sink.begin(EpisodeHeader(episode.episode_uuid, index, episode.field("episode.task_name")))
-            for i in range(len(t["frame_timestamps_ns"])):
-                packet = _packet(t["source_timestamps_ns"][i], t["frame_timestamps_ns"][i], layout.source_names,
-                                 policy, t["sync_valid"][i], f"{folder} frame {i}")
-                sink.add(RecordedFrame(t["qpos"][i], t["action"][i], t["tactile"][i],
-                                       {name: _next_picture(frames, episode.video_path(name), i)
-                                        for name, frames in videos.items()}, packet,
-                                       _faults(episode.metadata, t["device_fault"][i], f"{folder} frame {i}"),
-                                       environment=t["environment_state"][i] if layout.environment_names
-                                       else np.zeros(0), success=layout.judged and bool(t["success"][i])))
+            for frame in native_frames(episode, layout, videos):
+                sink.add(frame)
             metadata = {**episode.metadata, "lerobot": {**episode.metadata.get("lerobot", {}),
                                                         "episode_index": index}}
             commit_pair(sink, None, metadata)
@@ -114,6 +119,42 @@ def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progr
     finally:
         sink.close()
     return len(folders)
+
+
+def native_frames(episode: NativeEpisode, layout: FrameLayout, videos: dict | None = None) -> Iterator[RecordedFrame]:
+    """A native episode's frames as the recorder fed them to its sinks, each checked against the recorded sync
+    policy; videos: camera -> its frames, decoded one at a time (none: frames without pictures)."""
+    t = episode.telemetry
+    policy = SyncPolicy(**episode.field("sync.policy"))
+    for i in range(len(t["frame_timestamps_ns"])):
+        where = f"{episode.path} frame {i}"
+        packet = _packet(t["source_timestamps_ns"][i], t["frame_timestamps_ns"][i], layout.source_names, policy,
+                         t["sync_valid"][i], where)
+        yield RecordedFrame(t["qpos"][i], t["action"][i], t["tactile"][i],
+                            {name: _next_picture(frames, episode.video_path(name), i)
+                             for name, frames in (videos or {}).items()}, packet,
+                            _faults(episode.metadata, t["device_fault"][i], where),
+                            environment=t["environment_state"][i] if layout.environment_names else np.zeros(0),
+                            success=layout.judged and bool(t["success"][i]))
+
+
+def lerobot_columns(episode: NativeEpisode, features: dict) -> pa.Table:
+    """The columns a LeRobot dataset of these features holds for a native episode's frames, as to-lerobot writes
+    them (lerobot_frame, LeRobot's own column types): all the native format holds, that is all but the pictures and
+    LeRobot's index columns (timestamp, frame_index, episode_index, index, task_index). teledex-repair restores a
+    data file's lost column from them."""
+    layout = layout_of(episode)
+    header = EpisodeHeader(episode.episode_uuid, episode.index, episode.field("episode.task_name"))
+    rows, previous_ns = [], None
+    for frame in native_frames(episode, layout):
+        rows.append(lerobot_frame(layout, frame, header, previous_ns))
+        previous_ns = frame.frame_ns
+    held = {key: {**feature, "shape": tuple(feature["shape"])} for key, feature in features.items()
+            if rows and key in rows[0]}
+    hf_features = get_hf_features_from_features(held)
+    columns = {key: np.stack([row[key] for row in rows]).reshape(len(rows), -1) for key in hf_features}
+    columns = {key: values[:, 0] if held[key]["shape"] == (1,) else values for key, values in columns.items()}
+    return datasets.Dataset.from_dict(columns, features=hf_features).with_format("arrow")[:]
 
 
 def _next_picture(frames, path: Path, index: int) -> np.ndarray:
@@ -128,7 +169,7 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
     lerobot_root = Path(lerobot_root)
     info = read_info(lerobot_root)
     features = info["features"]
-    for key in ("observation.state", "action"):
+    for key in ("observation.state", "action", EPISODE_UUID, SYNC_VALID, FRAME_TIME, DEVICE_FAULT):
         if key not in features:
             raise DatasetError(f"{lerobot_root}/meta/info.json has no feature {key!r}: it was not recorded by "
                                "teledex-record")
@@ -140,6 +181,10 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
         if sidecars[index] is None:
             raise DatasetError(f"{lerobot_root} has no TeleDex sidecar for episode {index}: it was not recorded by "
                                "teledex-record, so its metadata and camera intrinsics are unknown")
+        if unknown := [s for s in sidecars[index]["source_names"] if source_column(s) not in features]:
+            raise DatasetError(f"{sidecar_path(lerobot_root, episode_uuid)} names sync sources {unknown} that "
+                               f"{lerobot_root}/meta/info.json has no t_<source>_ns feature for; restore the sidecar "
+                               "from a copy of the dataset or from the native twin")
         try:
             cameras_of[index] = {n: CameraInfo(**{**c, "distortion": tuple(c["distortion"])})
                                  for n, c in sidecars[index]["camera_info"].items()}

@@ -25,7 +25,7 @@ from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 from ..capabilities import JudgedRobot, KeyboardInput, KeyboardListeningConfig
 from ..clock import ScriptedInput
 from ..station import Station
-from ..storage.errors import UserError
+from ..storage.errors import UserError, check_root
 from ..storage.frame import FrameLayout
 from ..storage.native import NATIVE_FORMAT, NativeSink, write_json_atomic
 from ..world.devices import WorldRunner
@@ -66,6 +66,7 @@ def check_roots(cfg: TeledexRecordConfig) -> None:
     cannot be written."""
     roots = [Path(cfg.dataset.root)] + ([cfg.native_root] if cfg.native.enabled else [])
     for root in roots:
+        check_root(root)
         if cfg.resume:
             if not root.is_dir():
                 raise UserError(f"--resume=true but {root} does not exist; drop --resume to start a new dataset")

@@ -5,8 +5,13 @@ inspected. Every step is a rename or an atomic file replacement, so a repair tha
 that the next repair finishes.
 
 LeRobot dataset: a torn, empty, missing or looping info.json is restored from the recorder's last good copy, and so
-is a field of the wrong type (fps also from the native episodes' metadata or the data's timestamps); what cannot be
-restored is named, and nothing is changed. Parquet files without a footer
+is a field of the wrong type; what cannot be restored is named, and nothing is changed. Its fps is checked against
+the rate the data records (the timestamps in data/, the episodes' metadata in the sidecars and the native twins;
+storage/data_checks.py says which wins): one they agree on replaces a wrong or lost fps, from the backup where it
+holds the same; sources that disagree among themselves are named and nothing is guessed. A data file that lost a
+column info.json declares gets it back from the native twins of its episodes, once each twin is found to hold the
+same values in every column the file kept (the file as it was is kept aside); a column the twins cannot give back
+is named, and no row is ever dropped to make a file fit. Parquet files without a footer
 (written when the process died) are set aside, and so are data, video and episode-metadata files no committed
 episode refers to (an episode whose save was cut short), LeRobot's leftover staging folders, and sidecars of
 episodes that were never committed; the last episodes' metadata rows are dropped when their rows or video never
@@ -21,6 +26,7 @@ are reported.
 
 import json
 import os
+import shutil
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -30,16 +36,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import fields
+from . import data_checks, fields
 from .errors import DatasetError
-from .lerobot_meta import INFO_COUNTS, INFO_FIELDS, field_problem, info_path, read_info, read_json
+from .lerobot_meta import INFO_COUNTS, INFO_FIELDS, field_problem, info_path, read_info, read_json, sidecar_path
 from .native import (
     PARTIAL_SUFFIX,
+    NativeEpisode,
     NativeFormatError,
+    episode_dir_name,
     episode_index_of,
     fsync_dir,
     load_native_episode,
-    native_episode_dirs,
     write_json_atomic,
 )
 from .teledex_columns import EPISODE_UUID, INFO_BACKUP, SIDECAR_DIR, uuid_from_int64_pair
@@ -50,13 +57,28 @@ class Repair:
         self.root = Path(root)
         self.quarantine = self.root.with_name(f"{self.root.name}.damaged") / datetime.now().strftime("%Y%m%d-%H%M%S-%f")
         self.actions: list[str] = []
-        self.info_field_actions = 0  # of the actions, those that only restored fields of info.json
+        # of the actions, those that leave the statistics as they were: fields of info.json restored, and a data
+        # file's lost columns restored with the values they had
+        self.stats_kept_actions = 0
 
     def set_aside(self, path: Path, why: str) -> None:
         target = self.quarantine / path.relative_to(self.root)
         target.parent.mkdir(parents=True, exist_ok=True)
         os.rename(path, target)  # same file system (a sibling folder): atomic, nothing copied
         self.actions.append(f"set aside {path.relative_to(self.root)} ({why}) -> {target}")
+
+    def replace(self, path: Path, staged: Path, what: str) -> None:
+        """path becomes staged (atomically); the file as it was is kept in the quarantine (a hard link where the
+        file system allows it, else a copy), so a repair killed at any point leaves one or the other at path."""
+        target = self.quarantine / path.relative_to(self.root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(path, target)
+        except OSError:
+            shutil.copy2(path, target)
+        os.replace(staged, path)
+        fsync_dir(path.parent)
+        self.actions.append(f"{path.relative_to(self.root)}: {what} (the file as it was -> {target})")
 
 
 def _readable(path: Path) -> bool:
@@ -83,57 +105,47 @@ def _backup(root: Path) -> dict | None:
     return backup if isinstance(backup, dict) else None
 
 
-def _fps_of_native(native_root: Path | None) -> int | None:
-    """The rate every loadable native episode was recorded at, if they agree on a whole number."""
-    rates = set()
-    for folder in native_episode_dirs(native_root) if native_root is not None and native_root.is_dir() else []:
-        try:
-            rates.add(load_native_episode(folder, verify_checksums=True).field("collection.control_frequency_hz"))
-        except NativeFormatError:
-            continue
-    rate = rates.pop() if len(rates) == 1 else None
-    return int(rate) if rate is not None and float(rate).is_integer() else None
+def _rate_sources(root: Path, native_root: Path | None) -> data_checks.RateSources:
+    """Where the data records its rate: every readable data file's timestamps, every sidecar, every native episode."""
+    return {data_checks.TIMESTAMPS: data_checks.timestamp_rates(sorted((root / "data").glob("*/*.parquet"))),
+            data_checks.SIDECARS: data_checks.sidecar_rates(sorted((root / SIDECAR_DIR).glob("*.json"))),
+            f"the native episodes' metadata in {native_root}": data_checks.native_rates(native_root)}
 
 
-def _fps_of_timestamps(root: Path) -> int | None:
-    """The rate of LeRobot's timestamp column (frame_index / fps), if every readable data file agrees on it."""
-    rates = set()
-    for path in sorted((root / "data").glob("*/*.parquet")):
-        if not _readable(path):
-            continue
-        rows = pq.read_table(path, columns=["episode_index", "timestamp"]).to_pandas()
-        for _, episode in rows.groupby("episode_index"):
-            steps = np.diff(np.sort(episode["timestamp"].to_numpy(np.float64)))
-            if len(steps) and steps.min() > 0:
-                rate = round(1 / float(np.median(steps)))
-                if rate > 0 and np.allclose(steps, 1 / rate, rtol=1e-3):
-                    rates.add(rate)
-    return rates.pop() if len(rates) == 1 else None
+def _fps_of_data(root: Path, info: dict, backup: dict | None, native_root: Path | None) -> tuple[int, str] | None:
+    """(the rate the data records, from where it is restored: the backup where it holds that rate), None where no
+    source holds one; DatasetError where they disagree (storage/data_checks.py: which source wins)."""
+    sources = _rate_sources(root, native_root)
+    rate = data_checks.data_rate(root, info.get("fps"), sources)
+    if rate is None:
+        return None
+    said = data_checks.describe(sources)
+    return rate, (f"{INFO_BACKUP}, as {said}" if backup is not None and backup.get("fps") == rate
+                  else f"the data: {said}")
 
 
 def _restored_fields(repair: Repair, info: dict, native_root: Path | None) -> dict:
-    """Every invalid field of info.json (but the counts, recomputed anyway) -> (its value restored, from where);
-    DatasetError naming the first that cannot be, before anything is changed."""
+    """Every invalid field of info.json (but the counts, recomputed anyway), and an fps the data contradicts ->
+    (its value restored, from where); DatasetError naming the first that cannot be, or a rate the data disagrees
+    about, before anything is changed."""
     path = info_path(repair.root)
     backup = _backup(repair.root)
     restored = {}
     for field in INFO_FIELDS:
         wrong = None if field in INFO_COUNTS else field_problem(info, field)
+        if field == "fps" and (of_data := _fps_of_data(repair.root, info, backup, native_root)) is not None:
+            if wrong is not None or info["fps"] != of_data[0]:
+                restored[field] = of_data
+            continue
         if wrong is None:
             continue
-        candidates = []
-        if backup is not None and field in backup and field_problem(backup, field) is None:
-            candidates.append((backup[field], str(INFO_BACKUP)))
-        if field == "fps":
-            candidates += [(_fps_of_native(native_root), "the native episodes' metadata"),
-                           (_fps_of_timestamps(repair.root), "the timestamps in data/")]
-        value, source = next(((v, s) for v, s in candidates if v is not None), (None, None))
-        if source is None:
-            sources = (f"{INFO_BACKUP}, native episodes at {native_root}, data/ timestamps" if field == "fps"
+        if backup is None or field not in backup or field_problem(backup, field) is not None:
+            sources = (f"{INFO_BACKUP}, the timestamps in data/, the episodes' metadata (sidecars"
+                       f"{f', native episodes at {native_root}' if native_root else ''})" if field == "fps"
                        else str(INFO_BACKUP))
             raise DatasetError(f"{path} {wrong}, and it cannot be restored (nothing valid in {sources}); set it by "
                                "hand or restore meta/info.json from a copy of the dataset (nothing was changed)")
-        restored[field] = (value, source)
+        restored[field] = (backup[field], str(INFO_BACKUP))
     return restored
 
 
@@ -157,10 +169,13 @@ def _load_info(repair: Repair, native_root: Path | None = None) -> dict:
         restored = _restored_fields(repair, info, native_root)  # the backup too must be valid, or be made so
         if path.exists() or path.is_symlink():
             repair.set_aside(path, "torn or unreadable: the process died while LeRobot rewrote it")
+        changed = [f"{field} {fields.shown(info.get(field))} -> {fields.shown(value)} (from {source})"
+                   for field, (value, source) in restored.items()]
         for field, (value, _) in restored.items():
             info[field] = value
         write_json_atomic(path, info)
-        repair.actions.append(f"restored meta/info.json from {INFO_BACKUP}")
+        repair.actions.append(f"restored meta/info.json from {INFO_BACKUP}" + "".join(
+            f"; its {change}" for change in changed))
         return info
     restored = _restored_fields(repair, info, native_root)
     if restored:
@@ -169,12 +184,12 @@ def _load_info(repair: Repair, native_root: Path | None = None) -> dict:
                    for field, (value, source) in restored.items()}
         for field, (value, _) in restored.items():
             info[field] = value
-        repair.set_aside(path, f"invalid {', '.join(restored)}")
+        repair.set_aside(path, f"wrong {', '.join(restored)}")
         write_json_atomic(path, info)
         for field, (old, value, source) in changes.items():
             old_text = "missing" if old is fields.ABSENT else fields.shown(old)
             repair.actions.append(f"meta/info.json: {field} {old_text} -> {fields.shown(value)} (from {source})")
-        repair.info_field_actions = len(repair.actions) - start
+        repair.stats_kept_actions += len(repair.actions) - start
     return info
 
 
@@ -182,24 +197,38 @@ def _unreadable(root: Path, path: Path, err: Exception) -> DatasetError:
     return DatasetError(f"{path} cannot be read, truncated? ({err}); run `teledex-repair {root}` to set it aside")
 
 
+# The columns LeRobot writes for every episode in meta/episodes (and, per video feature, its videos/<key>/... ones):
+# nothing else holds them, so a file lacking one is named, never guessed at.
+EPISODES_COLUMNS = ("episode_index", "tasks", "length", "data/chunk_index", "data/file_index",
+                    "meta/episodes/chunk_index", "meta/episodes/file_index")
+VIDEO_COLUMNS = ("chunk_index", "file_index", "from_timestamp", "to_timestamp")
+
+
 def committed_episodes(root: Path, complete: bool = False) -> list[dict]:
     """The LeRobot dataset's committed episodes (meta/episodes rows), each with its episode uuid when it has one.
-    complete (every reader but teledex-repair): info.json's fields are checked, and every data and video file the
-    episodes refer to must be there."""
+    complete (every reader but teledex-repair): info.json's fields are checked, every data and video file the
+    episodes refer to must be there, every column info.json declares in the data files, and info.json's fps the
+    rate the data records (storage/data_checks.py)."""
     root = Path(root)
     files = sorted((root / "meta" / "episodes").glob("*/*.parquet"))
     if not files:
         return []
+    info = read_info(root) if complete else json.loads(info_path(root).read_text())
+    video_keys = [k for k, f in info["features"].items() if f["dtype"] == "video"]
+    required = [*EPISODES_COLUMNS, *(f"videos/{key}/{column}" for key in video_keys for column in VIDEO_COLUMNS)]
     tables = []
     for path in files:
         try:
             tables.append(pq.read_table(path))
         except (pa.ArrowInvalid, OSError) as err:
             raise _unreadable(root, path, err) from None
+        if missing := [column for column in required if column not in tables[-1].column_names]:
+            raise DatasetError(f"{path} lacks the column(s) {', '.join(missing)} that LeRobot writes for every "
+                               "episode, and teledex-repair cannot restore them (nothing else holds them): restore "
+                               "the file from a copy of the dataset")
     episodes = pa.concat_tables(tables, promote_options="default").to_pylist()
-    info = read_info(root) if complete else json.loads(info_path(root).read_text())
+    data_files = sorted({_data_file(root, info, e) for e in episodes})
     if complete:
-        video_keys = [k for k, f in info["features"].items() if f["dtype"] == "video"]
         if video_keys and info.get("video_path") is None:
             raise DatasetError(f"{info_path(root)} has video features {video_keys} but no 'video_path'; copy it "
                                f"from {INFO_BACKUP} or from a copy of the dataset")
@@ -209,19 +238,26 @@ def committed_episodes(root: Path, complete: bool = False) -> list[dict]:
                     raise DatasetError(f"{path} is missing (meta/episodes lists episode {episode['episode_index']} "
                                        f"in it); run `teledex-repair {root}` to drop the episodes it held")
     uuids: dict[int, str] = {}
-    for chunk, file in sorted({(e["data/chunk_index"], e["data/file_index"]) for e in episodes}):
-        path = root / info["data_path"].format(chunk_index=chunk, file_index=file)
+    for path in data_files:
         try:
-            has_uuids = path.is_file() and EPISODE_UUID in pq.ParquetFile(path).schema_arrow.names
+            columns = set(pq.ParquetFile(path).schema_arrow.names) if path.is_file() else set()
         except (pa.ArrowInvalid, OSError) as err:
             raise _unreadable(root, path, err) from None
-        if has_uuids:
+        if complete:
+            data_checks.check_columns(root, path, columns, info["features"])
+        if {"episode_index", EPISODE_UUID} <= columns:
             data = pq.read_table(path, columns=["episode_index", EPISODE_UUID]).to_pydict()
             for index, pair in zip(data["episode_index"], data[EPISODE_UUID], strict=True):
                 if int(index) not in uuids:
                     uuids[int(index)] = uuid_from_int64_pair(pair)
     for episode in episodes:
         episode["episode_uuid"] = uuids.get(int(episode["episode_index"]))
+    if complete:
+        sidecars = {sidecar_path(root, u): f"episode {i}" for i, u in sorted(uuids.items())}
+        indices = {int(e["episode_index"]) for e in episodes}
+        data_checks.check_fps(root, info, {
+            data_checks.TIMESTAMPS: data_checks.timestamp_rates(data_files, indices),
+            data_checks.SIDECARS: data_checks.sidecar_rates([p for p in sidecars if p.is_file()], sidecars.get)})
     return sorted(episodes, key=lambda e: e["episode_index"])
 
 
@@ -297,10 +333,122 @@ def _reconcile_tasks(repair: Repair, episodes: list[dict]) -> int:
     return len(used)
 
 
+# A native episode -> the columns LeRobot holds for its frames, given info.json's features (LeRobot's column types;
+# recording/conversions.py lerobot_columns): what a data file's lost column is restored from.
+NativeColumns = Callable[[NativeEpisode, dict], pa.Table]
+
+
+def _twin(native_root: Path, index: int, episode_uuid: str | None) -> NativeEpisode | str:
+    """The native twin of LeRobot episode `index` (of its uuid, where the data still holds it), or why there is
+    none."""
+    why = f"no native episode {index} in {native_root}"
+    for folder in sorted(native_root.glob(f"session_*/{episode_dir_name(index)}")):
+        try:
+            episode = load_native_episode(folder, verify_checksums=True)
+        except NativeFormatError as err:
+            why = f"native episode {index} does not load ({err.problem})"
+            continue
+        if episode_uuid is not None and episode.episode_uuid != episode_uuid:
+            why = f"native episode {index} is another episode (uuid {episode.episode_uuid}, not {episode_uuid})"
+            continue
+        return episode
+    return why
+
+
+def _same(a: pa.ChunkedArray, b: pa.ChunkedArray) -> bool:
+    left, right = np.asarray(a.to_pylist()), np.asarray(b.to_pylist())
+    if left.shape != right.shape:
+        return False
+    if left.dtype.kind == "f" or right.dtype.kind == "f":
+        return bool(np.allclose(left, right, rtol=1e-6, atol=1e-9, equal_nan=True))
+    return bool(np.array_equal(left, right))
+
+
+def _columns_from_twins(table: pa.Table, missing: list[str], info: dict, uuids: dict[int, str | None],
+                        native_root: Path | None, native_columns: NativeColumns | None) -> dict[str, pa.Array] | str:
+    """The missing columns of one data file, rebuilt row for row from its episodes' native twins, each twin first
+    found to hold the same values in every column the file kept; or why they cannot be."""
+    if native_root is None or not native_root.is_dir() or native_columns is None:
+        return ("there is no native layout to restore them from (give --native-root where the recording wrote it, "
+                "if it did)")
+    if "episode_index" not in table.column_names:
+        return "without its episode_index column its rows cannot be matched to episodes"
+    episode_of_row = table.column("episode_index").to_numpy()
+    pieces: dict[str, list[pa.ChunkedArray]] = {column: [] for column in missing}
+    rows_in_order = []
+    for index in dict.fromkeys(episode_of_row.tolist()):
+        twin = _twin(native_root, int(index), uuids.get(int(index)))
+        if isinstance(twin, str):
+            return twin
+        held = native_columns(twin, info["features"])
+        if not_held := [column for column in missing if column not in held.column_names]:
+            return f"the native format does not hold {', '.join(not_held)}"
+        rows = np.flatnonzero(episode_of_row == index)
+        if held.num_rows != len(rows):
+            return f"native episode {index} has {held.num_rows} frames, the file {len(rows)} rows of it"
+        kept = table.take(pa.array(rows))
+        if differ := [c for c in held.column_names if c in kept.column_names and not _same(kept[c], held[c])]:
+            return f"native episode {index} differs from the file in {', '.join(differ)}: not the same recording"
+        for column in missing:
+            pieces[column].append(held[column])
+        rows_in_order.append(rows)
+    back = pa.array(np.argsort(np.concatenate(rows_in_order)))
+    return {column: pa.chunked_array(chunks).combine_chunks().take(back) for column, chunks in pieces.items()}
+
+
+def _restore_columns(repair: Repair, info: dict, episodes: list[dict], native_root: Path | None,
+                     native_columns: NativeColumns | None) -> None:
+    """Every data file given every column info.json declares: a lost one restored from the native twins (the file
+    as it was kept in the quarantine); DatasetError naming what cannot be restored before any file is changed. Rows
+    are never dropped to make a file fit."""
+    uuids = {int(e["episode_index"]): e["episode_uuid"] for e in episodes}
+    plans = []
+    for path in sorted({_data_file(repair.root, info, e) for e in episodes}):
+        columns = pq.ParquetFile(path).schema_arrow.names
+        if not (missing := [c for c in data_checks.stored_columns(info["features"]) if c not in columns]):
+            continue
+        table = pq.read_table(path)
+        restored = _columns_from_twins(table, missing, info, uuids, native_root, native_columns)
+        if isinstance(restored, str):
+            raise DatasetError(f"{path} lacks the column(s) {', '.join(missing)} that {info_path(repair.root)} "
+                               f"declares, and teledex-repair cannot restore them: {restored}; restore the file from "
+                               f"a copy of the dataset (no data file was changed; done so far: "
+                               f"{repair.actions or 'nothing'})")
+        plans.append((path, table, restored))
+    for path, table, restored in plans:
+        order = [c for c in data_checks.stored_columns(info["features"]) if c in table.column_names or c in restored]
+        order += [c for c in table.column_names if c not in order]
+        fields_ = [pa.field(c, restored[c].type) if c in restored else table.schema.field(c) for c in order]
+        rebuilt = pa.Table.from_arrays([restored[c] if c in restored else table[c] for c in order],
+                                       schema=pa.schema(fields_, metadata=table.schema.metadata))
+        staged = path.with_name(f"{path.name}.repair")
+        _write_by_episode(rebuilt, staged)
+        repaired_episodes = sorted(set(table.column("episode_index").to_pylist()))
+        repair.stats_kept_actions += 1
+        repair.replace(path, staged, f"column(s) {', '.join(restored)} restored from the native twins of episode(s) "
+                                     f"{', '.join(map(str, repaired_episodes))}")
+    if any(EPISODE_UUID in restored for _, _, restored in plans):  # the pairs are read from the data again
+        uuids = {int(e["episode_index"]): e["episode_uuid"] for e in committed_episodes(repair.root)}
+        for episode in episodes:
+            episode["episode_uuid"] = uuids.get(int(episode["episode_index"]))
+
+
+def _write_by_episode(table: pa.Table, path: Path) -> None:
+    """As LeRobot writes a data file: snappy, dictionary-encoded, one row group per episode."""
+    episode_of_row = table.column("episode_index").to_numpy()
+    starts = [0, *(np.flatnonzero(np.diff(episode_of_row)) + 1).tolist(), len(episode_of_row)]
+    with pq.ParquetWriter(path, table.schema, compression="snappy", use_dictionary=True) as writer:
+        for start, stop in zip(starts, starts[1:], strict=False):
+            writer.write_table(table.slice(start, stop - start))
+    with open(path, "rb") as written:
+        os.fsync(written.fileno())
+
+
 def repair_lerobot(root: Path, recompute_stats: Callable[[Path, list[dict]], None] | None = None,
-                   native_root: Path | None = None) -> tuple[list[str], list[dict]]:
-    """Returns (what was done, the committed episodes). native_root: where to find the rate of an info.json whose fps
-    is lost."""
+                   native_root: Path | None = None, native_columns: NativeColumns | None = None,
+                   ) -> tuple[list[str], list[dict]]:
+    """Returns (what was done, the committed episodes). native_root: where the native twins are, the rate of an
+    info.json that lost or misstates its fps, and the columns a data file lost (native_columns reads them)."""
     repair = Repair(root)
     if not repair.root.is_dir():
         raise DatasetError(f"{root} does not exist")
@@ -320,6 +468,7 @@ def repair_lerobot(root: Path, recompute_stats: Callable[[Path, list[dict]], Non
     for path in sorted((repair.root / "data").glob("*/*.parquet")):
         if path not in data_files:
             repair.set_aside(path, "rows of an episode whose save was cut short (no episode metadata refers to it)")
+    _restore_columns(repair, info, episodes, native_root, native_columns)
     episode_files = {_episodes_file(e) for e in episodes}
     videos = {path for e in episodes for path in _video_files(repair.root, info, e, video_keys)}
     for key in video_keys:
@@ -348,7 +497,7 @@ def repair_lerobot(root: Path, recompute_stats: Callable[[Path, list[dict]], Non
     if not episodes and stats.exists():
         # written by a save whose episode never committed (perhaps torn): LeRobot would load it on resume
         repair.set_aside(stats, "statistics of an episode that was never committed")
-    elif ((len(repair.actions) > repair.info_field_actions or counts_wrong or not _readable_json(stats))
+    elif ((len(repair.actions) > repair.stats_kept_actions or counts_wrong or not _readable_json(stats))
           and recompute_stats is not None and episodes):
         recompute_stats(repair.root, episodes)
         repair.actions.append("stats.json recomputed from the committed episodes")

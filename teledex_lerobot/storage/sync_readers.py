@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..sync.report import EpisodeSync
-from .errors import DatasetError
+from .errors import DatasetError, check_root
 from .lerobot_meta import info_path, read_info, read_sidecar
 from .native import load_native_episode, native_episode_dirs
 from .repair import committed_episodes
@@ -50,9 +50,9 @@ def sync_from_lerobot(root: Path) -> list[EpisodeSync]:
                                "aside") from None
     table = pa.concat_tables(tables)
     columns = table.column_names
-    if SYNC_VALID not in columns or EPISODE_UUID not in columns:
-        raise DatasetError(f"{root} has no '{SYNC_VALID}' / '{EPISODE_UUID}' columns: it was not recorded with "
-                           "this version of teledex-record")
+    if absent := [c for c in (SYNC_VALID, EPISODE_UUID, SYNC_MAX_DIFF_MS, FRAME_TIME) if c not in columns]:
+        raise DatasetError(f"{root} has no {', '.join(map(repr, absent))} columns: it was not recorded with this "
+                           "version of teledex-record")
     table = table.filter(pc.is_in(table.column("episode_index"),  # only committed episodes' rows
                                   value_set=pa.array([int(e["episode_index"]) for e in committed], pa.int64())))
     fps = info["fps"]
@@ -90,6 +90,7 @@ def sync_from_native(root: Path) -> list[EpisodeSync]:
 
 
 def read_sync(path: Path) -> list[EpisodeSync]:
+    check_root(path)
     if not Path(path).is_dir():
-        raise DatasetError(f"{path} is not a folder: give a LeRobot dataset root or a native TeleDex root")
+        raise DatasetError(f"{path} does not exist: give a LeRobot dataset root or a native TeleDex root")
     return sync_from_lerobot(path) if is_lerobot_root(path) else sync_from_native(path)

@@ -298,15 +298,17 @@ CASES = [
          r"metadata\.json.*'episode\.episode_id'.*'\.\./\.\./\.\./\.\./x'" + FIX),
     # teledex-repair: what it can restore, it does; what it cannot, it names (and changes nothing)
     Case("repair", "fps 'fast'", on(INFO, lambda p: edit_json(p, setter("fps", "fast"))),
-         r"meta/info\.json: fps 'fast' -> 25 \(from meta/info\.teledex-backup\.json\)", True, (INFO,)),
-    Case("repair", "fps 'fast', no backup", all_of(remove(BACKUP), on(INFO, lambda p: edit_json(
-        p, setter("fps", "fast")))), r"meta/info\.json: fps 'fast' -> 25 \(from the native episodes' metadata\)",
+         r"meta/info\.json: fps 'fast' -> 25 \(from meta/info\.teledex-backup\.json, as the timestamps in data/",
          True, (INFO,)),
+    Case("repair", "fps 'fast', no backup", all_of(remove(BACKUP), on(INFO, lambda p: edit_json(
+        p, setter("fps", "fast")))), r"meta/info\.json: fps 'fast' -> 25 \(from the data: .*the native episodes' "
+         r"metadata in .*ds_native say 25\)", True, (INFO,)),
     Case("repair", "fps 'fast', no backup, no native root", all_of(remove(BACKUP), remove("ds_native"), on(
         INFO, lambda p: edit_json(p, setter("fps", "fast")))),
-         r"meta/info\.json: fps 'fast' -> 25 \(from the timestamps in data/", True, (INFO,)),
+         r"meta/info\.json: fps 'fast' -> 25 \(from the data: the timestamps in data/", True, (INFO,)),
     Case("repair", "fps 0, no backup, no native root, no data", all_of(remove(BACKUP), remove("ds_native"), remove(
-        "ds/data"), on(INFO, lambda p: edit_json(p, setter("fps", 0)))), r"info\.json.*'fps' is 0.*cannot be restored"),
+        "ds/data"), remove("ds/meta/teledex_episodes"), on(INFO, lambda p: edit_json(p, setter("fps", 0)))),
+         r"info\.json.*'fps' is 0.*cannot be restored"),
     Case("repair", "features a list", on(INFO, lambda p: edit_json(p, lambda d: d.update(
         features=list(d["features"])))), r"meta/info\.json: features .* \(from meta/info\.teledex-backup\.json\)",
          True, (INFO,)),
