@@ -8,7 +8,7 @@ PYTHON ?= $(shell for p in python3.12 $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/ver
 
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: env system-deps test-deps demo test test-fast clean-demo dex-retargeting-env
+.PHONY: env system-deps test-deps demo test test-long test-fast clean-demo dex-retargeting-env
 
 env: system-deps $(VENV)/.installed
 
@@ -62,12 +62,17 @@ test-deps:
 
 # Two pytest workers (pytest-xdist), a test file each at a time, then the operator's inputs in one process: beside
 # another worker, a WebXR socket handshake on loopback hung past 60 s in 3 of 6 runs (cause not found; tests/README.md).
+# The tests marked long (a minute or more each: kills at 20 instants, a full disk, an image policy) are left to
+# `make test-long`, which CI runs after `make test`.
 test: env test-deps
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	$(PY) -m pytest -q -rs -n 2 --dist loadfile --ignore=tests/inputs
-	$(PY) -m pytest -q -rs tests/inputs
+	$(PY) -m pytest -q -rs -n 2 --dist loadfile --ignore=tests/inputs -m "not long"
+	$(PY) -m pytest -q -rs tests/inputs -m "not long"
+
+test-long: env test-deps
+	$(PY) -m pytest -q -rs -n 2 --dist loadfile -m long
 
 # The folders that need no LeRobot (kinematics, retargeting, control), about a minute: while changing those.
 test-fast: env

@@ -5,7 +5,8 @@ never imports the recording. A protocol check looks at the object's class (inspe
 wrapper's __getattr__: a wrapper answers each capability itself.
 
 Robots:
-- FaultReportingRobot: its devices latch faults (a silent bus, a joint out of range), which it reports and re-arms;
+- FaultReportingRobot: its devices latch faults (a silent bus, a joint out of range, a camera lost or stalled),
+  which it reports and re-arms;
 - TimestampedRobot: it says when each part's measurement in its last observation was captured (a sync source each);
 - LockstepRobot: a simulated world whose time stands still until advanced; the loop then advances it one control
   period per tick and never sleeps (no tick is dropped, the CPU sets the pace, the wall clock plays no part);
@@ -36,6 +37,10 @@ class LockstepRobot(Protocol):
 
 @runtime_checkable
 class FaultReportingRobot(Protocol):
+    # The longest a fault's cause can precede its detection (a camera's stall limit): the recording holds its frames
+    # at least this long before storing them, so that it can mark those recorded since the cause.
+    fault_lookback_ns: int
+
     def device_faults(self) -> dict[str, str]:
         """Every part whose device is in fault, with the message (what happened and what to check); {} when clear."""
 

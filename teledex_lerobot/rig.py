@@ -5,12 +5,13 @@ it both build the same Rig, so their action keys cannot drift apart.
 """
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 from scipy.spatial.transform import Rotation
 
 from .kinematics import KinematicModel
-from .kinematics.catalogue import BUILTIN_MODELS, resolve_urdf
+from .kinematics.catalogue import BUILTIN_MODELS, is_urdf_path, resolve_urdf
 from .presets import HandMount, PartSpec, Preset
 
 
@@ -92,6 +93,13 @@ class Rig:
         if not parts:
             raise ValueError("A rig needs an arm, a hand, or both.")
         return cls(parts, hand_mount)
+
+    @property
+    def name(self) -> str:
+        """What the rig is made of, arm first ("piper+linkerhand_o6"): its robot_type in a dataset, as LeRobot's
+        robots name their model. A URDF by its file's stem: its path names a folder of this machine, not the robot."""
+        return "+".join(Path(part.spec.model).stem if is_urdf_path(part.spec.model) else part.spec.model
+                        for part in self.parts.values())
 
     def split_action(self, action: Mapping[str, float], robot_name: str) -> dict[str, np.ndarray]:
         """Action dict -> driven joint vector per role. Keys must match exactly: nothing guessed, nothing dropped."""

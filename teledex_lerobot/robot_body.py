@@ -5,6 +5,7 @@ and the headset page draws them (viewer/headset.py): one geometry, so the robot 
 touches things. Also where each fingertip is, and where a wrist camera sits on the hand.
 """
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -177,8 +178,8 @@ class PartBody:
         self.palm = hand_palm(part.model, part.spec.side) if part.role == "hand" else None
         children = children_of(description)
         self.bones: list[Bone] = []
-        self._kept_links = [link for link in description.links if kept_links is None or link in kept_links]
-        for link in self._kept_links:
+        self.kept_links = [link for link in description.links if kept_links is None or link in kept_links]
+        for link in self.kept_links:
             if self.palm is not None and link == self.palm.link:
                 continue  # the palm box replaces the palm link's bones
             kept = [joint for joint in children[link] if kept_links is None or joint.child in kept_links]
@@ -206,9 +207,10 @@ class PartBody:
                 finger_of[link] = finger
         return finger_of
 
-    def link_poses(self, q_full: np.ndarray) -> dict[str, np.ndarray]:
-        """Pose of every link that carries a shape, in the part's base frame."""
-        return dict(zip(self._frames, self.part.model.frame_poses(q_full, self._frames), strict=True))
+    def link_poses(self, q_full: np.ndarray, also: Iterable[str] = ()) -> dict[str, np.ndarray]:
+        """Pose of every link that carries a shape, and of the links `also` named, in the part's base frame."""
+        frames = sorted(set(self._frames).union(also))
+        return dict(zip(frames, self.part.model.frame_poses(q_full, frames), strict=True))
 
     def palm_back(self) -> np.ndarray:
         """(4, 3) corners of the back of the hand (the palm box's face away from the palm), in order around it, in
@@ -247,12 +249,15 @@ class RigBody:
         self.rig = rig
         self.parts = {role: PartBody(part, kept if role == "arm" else None) for role, part in rig.parts.items()}
 
-    def placed(self, q_by_role) -> dict[str, tuple[np.ndarray, dict[str, np.ndarray]]]:
-        """Per part: its base pose in the rig's frame and the poses of its shaped links in that frame."""
+    def placed(self, q_by_role, also: Mapping[str, Iterable[str]] | None = None,
+               ) -> dict[str, tuple[np.ndarray, dict[str, np.ndarray]]]:
+        """Per part: its base pose in the rig's frame and the poses of its shaped links (and of those `also` names
+        for the part) in that frame."""
         bases = self.rig.base_poses(q_by_role)
         placed = {}
         for role, body in self.parts.items():
             part = self.rig.parts[role]
-            poses = body.link_poses(part.full_configuration(np.asarray(q_by_role[role], dtype=float)))
+            poses = body.link_poses(part.full_configuration(np.asarray(q_by_role[role], dtype=float)),
+                                    (also or {}).get(role, ()))
             placed[role] = (bases[role], {link: bases[role] @ pose for link, pose in poses.items()})
         return placed

@@ -5,15 +5,20 @@ The person's controller states go through the teleop's own route (the XR state s
 chain of the xr_hybrid config) to the world's servos; the cameras it sees are the preset's (top and wrist), rendered
 at the view's rate, JPEG-compressed as the page receives them, each with the header the page gets (its calibration);
 the status text is the page's lines. Time is the world's: the person's waits advance it, so a run is deterministic
-for a seed and as fast as the renders allow. Optional input gaps stand in for a loaded page's late frames.
+for a seed and as fast as the renders allow. Optional input gaps, or a page that lags as a loaded machine's does
+(LatePage: fewer XR frames and camera frames, each late), stand in for a loaded page.
 
     .venv/bin/python tests/simulated_station.py --layouts 10 --seed 100
+    .venv/bin/python tests/simulated_station.py --layouts 10 --seed 300 --input-hz 10 --input-latency 0.15 \
+        --camera-fps 8 --camera-latency 0.45
 """
 
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import cv2
 import numpy as np
@@ -24,6 +29,7 @@ from teledex_lerobot.control.config import ControlConfig  # noqa: E402
 from teledex_lerobot.control.rig_controller import RigController  # noqa: E402
 from teledex_lerobot.control.state_machine import ButtonKeys  # noqa: E402
 from teledex_lerobot.geometry.camera import CameraInfo  # noqa: E402
+from teledex_lerobot.inputs.frame import OperatorFrame  # noqa: E402
 from teledex_lerobot.inputs.xr_state import OPERATOR_FROM_XR, encode_xr_state, parse_xr_state  # noqa: E402
 from teledex_lerobot.presets import load_preset  # noqa: E402
 from teledex_lerobot.rig import Rig  # noqa: E402
@@ -46,9 +52,44 @@ def _matrix_pose(position_xr: np.ndarray, quaternion_xr: np.ndarray) -> np.ndarr
     return np.concatenate([OPERATOR_FROM_XR @ position_xr, Rotation.from_matrix(rotation).as_quat()])
 
 
+@dataclass(frozen=True)
+class LatePage:
+    """The page on a loaded machine: it sends the controllers `input_hz` times a second (its XR frames), each state
+    reaching the teleop `input_latency_s` later; the camera frames it shows were rendered `camera_fps` times a
+    second and appear `camera_latency_s` later. All zero: a page that keeps up (each tick sent and shown at once)."""
+
+    input_hz: float = 0.0
+    input_latency_s: float = 0.0
+    camera_fps: float = 0.0
+    camera_latency_s: float = 0.0
+    KEPT: ClassVar[int] = 64  # states and frames kept: more than any latency here spans
+
+    @property
+    def keeps_up(self) -> bool:
+        return not (self.input_hz or self.input_latency_s or self.camera_fps or self.camera_latency_s)
+
+    @property
+    def input_latency_ns(self) -> int:
+        return int(self.input_latency_s * 1e9)
+
+    @property
+    def camera_latency_ns(self) -> int:
+        return int(self.camera_latency_s * 1e9)
+
+    @staticmethod
+    def due(now_ns: int, timeline: list[tuple[int, dict]], rate_hz: float) -> bool:
+        """Whether the next of a timeline's items (sent or rendered `rate_hz` a second, 0: every tick) is due now."""
+        return not rate_hz or not timeline or now_ns - timeline[-1][0] >= 1e9 / rate_hz - TICK_NS / 2
+
+    @staticmethod
+    def newest(timeline: list[tuple[int, dict]], until_ns: int, since_ns: int = -1) -> tuple[int, dict] | None:
+        """The newest item of a timeline made after `since_ns` and by `until_ns`, if any."""
+        return next(((t, item) for t, item in reversed(timeline) if since_ns < t <= until_ns), None)
+
+
 class SimulatedStation:
     def __init__(self, preset: str = "piper_linkerhand_o6_single", seed: int = 0, control: str = "xr_hybrid",
-                 gap_every_s: float = 0.0, gap_s: float = 0.0):
+                 gap_every_s: float = 0.0, gap_s: float = 0.0, late: LatePage | None = None):
         self.rig = Rig.from_preset(load_preset(preset))
         cameras = load_preset(preset).cameras
         self.world = World(self.rig, WorldConfig(seed=seed), {name: c["view"] for name, c in cameras.items()})
@@ -60,14 +101,17 @@ class SimulatedStation:
         self.buttons = ButtonKeys(config.key_bindings)
         self.now_ns = 0
         self.gap_every_ns, self.gap_ns = int(gap_every_s * 1e9), int(gap_s * 1e9)
+        self.late = late or LatePage()
+        self._sent: list[tuple[int, dict]] = []  # the controller's states as the page sent them: (time, state)
+        self._delivered_ns = -1  # the send time of the last state the teleop got
+        self._received: OperatorFrame | None = None  # that state, as the teleop parsed it
+        self._rendered: list[tuple[int, dict]] = []  # the frames rendered for the page: (time, frames)
         self.right = {"pose": _matrix_pose(np.zeros(3), np.array([0, 0, 0, 1.0])), "trigger": 0.0, "grip": 0.0,
                       "axis_click": False}
         self.left = {"pose": _matrix_pose(np.array([-0.25, 1.2, -0.4]), np.array([0, 0, 0, 1.0])), "primary": False,
                      "secondary": False}
         self.episode = 0
         self.outcome: EpisodeOutcome | None = None
-        self._frames: dict[str, tuple[bytes, dict]] = {}
-        self._rendered_ns = -1
         self.new_episode(seed)
 
     # ---- the world's side --------------------------------------------------------------------------------------
@@ -87,16 +131,21 @@ class SimulatedStation:
 
     def _tick(self) -> None:
         gap = self.gap_every_ns and (self.now_ns % self.gap_every_ns) < self.gap_ns
-        frame = None
-        if not gap:
-            frame = parse_xr_state(encode_xr_state(controllers={"right": self.right, "left": self.left}),
-                                   self.now_ns)
-            for key in self.buttons.presses(frame.buttons):
+        if self.late.due(self.now_ns, self._sent, self.late.input_hz):  # the page sends the controllers as they are
+            state = {"right": dict(self.right), "left": dict(self.left)}
+            self._sent = [*self._sent[-LatePage.KEPT:], (self.now_ns, state)]
+        delivered = LatePage.newest(self._sent, self.now_ns - self.late.input_latency_ns, since_ns=self._delivered_ns)
+        if delivered is not None and not gap:  # as the teleop's receiver: the newest state, until a newer one
+            self._delivered_ns = delivered[0]
+            self._received = parse_xr_state(encode_xr_state(controllers=delivered[1]), self.now_ns)
+            for key in self.buttons.presses(self._received.buttons):
                 self.controller.state_machine.press(key)
-        commands = self.controller.step(frame, self.now_ns, self.measured)
+        commands = self.controller.step(None if gap else self._received, self.now_ns, self.measured)
         for role, q in commands.items():
             self.world.set_targets(role, q)
         self.world.step(self.world.steps_for(TICK_NS / 1e9))
+        if not self.late.keeps_up and self.late.due(self.now_ns, self._rendered, self.late.camera_fps):
+            self._render()
         self.outcome.update()
         self.now_ns += TICK_NS
 
@@ -111,18 +160,27 @@ class SimulatedStation:
         return "\n".join([*lines, f"Episode {self.episode}"])
 
     def frames(self) -> dict[str, tuple[bytes, dict]]:
-        if self._rendered_ns != self.now_ns:
-            self._rendered_ns = self.now_ns
-            for name, renderer in self.renderers.items():
-                k, mount = renderer.intrinsics, renderer.mount
-                info = CameraInfo(k.width, k.height, k.fx, k.fy, k.cx, k.cy,
-                                  world_from_camera=None if mount else renderer.base_from_camera.tolist(),
-                                  mounted_on=mount[0] if mount else None,
-                                  part_from_camera=mount[1].tolist() if mount else None)
-                ok, jpeg = cv2.imencode(".jpg", renderer.render()[..., ::-1], [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
-                header = json.loads(json.dumps({**camera_header(name, info), "published_ms": self.now_ms()}))
-                self._frames[name] = (jpeg.tobytes(), header)
-        return dict(self._frames)
+        """The newest frames the page shows: a page that keeps up, the cameras now (rendered when looked at); a late
+        one, those rendered at the cameras' rate, camera_latency_s ago."""
+        if self.late.keeps_up:
+            if not self._rendered or self._rendered[-1][0] != self.now_ns:
+                self._render()
+            return dict(self._rendered[-1][1])
+        shown = LatePage.newest(self._rendered, self.now_ns - self.late.camera_latency_ns)
+        return dict(shown[1]) if shown is not None else {}
+
+    def _render(self) -> None:
+        frames = {}
+        for name, renderer in self.renderers.items():
+            k, mount = renderer.intrinsics, renderer.mount
+            info = CameraInfo(k.width, k.height, k.fx, k.fy, k.cx, k.cy,
+                              world_from_camera=None if mount else renderer.base_from_camera.tolist(),
+                              mounted_on=mount[0] if mount else None,
+                              part_from_camera=mount[1].tolist() if mount else None)
+            ok, jpeg = cv2.imencode(".jpg", renderer.render()[..., ::-1], [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+            header = json.loads(json.dumps({**camera_header(name, info), "published_ms": self.now_ms()}))
+            frames[name] = (jpeg.tobytes(), header)
+        self._rendered = [*self._rendered[-LatePage.KEPT:], (self.now_ns, frames)]
 
     def hold(self, position: np.ndarray, quaternion: np.ndarray, trigger: float, grip: float, click: bool) -> None:
         self.right = {"pose": _matrix_pose(position, quaternion), "trigger": trigger, "grip": grip,
@@ -151,10 +209,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=100)
     parser.add_argument("--gap-every", type=float, default=0.0, help="an input gap every this many seconds")
     parser.add_argument("--gap", type=float, default=0.0, help="each gap this long (s)")
+    parser.add_argument("--input-hz", type=float, default=0.0, help="a late page: it sends the controllers this often")
+    parser.add_argument("--input-latency", type=float, default=0.0, help="each state reaching the teleop this late (s)")
+    parser.add_argument("--camera-fps", type=float, default=0.0, help="the page shows this many camera frames/s")
+    parser.add_argument("--camera-latency", type=float, default=0.0, help="each frame shown this late (s)")
     parser.add_argument("--practise", action="store_true", help="print how the half settled in the pinch, per layout "
                         "and on average: what practice teaches the person (headset_person.PINCH_SETTLING)")
     args = parser.parse_args()
-    station = SimulatedStation(seed=args.seed, gap_every_s=args.gap_every, gap_s=args.gap)
+    station = SimulatedStation(seed=args.seed, gap_every_s=args.gap_every, gap_s=args.gap,
+                               late=LatePage(args.input_hz, args.input_latency, args.camera_fps, args.camera_latency))
     person = HeadsetPerson(station, station.rig, station.table_top_z_m)
     hand_link = f"hand/{station.rig.parts['hand'].model.description.root_link}"
     settled = []

@@ -24,12 +24,14 @@ def _realsense_classes() -> tuple[type, ...]:
 
 def camera_info(camera) -> CameraInfo:
     if isinstance(camera, TeledexWorldCamera) and camera.renderer is not None:
-        k, mount = camera.renderer.intrinsics, camera.renderer.mount
+        k, mount, baseline_m = camera.renderer.intrinsics, camera.renderer.mount, camera.renderer.baseline_m
+        # a stereo pair: the left eye's intrinsics and pose, in its frame of both eyes side by side
+        stereo = {"stereo_baseline_m": baseline_m} if baseline_m else {}
         if mount is not None:
-            return CameraInfo(k.width, k.height, k.fx, k.fy, k.cx, k.cy, mounted_on=mount[0],
-                              part_from_camera=mount[1].tolist())
-        return CameraInfo(k.width, k.height, k.fx, k.fy, k.cx, k.cy,
-                          world_from_camera=camera.renderer.base_from_camera.tolist())
+            return CameraInfo(camera.width, k.height, k.fx, k.fy, k.cx, k.cy, mounted_on=mount[0],
+                              part_from_camera=mount[1].tolist(), **stereo)
+        return CameraInfo(camera.width, k.height, k.fx, k.fy, k.cx, k.cy,
+                          world_from_camera=camera.renderer.base_from_camera.tolist(), **stereo)
     if isinstance(camera, TeledexRenderCamera) and camera.renderer is not None:
         k = camera.renderer.intrinsics
         return CameraInfo(k.width, k.height, k.fx, k.fy, k.cx, k.cy,

@@ -7,6 +7,7 @@ from lerobot.robots import RobotConfig
 
 from teledex_lerobot.devices.registry import BACKENDS, Backend, RealHardwareConfig, register_backend
 from teledex_lerobot.devices.simulated import SimDynamicsConfig
+from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.presets import PartSpec, load_preset
 from teledex_lerobot.viewer import LiveViewConfig
 from teledex_lerobot.world.devices import make_world_devices
@@ -38,6 +39,10 @@ class TeledexRobotConfig(RobotConfig):
     max_step_s: float = 0.1
     # name -> LeRobot camera config (--robot.cameras='{wrist: {type: opencv, index_or_path: 0}}'); {} = the preset's
     cameras: dict[str, CameraConfig] = field(default_factory=dict)
+    # A camera whose newest frame is older than this (ms) is in fault (stalled), as is one whose read fails (lost):
+    # the recording's fault policy handles it like an arm's. Twice the sync check's default max_age_ms: a rendered
+    # camera on a loaded machine can take a second for a frame; a real camera silent this long is starved or hung.
+    camera_stall_ms: float = 2000.0
     # The operator's live view (Rerun) of this robot, its input and the recording: --robot.live_view.enabled=true.
     live_view: LiveViewConfig = field(default_factory=LiveViewConfig)
     # Where the teleoperators of this process find this robot (its rig, measured pose, world, live view): give each
@@ -49,6 +54,9 @@ class TeledexRobotConfig(RobotConfig):
             raise ValueError(f"backend must be one of {tuple(BACKENDS)} (got {self.backend!r})")
         if self.max_step_s <= 0:
             raise ValueError(f"max_step_s must be > 0 (got {self.max_step_s})")
+        if not self.camera_stall_ms > 0:
+            raise ConfigError(f"--robot.camera_stall_ms={self.camera_stall_ms}: give the longest a camera may go "
+                              "without a new frame, in ms (> 0; default 2000)")
         self.sim.validate()
         self.real.validate()
         self.live_view.validate()

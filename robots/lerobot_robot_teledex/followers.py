@@ -147,6 +147,10 @@ class TeledexFollowers(Robot):
         """One joint source for the sync check: the oldest part measurement of all followers (conservative)."""
         return {"robot": min(t for robot in self.robots.values() for t in robot.capture_timestamps_ns().values())}
 
+    @property
+    def fault_lookback_ns(self) -> int:
+        return max(robot.fault_lookback_ns for robot in self.robots.values())
+
     def active_faults(self) -> dict:
         return {f"{name}_{role}": fault for name, robot in self.robots.items()
                 for role, fault in robot.active_faults().items()}

@@ -3,7 +3,8 @@
 Its first frame builds the renderer (a world camera's OpenGL context and shaders), which takes seconds on a loaded
 machine: connect waits for that frame up to FIRST_FRAME_TIMEOUT_S, and a renderer that fails, at the start or later,
 is reported by the next read in one line (DeviceError) naming the camera and what to do. Rendering yields to the
-control loop (RENDER_NICENESS): on a loaded machine the camera drops frames, never the loop a tick.
+control loop (RENDER_NICENESS): on a loaded machine the camera drops frames, never the loop a tick. For tests and
+drills, simulate_fault() makes it play a real camera's faults (stall, unplug, die).
 """
 
 import os
@@ -16,7 +17,7 @@ from lerobot.cameras import Camera
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 
 from teledex_lerobot.clock import now_ns
-from teledex_lerobot.errors import DeviceError
+from teledex_lerobot.errors import ConfigError, DeviceError
 from teledex_lerobot.robot_body import WRIST_CAMERA_FOVY_DEG
 
 from .config_render_camera import TeledexRenderCameraConfig
@@ -34,6 +35,11 @@ FIRST_FRAME_TIMEOUT_S = 60.0
 # 640x480 at 25 Hz and a busy process per core: loop 23.5-24.8 Hz, camera 10-14 fps; at the loop's priority 20.5-23
 # Hz, camera 14-18 fps.
 RENDER_NICENESS = 5
+# Simulation only (tests and drills: simulate_fault): a real camera's faults, played by a simulated one.
+SIMULATED_STALL = "stall"  # no new frame: reads return the last one, ever older
+SIMULATED_UNPLUG = "unplug"  # gone: reads fail, and so does connect
+SIMULATED_DEATH = "die"  # its capture fails with an error: reads fail, and so does connect
+SIMULATED_FAULTS = (SIMULATED_STALL, SIMULATED_UNPLUG, SIMULATED_DEATH)
 
 
 class TeledexRenderCamera(Camera):
@@ -41,10 +47,18 @@ class TeledexRenderCamera(Camera):
 
     # What to do when the renderer fails (the one line says it after the error).
     render_fix = "check the camera's settings (--robot.cameras)"
+    # The stick figure is drawn from one viewpoint; the MuJoCo world renders a stereo pair (teledex_world).
+    renders_stereo = False
 
     def __init__(self, config: TeledexRenderCameraConfig):
         super().__init__(config)
         self.config = config
+        if config.stereo_baseline_m:
+            if not self.renders_stereo:
+                raise ConfigError(f"{self}: stereo_baseline_m={config.stereo_baseline_m}: the stick-figure camera "
+                                  "draws one view; render a stereo pair in the MuJoCo world (--robot.backend=mujoco, "
+                                  "camera type teledex_world), or set stereo_baseline_m=0")
+            self.width = 2 * config.width  # the frame: both eyes side by side
         self._scene: Callable[[], DrawnScene] | None = None
         self.renderer: RigRenderer | None = None
         self._lock = threading.Lock()
@@ -60,6 +74,7 @@ class TeledexRenderCamera(Camera):
         self._frame_counter = 0
         self._consumed_counter = 0
         self._failure: Exception | None = None  # what ended the capture thread
+        self._simulated_fault: str | None = None  # simulate_fault(): tests and drills only
 
     def __str__(self) -> str:
         return f"TeledexRenderCamera({self.config.view})"
@@ -85,6 +100,7 @@ class TeledexRenderCamera(Camera):
     def connect(self, warmup: bool = True) -> None:
         if self.is_connected:
             raise DeviceAlreadyConnectedError(f"{self} is already connected.")
+        self._check_present()
         if self._scene is None:
             raise RuntimeError(
                 f"{self} has no scene to draw. The teledex_render camera only works inside a TeleDex robot's "
@@ -108,6 +124,24 @@ class TeledexRenderCamera(Camera):
         self._stop.set()
         self._thread.join(timeout=2.0)
         self._thread = None
+
+    def simulate_fault(self, fault: str | None) -> None:
+        """Simulation only (tests and drills): play one of a real camera's SIMULATED_FAULTS until called with None,
+        which makes the camera healthy again (a gone one then connects again)."""
+        if fault not in (None, *SIMULATED_FAULTS):
+            raise ValueError(f"{self}: simulate_fault({fault!r}): one of {SIMULATED_FAULTS}, or None")
+        self._simulated_fault = fault
+        if fault in (SIMULATED_UNPLUG, SIMULATED_DEATH) and self.is_connected:
+            self.disconnect()
+        if fault == SIMULATED_DEATH:
+            with self._new_frame:
+                self._failure = RuntimeError("its capture failed (simulated)")
+                self._new_frame.notify_all()
+
+    def _check_present(self) -> None:
+        if self._simulated_fault in (SIMULATED_UNPLUG, SIMULATED_DEATH):
+            raise DeviceError(f"{self}: no camera answers (simulated {self._simulated_fault!r}; simulate_fault(None) "
+                              "brings it back)")
 
     @property
     def published_ns(self) -> int | None:
@@ -174,6 +208,9 @@ class TeledexRenderCamera(Camera):
         latency_s = self.config.latency_ms / 1e3
         next_tick = now_ns()
         while not self._stop.is_set():
+            if self._simulated_fault == SIMULATED_STALL:
+                self._stop.wait(period_s)
+                continue
             capture_ns = now_ns()
             image, depth = self._capture()
             if latency_s and self._stop.wait(latency_s):

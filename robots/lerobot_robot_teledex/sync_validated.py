@@ -63,6 +63,10 @@ class SyncValidatedRobot:
     def world_episode(self) -> dict | None:
         return self.robot.world_episode() if isinstance(self.robot, WorldEpisodes) else None
 
+    @property
+    def fault_lookback_ns(self) -> int:
+        return self.robot.fault_lookback_ns if isinstance(self.robot, FaultReportingRobot) else 0
+
     def device_faults(self) -> dict[str, str]:
         return self.robot.device_faults() if isinstance(self.robot, FaultReportingRobot) else {}
 
@@ -84,19 +88,21 @@ class SyncValidatedRobot:
         else:
             stamps = {ROBOT_SOURCE: (started + finished) // 2}
         for name, camera in getattr(self.robot, "cameras", {}).items():
-            stamps[name] = self._camera_capture_ns(camera)
+            stamps[name] = camera_capture_ns(camera)
             if reads_depth(camera):
                 stamps[depth_key(name)] = getattr(camera, "depth_capture_ns", stamps[name])
         self.last_timestamps_ns = stamps
         return observation
 
-    def _camera_capture_ns(self, camera) -> int | None:
-        if isinstance(camera, CapturedCamera):
-            return camera.capture_ns
-        stamp = getattr(camera, "latest_timestamp", None)
-        return None if stamp is None else from_perf_counter(stamp)
-
     def validate(self, extra_timestamps_ns: dict[str, int | None] | None = None) -> SyncPacket:
         """The packet for the last observation, with extra sources (e.g. the input device) added."""
         return validate_timestamps({**self.last_timestamps_ns, **(extra_timestamps_ns or {})}, self.clock.now_ns(),
                                    self.policy)
+
+
+def camera_capture_ns(camera) -> int | None:
+    """When a camera's latest frame was captured (clock.now_ns), where it says; None: it does not."""
+    if isinstance(camera, CapturedCamera):
+        return camera.capture_ns
+    stamp = getattr(camera, "latest_timestamp", None)
+    return None if stamp is None else from_perf_counter(stamp)

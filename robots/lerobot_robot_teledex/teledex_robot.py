@@ -11,7 +11,7 @@ from lerobot.utils.decorators import check_if_already_connected, check_if_not_co
 
 from teledex_lerobot.clock import MONOTONIC, Clock
 from teledex_lerobot.control.safety import JointSafety
-from teledex_lerobot.devices.device_fault import DeviceFault
+from teledex_lerobot.devices.device_fault import CAMERA_LOST, CAMERA_STALLED, DeviceFault, make_fault
 from teledex_lerobot.devices.joint_device import JointDevice, TactileLayout
 from teledex_lerobot.devices.real_device import RealJointDevice
 from teledex_lerobot.devices.registry import build_devices, tactile_layout
@@ -31,6 +31,7 @@ from .depth_streams import depth_key, reads_depth
 from .frame_pacing import FramePacing
 from .render_camera import DrawnScene, TeledexRenderCamera
 from .replay_layout import ReplayedEpisode, replayed_episode
+from .sync_validated import camera_capture_ns
 from .world_camera import TeledexWorldCamera
 
 logger = logging.getLogger(__name__)
@@ -44,6 +45,10 @@ FRESH_FRAME_PERIODS = 0.1
 # After an episode's reset, how many camera waits (CAMERA_WAIT_MS each, 6 s in all: a rendered camera on a loaded
 # machine takes a second or more per frame) for a frame of the new scene.
 FIRST_FRAME_TRIES = 40
+# What to do about a camera in fault (its message says what happened first).
+LOST_CAMERA_FIX = "check that it is plugged in and powered (replug a USB camera); re-arming reconnects it"
+STALLED_CAMERA_FIX = ("check its cable and USB bandwidth (one camera per controller), free some CPU or lower its "
+                      "width, height or fps, or raise --robot.camera_stall_ms")
 
 
 class TeledexRobotBase(Robot):
@@ -87,6 +92,12 @@ class TeledexRobotBase(Robot):
         self.outcome: EpisodeOutcome | None = None
         self._episode_started_ns: int | None = None
         self._replaying: ReplayedEpisode | None = None  # lerobot-replay of a world episode (replay_layout.py)
+        # Cameras are devices: one whose read fails (lost) or whose newest frame is older than camera_stall_ms
+        # (stalled) latches a fault, reported with the parts' until clear_faults() finds it delivering again. Each
+        # camera's last frame (and depth map) stands in for the frames it does not deliver meanwhile.
+        self._camera_faults: dict[str, DeviceFault] = {}
+        self._last_frames: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+        self._cameras_connected = False  # every camera connected at connect()
 
     def _build_rig(self) -> Rig:
         raise NotImplementedError
@@ -136,7 +147,9 @@ class TeledexRobotBase(Robot):
 
     @property
     def is_connected(self) -> bool:
-        return bool(self.devices) and all(cam.is_connected for cam in self.cameras.values())
+        """Its devices and cameras connected; a camera lost since is a fault (reported, re-armed by reconnecting),
+        not a disconnected robot."""
+        return bool(self.devices) and self._cameras_connected
 
     @check_if_already_connected
     def connect(self, calibrate: bool = True) -> None:
@@ -165,6 +178,7 @@ class TeledexRobotBase(Robot):
         self._attach_render_cameras()
         for cam in self.cameras.values():
             cam.connect()
+        self._cameras_connected = True
         self.station.cameras.update({name: camera_info(cam) for name, cam in self.cameras.items()})
         if self.world_runner is not None:
             self.station.table_top_z_m = -float(self.world_runner.world.base_pose()[2, 3])
@@ -235,13 +249,16 @@ class TeledexRobotBase(Robot):
     def get_observation(self) -> dict:
         """Camera frames first (waiting for a fresh one only while the camera is no slower than the loop, see
         frame_pacing) with the depth map of each camera that records one, then each part's measurement captured
-        closest to the newest frame, so one observation describes one instant."""
+        closest to the newest frame, so one observation describes one instant. A camera in fault gives its last
+        frame (_camera_frame)."""
         started_ns = self.clock.now_ns()
         self.pacing.observation_started(started_ns)
-        images = {name: self._read_frame(name, cam, started_ns) for name, cam in self.cameras.items()}
-        depths = {depth_key(name): cam.read_latest_depth(max_age_ms=STALE_FRAME_MAX_AGE_MS)
-                  for name, cam in self.cameras.items() if reads_depth(cam)}
-        frame_times = [cam.capture_ns for cam in self.cameras.values() if getattr(cam, "capture_ns", None)]
+        frames = {name: self._camera_frame(name, cam, started_ns) for name, cam in self.cameras.items()}
+        images = {name: image for name, (image, _) in frames.items()}
+        depths = {depth_key(name): depth for name, (_, depth) in frames.items() if depth is not None}
+        # a camera in fault has no instant to describe
+        frame_times = [cam.capture_ns for name, cam in self.cameras.items()
+                       if getattr(cam, "capture_ns", None) and name not in self._camera_faults]
         reference_ns = max(frame_times) if frame_times else self.clock.now_ns()
         states = {role: device.read_nearest(reference_ns) for role, device in self.devices.items()}
         if self.outcome is not None:
@@ -305,6 +322,45 @@ class TeledexRobotBase(Robot):
         values = np.concatenate([np.asarray(matrices.get(sensor, zeros), float).reshape(-1)
                                  for sensor in self.tactile_layout.sensors])
         return dict(zip(self.tactile_keys, values.tolist(), strict=True))
+
+    def _camera_frame(self, name: str, cam, started_ns: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """The camera's frame and depth map (None: it records none). A lost camera is not read; a read that fails
+        latches its loss, a newest frame older than camera_stall_ms its stall; either way its last frame stands in."""
+        fault = self._camera_faults.get(name)
+        if fault is None or fault.kind != CAMERA_LOST:
+            try:  # a stalled camera is not waited for: the control loop keeps its rate meanwhile
+                image = self._read_frame(name, cam, started_ns) if fault is None else \
+                    cam.read_latest(max_age_ms=STALE_FRAME_MAX_AGE_MS)
+                depth = cam.read_latest_depth(max_age_ms=STALE_FRAME_MAX_AGE_MS) if reads_depth(cam) else None
+                self._last_frames[name] = (image, depth)
+            except Exception as error:  # whatever the camera's driver raises: the camera is gone, the rest records on
+                self._latch(name, make_fault(CAMERA_LOST, f"camera {name} lost: {error}; {LOST_CAMERA_FIX}"))
+            else:
+                self._check_stall(name, cam)
+        if name not in self._last_frames:  # lost at its first read: nothing to show
+            height, width = cam.height, cam.width
+            self._last_frames[name] = (np.zeros((height, width, 3), np.uint8),
+                                       np.zeros((height, width, 1), np.uint16) if reads_depth(cam) else None)
+        return self._last_frames[name]
+
+    def _check_stall(self, name: str, cam) -> None:
+        """Latch a stall of a camera whose newest frame is older than camera_stall_ms: its cause began when the frame
+        after it was due (the frames recorded since carry an ever older image)."""
+        captured_ns = camera_capture_ns(cam)
+        if name in self._camera_faults or captured_ns is None:
+            return
+        age_ns = self.clock.now_ns() - captured_ns
+        if age_ns > self.config.camera_stall_ms * 1e6:
+            period_ns = round(1e9 / cam.fps) if cam.fps else 0
+            self._latch(name, make_fault(
+                CAMERA_STALLED, f"camera {name} stalled: no new frame for {age_ns / 1e9:.1f} s (limit "
+                f"--robot.camera_stall_ms={self.config.camera_stall_ms:g}); {STALLED_CAMERA_FIX}",
+                since_ns=captured_ns + period_ns))
+
+    def _latch(self, name: str, fault: DeviceFault) -> None:
+        """Said once in the log too: lerobot-record, which knows nothing of faults, records the last frame on."""
+        logger.warning("%s", fault.message)
+        self._camera_faults[name] = fault
 
     def _read_frame(self, name: str, cam, started_ns: int):
         frame = self._take_frame(name, cam, started_ns)
@@ -371,9 +427,16 @@ class TeledexRobotBase(Robot):
         own. Before any observation: the devices' latest measurements."""
         return self._observation_capture_ns or {role: d.read().capture_ns for role, d in self.devices.items()}
 
+    @property
+    def fault_lookback_ns(self) -> int:
+        """A camera's stall is detected camera_stall_ms after its cause."""
+        return round(self.config.camera_stall_ms * 1e6) if self.cameras else 0
+
     def active_faults(self) -> dict[str, DeviceFault]:
-        """Every part whose device has a latched fault (kind, message, when it was detected), at this instant."""
-        return {role: fault for role, device in self.devices.items() if (fault := device.fault())}
+        """Every part whose device has a latched fault and every camera in fault, by its name (kind, message, when
+        it was detected), at this instant."""
+        return {**{role: fault for role, device in self.devices.items() if (fault := device.fault())},
+                **self._camera_faults}
 
     def device_faults(self) -> dict[str, str]:
         """Every part whose device reports a fault, with the message (what happened and what to check)."""
@@ -383,7 +446,28 @@ class TeledexRobotBase(Robot):
         """Re-arm every device; the faults whose cause is still there (re-detected at once) remain, returned."""
         for device in self.devices.values():
             device.clear_fault()
+        for name, fault in list(self._camera_faults.items()):
+            cam = self.cameras[name]
+            if fault.kind == CAMERA_LOST:
+                try:
+                    self._reconnect_camera(cam)
+                except Exception as error:
+                    self._camera_faults[name] = make_fault(
+                        CAMERA_LOST, f"camera {name} lost, and reconnecting failed: {error}; {LOST_CAMERA_FIX}")
+                    continue
+            else:  # stalled: cleared once it delivers frames again
+                captured_ns = camera_capture_ns(cam)
+                if captured_ns is None or self.clock.now_ns() - captured_ns > self.config.camera_stall_ms * 1e6:
+                    continue
+            del self._camera_faults[name]
         return self.device_faults()
+
+    def _reconnect_camera(self, cam) -> None:
+        if cam.is_connected:
+            cam.disconnect()
+        if isinstance(cam, TeledexRenderCamera):  # its renderer ended with it
+            self._attach_render_camera(cam)
+        cam.connect()
 
     def device_health(self) -> dict[str, dict]:
         """Per part, the real driver's counters (reader starvation, faults latched, bus errors counted)."""
@@ -408,6 +492,7 @@ class TeledexRobotBase(Robot):
             device.disconnect()
         self.devices = {}
         self._observation_capture_ns = {}
+        self._camera_faults, self._last_frames, self._cameras_connected = {}, {}, False
         self._view = None
         for name in self.cameras:
             self.station.cameras.pop(name, None)
@@ -422,22 +507,26 @@ class TeledexRobotBase(Robot):
                     self.commands_sent, max(spans, default=0.0))
 
     def _attach_render_cameras(self) -> None:
+        for cam in self.cameras.values():
+            if isinstance(cam, TeledexRenderCamera):
+                self._attach_render_camera(cam)
+
+    def _attach_render_camera(self, cam: TeledexRenderCamera) -> None:
+        if isinstance(cam, TeledexWorldCamera):
+            if self.world_runner is None:
+                raise RuntimeError(f"{cam} renders the MuJoCo world: it needs --robot.backend=mujoco")
+            cam.attach_world(self.world_runner)
+            return
         home = {role: part.home for role, part in self.rig.parts.items()}
         points = np.concatenate([segments.reshape(-1, 3) for _, segments in self.rig.drawing_segments(home)])
         centre = (points.min(axis=0) + points.max(axis=0)) / 2
         distance = 1.7 * max(float(np.ptp(points, axis=0).max()), 0.15)
-        for cam in self.cameras.values():
-            if isinstance(cam, TeledexWorldCamera):
-                if self.world_runner is None:
-                    raise RuntimeError(f"{cam} renders the MuJoCo world: it needs --robot.backend=mujoco")
-                cam.attach_world(self.world_runner)
-            elif isinstance(cam, TeledexRenderCamera):
-                wrist = None
-                if cam.config.view == WRIST_VIEW:
-                    if "hand" not in self.rig.parts:
-                        raise ConfigError(f"{cam}: the wrist view needs a hand in the rig; choose a fixed view")
-                    wrist = RigBody(self.rig).parts["hand"].wrist_camera_pose()
-                cam.attach_scene(self._draw_scene, centre, distance, wrist)
+        wrist = None
+        if cam.config.view == WRIST_VIEW:
+            if "hand" not in self.rig.parts:
+                raise ConfigError(f"{cam}: the wrist view needs a hand in the rig; choose a fixed view")
+            wrist = RigBody(self.rig).parts["hand"].wrist_camera_pose()
+        cam.attach_scene(self._draw_scene, centre, distance, wrist)
 
     def _draw_scene(self) -> DrawnScene:
         with self._scene_lock:

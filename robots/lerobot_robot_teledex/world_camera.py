@@ -13,7 +13,7 @@ from teledex_lerobot.world.camera import WorldRenderer
 from teledex_lerobot.world.devices import WorldRunner
 
 from .config_world_camera import TeledexWorldCameraConfig
-from .render_camera import TeledexRenderCamera
+from .render_camera import SIMULATED_STALL, TeledexRenderCamera
 
 
 class TeledexWorldCamera(TeledexRenderCamera):
@@ -21,6 +21,7 @@ class TeledexWorldCamera(TeledexRenderCamera):
 
     render_fix = ("the world renders headless through EGL (MUJOCO_GL=egl): install Mesa's EGL (`make system-deps`), "
                   "or record without cameras (--robot.preset_cameras=false)")
+    renders_stereo = True
 
     def __init__(self, config: TeledexWorldCameraConfig):
         super().__init__(config)
@@ -42,7 +43,7 @@ class TeledexWorldCamera(TeledexRenderCamera):
             raise RuntimeError(f"{self}: the world has no camera with view {self.config.view!r} "
                                f"(its cameras: {world.cameras}); name it in the robot's cameras.")
         self.runner = runner
-        self.renderer = WorldRenderer(world, name, self.width, self.height)
+        self.renderer = WorldRenderer(world, name, self.config.width, self.height)  # width: one eye's
         self._scene = lambda: None
 
     @property
@@ -58,6 +59,7 @@ class TeledexWorldCamera(TeledexRenderCamera):
             return
         if self._on_demand:
             raise DeviceAlreadyConnectedError(f"{self} is already connected.")
+        self._check_present()
         self._on_demand = True
         if warmup:
             self.read()
@@ -85,8 +87,9 @@ class TeledexWorldCamera(TeledexRenderCamera):
         """The frame of the camera's latest frame time: rendered when the clock has reached a new one."""
         now = self.runner.clock.now_ns()
         # 1 ms of slack for rounding: a 25 fps camera in a 25 Hz loop captures every tick
-        if self._frame is None or now - self._frame_capture_ns >= 1e9 / self.fps - 1e6 \
-                or now < self._frame_capture_ns:
+        due = self._frame is None or now - self._frame_capture_ns >= 1e9 / self.fps - 1e6 \
+            or now < self._frame_capture_ns
+        if due and self._simulated_fault != SIMULATED_STALL:
             self._frame, self._depth = self._capture()
             self._frame_capture_ns = self._frame_published_ns = now
             self._frame_counter += 1

@@ -4,12 +4,16 @@
   teledex-convert to-lerobot NATIVE_ROOT LEROBOT_ROOT --repo-id local/name
   teledex-convert to-native LEROBOT_ROOT NATIVE_ROOT
   teledex-convert to-vitra NATIVE_ROOT OUT_DIR
+  teledex-convert to-training LEROBOT_ROOT TRAINING_ROOT [--near-m 0.1] [--far-m 3.0]
   teledex-convert stream-to-datagrams STREAM.npz OUT.datagrams.jsonl
 
 Both directions go through the same sinks the recorder uses, so what a conversion writes is what a recording would
 have written: telemetry (state, action, tactile, every timestamp, sync flags as recorded) converts exactly, episode
 uuids and metadata are kept. to-native copies each episode's video packets out of LeRobot's files (no re-encode);
 to-lerobot decodes the native videos and LeRobot encodes them once.
+
+to-training writes a copy of a dataset with depth that lerobot-train's ACT and Diffusion can read: each depth map
+rendered as a 3-channel picture, "nothing seen" black (recording/depth_training.py; docs/recording.md).
 """
 
 import argparse
@@ -37,6 +41,14 @@ def stream_to_datagrams(source: Path, target: Path) -> None:
           f"(replay: --teleop.type=teledex_replay --teleop.replay_file={target})")
 
 
+def _read_depth(path: Path, quantization: dict):
+    """A depth video's frames in millimetres with nothing seen 0, by LeRobot's dequantization (loaded for depth
+    only)."""
+    from ..recording.lerobot_dataset import read_depth_video
+
+    return read_depth_video(path, quantization, nothing_seen_as_zero=True)
+
+
 def convert(args) -> None:
     if args.command == "stream-to-datagrams":
         if args.target.exists():
@@ -48,10 +60,14 @@ def convert(args) -> None:
         raise DatasetError(f"{args.target} exists and is not empty; choose a new target folder")
     if not args.source.is_dir():
         raise DatasetError(f"{args.source} does not exist")
-    if args.command == "to-vitra":  # native -> VITRA needs no LeRobot
+    if args.command == "to-vitra":  # native -> VITRA needs no LeRobot but to decode depth
         from ..storage.vitra import export_vitra
 
-        return export_vitra(args.source, args.target)
+        return export_vitra(args.source, args.target, read_depth=_read_depth)
+    if args.command == "to-training":
+        from ..recording.depth_training import depth_training_copy
+
+        return depth_training_copy(args.source, args.target, args.near_m, args.far_m)
     from ..recording.conversions import lerobot_to_native, native_to_lerobot  # here: --help must not load LeRobot
 
     if args.command == "to-lerobot":
@@ -73,6 +89,17 @@ def main(argv=None) -> None:
     to_vitra = commands.add_parser("to-vitra", help="native layout -> VITRA <episode>.h5 + <episode>.mp4")
     to_vitra.add_argument("source", type=Path)
     to_vitra.add_argument("target", type=Path)
+    to_training = commands.add_parser(
+        "to-training", help="a LeRobotDataset with depth -> a copy ACT and Diffusion train on (depth as a 3-channel "
+                            "picture, nothing seen black)")
+    to_training.add_argument("source", type=Path)
+    to_training.add_argument("target", type=Path)
+    # the working range of a RealSense and of the world camera around a table
+    to_training.add_argument("--near-m", type=float, default=0.1,
+                             help="depth rendered brightest, metres (nearer is clipped to it; default 0.1)")
+    to_training.add_argument("--far-m", type=float, default=3.0,
+                             help="depth rendered darkest but for nothing seen, metres (farther is clipped; "
+                                  "default 3.0)")
     to_datagrams = commands.add_parser("stream-to-datagrams",
                                        help="operator stream .npz -> recorded input file (.datagrams.jsonl)")
     to_datagrams.add_argument("source", type=Path)

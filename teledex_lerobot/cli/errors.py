@@ -39,6 +39,7 @@ INTERRUPTED_NOTES = {
     "teledex-record": "the episode in progress was saved as far as it got, marked \"interrupted\" in its metadata "
                       "(dropped with --fault_policy=rerecord), and every episode before it is intact in both formats: "
                       "add more with --resume=true",
+    "teledex-push": "nothing local changed; run the same command again: it sends only what the Hub lacks",
 }
 
 

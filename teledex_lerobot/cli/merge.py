@@ -57,7 +57,12 @@ def merge(out_root: Path, stations: list[Path], repo_id: str) -> None:
     if len(set(uuids)) != len(uuids):
         raise DatasetError("The same episode uuid is in more than one station's dataset: a station was given twice "
                            "or copied into another")
-    aggregate_datasets([f"station/{i}" for i in range(len(stations))], repo_id, roots=stations, aggr_root=out_root)
+    try:
+        aggregate_datasets([f"station/{i}" for i in range(len(stations))], repo_id, roots=stations, aggr_root=out_root)
+    except ValueError as error:  # LeRobot's check that the stations agree (fps, robot_type, features), before writing
+        raise DatasetError(f"LeRobot does not merge these stations: {error} Merge stations that record the same rig "
+                           "at the same fps with the same features (a station recorded before robot_type named the "
+                           "rig says 'teledex': set robot_type in its meta/info.json to the other's)") from None
     merged_index = 0
     for station in stations:
         for (index, episode_uuid), folder in zip(pairs[station], native_episode_dirs(Path(f"{station}_native")),

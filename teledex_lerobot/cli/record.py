@@ -11,6 +11,8 @@ Ctrl-C or SIGTERM stops the recording in one line: the episode in progress is ha
 (saved as far as it got and marked "interrupted", or dropped with --fault_policy=rerecord), every episode saved
 before stays intact in both formats, devices are disconnected; exit code 130 (Ctrl-C) or 143 (SIGTERM). Exit codes:
 0 done, 2 bad input, configuration, device, port in use or disk (one line naming the fix), 130/143 stopped, 1 a bug.
+--dataset.push_to_hub=true (LeRobot's default) pushes both formats once saved (recording/hub.py); a push that fails
+or is stopped exits 2 with one line: the episodes are saved, and the teledex-push command that pushes them later.
 Videos are always encoded while recording (LeRobot's streaming encoder, --dataset.rgb_encoder.*), once per frame for
 both formats.
 """

@@ -45,7 +45,7 @@ class RigController:
                  name: str = ""):
         self.rig = rig
         self.config = config
-        self.name = name or "+".join(part.spec.model for part in rig.parts.values())
+        self.name = name or rig.name
         self.state_machine = state_machine or TeleopStateMachine()
         self.strategy = RigStrategy(rig, config.strategy, config.relative_arm)
         # the home pose stands in until seed() puts the measured pose there; step() refuses to run before

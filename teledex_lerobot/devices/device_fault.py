@@ -15,6 +15,8 @@ FEEDBACK_TIMEOUT = "feedback_timeout"  # no fresh measurement: device silent, ca
 JOINT_ERROR = "joint_error"  # the device flags an error (joint error bit, e-stop, motor fault, driver disabled)
 COMMAND_OUT_OF_RANGE = "command_out_of_range"  # a target outside the model's limits (or non-finite) reached the driver
 BUS_ERROR = "bus_error"  # the CAN interface itself failed (send errors, interface gone)
+CAMERA_LOST = "camera_lost"  # a camera's read failed: unplugged, its driver or renderer died
+CAMERA_STALLED = "camera_stalled"  # a camera delivers no new frame: its newest is older than the stall limit
 
 
 class DeviceUnavailable(DeviceError):

@@ -20,7 +20,14 @@ WRIST_VIEW = "wrist"
 
 @dataclass(frozen=True)
 class CameraInfo:
-    """Pinhole intrinsics in pixels; None where the camera does not tell (they are never guessed)."""
+    """Pinhole intrinsics in pixels; None where the camera does not tell (they are never guessed).
+
+    A stereo pair (stereo_baseline_m set) is one side-by-side image, width = both eyes: the left eye's (columns 0 to
+    width / 2 - 1), then the right eye's. The intrinsics and the pose (world_from_camera or part_from_camera) are the
+    left eye's, in the image's own pixels: used as a single camera's, they are right for the left half. The right
+    eye has the same intrinsics in its half (cx + width / 2 in the image's pixels) and its optical frame is the left
+    eye's moved stereo_baseline_m along the left eye's x axis (no rotation): a point at depth z shows
+    fx * baseline / z pixels farther left in the right eye's half than in the left's."""
 
     width: int
     height: int
@@ -43,6 +50,8 @@ class CameraInfo:
     # The depth sensor's own unit before conversion to depth_scale_m (RealSense depth_units: 0.001 on a D455,
     # 0.0001 on a D405); None where depth has no sensor unit (rendered in metres).
     sensor_depth_scale_m: float | None = None
+    # A stereo pair: the distance between its eyes' optical centres (m); None for one camera.
+    stereo_baseline_m: float | None = None
 
 
 @dataclass(frozen=True)

@@ -85,12 +85,14 @@ class OperatedSource(Protocol):
 class OperatorDisplay(Protocol):
     """A source whose sender shows the operator what happens (the WebXR page): the teleop's status, and the robot's
     drawing (a function that makes its scene message, called where the view is sent) and camera frames (name ->
-    (RGB image, its header: the camera's calibration, viewer/headset.camera_header)). Both calls are thread-safe and
-    never wait for a slow link (the newest replaces what was not yet sent)."""
+    (RGB image, its header: the camera's calibration, viewer/headset.camera_header)), with the robot's body (a
+    function that makes the message each page gets once, before its first scene: the meshes the scenes place). Both
+    calls are thread-safe and never wait for a slow link (the newest replaces what was not yet sent)."""
 
     def publish_status(self, status: dict) -> None: ...
 
-    def publish_view(self, scene: Callable[[], dict], frames: dict, published_ns: int) -> None: ...
+    def publish_view(self, scene: Callable[[], dict], frames: dict, published_ns: int,
+                     body: Callable[[], dict] | None = None) -> None: ...
 
 
 class ThreadedSource(InputSource):

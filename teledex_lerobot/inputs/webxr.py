@@ -10,9 +10,10 @@ first run (the browser warns once; the operator accepts it). `websockets` serves
 - Us -> headset: {"type": "status", ...} pushed by `publish_status` (state machine state, stale, robot faults), shown
   on the page and on a panel in the headset; and by `publish_view` the robot's camera frames (binary messages:
   FRAME_MAGIC, a little-endian uint32 header length, a JSON header, the JPEG) with the robot's drawing
-  ({"type": "scene", ...}, viewer/headset.py). The newest view replaces one not yet sent, the drawing and the JPEG
-  encoding run off the socket's thread (and off the caller's: the drawing is handed over as a function), and a page
-  whose link has VIEW_MAX_BUFFERED_BYTES unsent skips views: never a backlog.
+  ({"type": "scene", ...}, viewer/headset.py), preceded once per page (a reconnected page is a new one) by the
+  robot's body: the meshes its scene messages place ({"type": "body", ...}). The newest view replaces one not yet
+  sent, the drawing and the JPEG encoding run off the socket's thread (and off the caller's: the drawing is handed
+  over as a function), and a page whose link has VIEW_MAX_BUFFERED_BYTES unsent skips views: never a backlog.
 - Several pages may be open: tracking belongs to the first page whose message parses as a state, until it
   disconnects or the operator hands it over at the console (`hand_over`); the others are refused (their tracking
   counted in `refused`): they are told so and get nothing of the robot, neither its status nor its cameras. A garbage
@@ -199,7 +200,8 @@ class WebXRSource(ThreadedSource):
         self._clients: dict[ServerConnection, int] = {}  # connection -> its number (newer = larger)
         self._active: ServerConnection | None = None
         self._status: dict = {}
-        self._view: tuple | None = None  # (scene, images, published_ns) not yet sent
+        self._view: tuple | None = None  # (scene, body, images, published_ns) not yet sent
+        self._bodied: set[ServerConnection] = set()  # the pages that have the body message
         self._view_sending = False
         self.views_sent = 0  # views handed to at least one page
         self.views_skipped = 0  # views a page missed because its link still held older ones
@@ -371,6 +373,7 @@ class WebXRSource(ThreadedSource):
             pass
         finally:
             del self._clients[connection]
+            self._bodied.discard(connection)
             if self._active is connection:
                 self._active = None
                 self._broadcast()
@@ -418,19 +421,22 @@ class WebXRSource(ThreadedSource):
     def _send_status(self, connection: ServerConnection) -> None:
         if self._refused(connection):  # only that it is refused: neither the robot's state nor its camera
             message = {"type": "status", "refused": True, "tracking": "another page", "pages": len(self._clients)}
+            self._bodied.discard(connection)  # the page drops the robot's body too
         else:
             tracking = "none" if self._active is None else "this page"
             message = {"type": "status", **self._status, "tracking": tracking, "pages": len(self._clients),
                        **({"view_only": True} if self.view_only else {})}
         broadcast([connection], json.dumps(message))
 
-    def publish_view(self, scene: Callable[[], dict], frames: dict, published_ns: int) -> None:
+    def publish_view(self, scene: Callable[[], dict], frames: dict, published_ns: int,
+                     body: Callable[[], dict] | None = None) -> None:
         """The robot's drawing (`scene` makes its message, in the sending thread) and camera frames (name -> (RGB
         array, never changed afterwards; its header: the camera's calibration)) to every page not refused
-        (thread-safe; the newest replaces a view not yet sent)."""
+        (thread-safe; the newest replaces a view not yet sent); `body` makes the message a page gets once, before
+        its first scene."""
         if self._loop is None:
             return
-        self._view = (scene, frames, published_ns)
+        self._view = (scene, body, frames, published_ns)
         try:
             self._loop.call_soon_threadsafe(self._start_sending_views)
         except RuntimeError:
@@ -444,13 +450,18 @@ class WebXRSource(ThreadedSource):
     async def _send_views(self) -> None:
         try:
             while self._view is not None:
-                (scene, frames, published_ns), self._view = self._view, None
+                (scene, body, frames, published_ns), self._view = self._view, None
                 shown = [c for c in self._clients if not self._refused(c)]
                 pages = [c for c in shown if c.transport.get_write_buffer_size() <= VIEW_MAX_BUFFERED_BYTES]
                 self.views_skipped += len(shown) - len(pages)
                 if not pages:
                     continue
-                message, encoded = await asyncio.to_thread(lambda s=scene, f=frames: (s(), encode_frames(f)))
+                new = [c for c in pages if c not in self._bodied] if body is not None else []
+                message, body_message, encoded = await asyncio.to_thread(
+                    lambda s=scene, b=body if new else None, f=frames: (s(), b and b(), encode_frames(f)))
+                if body_message:
+                    broadcast(new, json.dumps(body_message))
+                    self._bodied.update(new)
                 # on the wall clock, which the page's performance.timeOrigin shares: the page measures the latency
                 published_ms = (published_ns + time.time_ns() - self.clock()) / 1e6
                 broadcast(pages, json.dumps({**message, "published_ms": published_ms}))

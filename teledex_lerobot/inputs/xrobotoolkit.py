@@ -241,8 +241,9 @@ class XRoboToolkitSource(ThreadedSource):
                                             "attempts so far; h at the console hands over)"}
         self.view.publish_status(status)
 
-    def publish_view(self, scene: Callable[[], dict], frames: dict, published_ns: int) -> None:
-        self.view.publish_view(scene, frames, published_ns)
+    def publish_view(self, scene: Callable[[], dict], frames: dict, published_ns: int,
+                     body: Callable[[], dict] | None = None) -> None:
+        self.view.publish_view(scene, frames, published_ns, body)
 
     def start(self, receiver: InputReceiver) -> None:
         super().start(receiver)

@@ -8,7 +8,11 @@ Vendors often leave velocity and effort at 0 or omit them. A missing or non-posi
 `DEFAULT_VELOCITY_LIMIT` (2 rad/s, 0.1 m/s for prismatic joints: slow enough for a hand or arm we know nothing
 about), a missing or non-positive effort becomes inf (nothing here uses effort), and one warning lists the joints
 concerned; `UrdfDescription.defaulted_limits` names them. Lower/upper limits of revolute and prismatic joints are
-required: a default range could drive a joint into its hard stop. Meshes and other geometry are never read.
+required: a default range could drive a joint into its hard stop.
+
+Each link's <visual> elements are parsed (`VisualSpec`: origin, box, cylinder, sphere or mesh file and scale;
+materials are not: the headset page colours the robot by part) for the headset's drawing; mesh files are never
+read here (viewer/link_meshes.py loads them). Collision geometry is ignored.
 
 Mimic joints follow q = multiplier * q_source + offset; chains (a mimic of a mimic) are resolved to the actuated
 source. Actuated joints are the moving joints without <mimic>, in URDF document order (= command order).
@@ -28,6 +32,7 @@ logger = logging.getLogger(__name__)
 MOVING_JOINT_TYPES = ("revolute", "continuous", "prismatic")
 DEFAULT_VELOCITY_LIMIT = {"revolute": 2.0, "continuous": 2.0, "prismatic": 0.1}  # rad/s, m/s
 SUPPORTED_JOINT_TYPES = MOVING_JOINT_TYPES + ("fixed",)
+VISUAL_SHAPES = ("box", "cylinder", "sphere", "mesh")
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,19 @@ class JointSpec:
 
 
 @dataclass(frozen=True)
+class VisualSpec:
+    """One <visual> of a link, in the link's frame."""
+
+    link: str
+    origin_xyz: tuple[float, float, float]  # metres
+    origin_rpy: tuple[float, float, float]  # radians, URDF fixed-axis roll-pitch-yaw
+    shape: str  # one of VISUAL_SHAPES
+    # box: its edge lengths (x, y, z); cylinder: radius, length (along z); sphere: radius; mesh: scale (x, y, z)
+    size: tuple[float, ...]
+    filename: str = ""  # a mesh's file as written: package://<package>/<path>, file://<path>, or relative to the URDF
+
+
+@dataclass(frozen=True)
 class UrdfDescription:
     name: str
     source: str  # file path, for messages
@@ -71,6 +89,7 @@ class UrdfDescription:
     root_link: str
     resolved_mimics: dict[str, Mimic]  # mimic joint -> (actuated source, total multiplier, total offset)
     defaulted_limits: tuple[str, ...] = ()  # "<joint>.velocity" / "<joint>.effort" given a default (see above)
+    visuals: tuple[VisualSpec, ...] = ()  # document order
 
     @property
     def actuated_joints(self) -> tuple[JointSpec, ...]:
@@ -119,7 +138,38 @@ def parse_urdf(xml_text: str, source: str = "<string>") -> UrdfDescription:
         logger.warning("URDF %s: no positive limit for %s; using %s rad/s (m/s for prismatic joints) for velocity "
                        "and no effort limit. Add <limit velocity=... effort=...> to set them.", source,
                        ", ".join(defaulted), DEFAULT_VELOCITY_LIMIT["revolute"])
-    return UrdfDescription(robot_name, source, links, joints, root_link, _resolve_mimics(joints, source), defaulted)
+    visuals = tuple(_parse_visual(visual, link.get("name", ""), source) for link in root.findall("link")
+                    for visual in link.findall("visual"))
+    return UrdfDescription(robot_name, source, links, joints, root_link, _resolve_mimics(joints, source), defaulted,
+                           visuals)
+
+
+def _parse_visual(element: ET.Element, link: str, source: str) -> VisualSpec:
+    where = f"URDF {source}, link {link!r} <visual>"
+    origin = element.find("origin")
+    xyz = _vector(origin, "xyz", (0.0, 0.0, 0.0), where)
+    rpy = _vector(origin, "rpy", (0.0, 0.0, 0.0), where)
+    geometry = element.find("geometry")
+    shapes = [] if geometry is None else [child for child in geometry if child.tag in VISUAL_SHAPES]
+    if len(shapes) != 1:
+        found = "nothing" if geometry is None or len(geometry) == 0 else ", ".join(f"<{c.tag}>" for c in geometry)
+        raise UrdfError(f"{where}: its <geometry> must hold one of <box>, <cylinder>, <sphere> or <mesh> (found "
+                        f"{found}). Fix the <geometry>, or remove the <visual>.")
+    shape = shapes[0]
+    where = f"{where} <{shape.tag}>"
+    if shape.tag == "mesh":
+        scale = _vector(shape, "scale", (1.0, 1.0, 1.0), where)
+        return VisualSpec(link, xyz, rpy, "mesh", scale, _required_attribute(shape, "filename", where))
+    if shape.tag == "box":
+        edges = _vector(shape, "size", (math.nan,) * 3, where)
+        if not all(v > 0 for v in edges):  # nan: missing
+            raise UrdfError(f"{where}: size must be three positive edge lengths (metres), e.g. size=\"0.1 0.05 0.02\".")
+        return VisualSpec(link, xyz, rpy, "box", edges)
+    keys = ("radius", "length") if shape.tag == "cylinder" else ("radius",)
+    size = tuple(_float(shape, key, math.nan, where) for key in keys)
+    if not all(v > 0 for v in size):
+        raise UrdfError(f"{where}: {' and '.join(keys)} must be given, positive (metres).")
+    return VisualSpec(link, xyz, rpy, shape.tag, size)
 
 
 def _parse_joint(element: ET.Element, source: str) -> JointSpec:

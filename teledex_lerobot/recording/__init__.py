@@ -7,7 +7,8 @@
 - recorder.py: the recording driver (Recorder, from a TeledexRecordConfig): the robot, the teleoperator, the two
   sinks (the LeRobot dataset, the native session) and the loop;
 - lerobot_dataset.py: the LeRobot sink, its features and columns, the video encoder both formats share;
-- conversions.py: native layout <-> LeRobotDataset, through the same sinks.
+- conversions.py: native layout <-> LeRobotDataset, through the same sinks;
+- hub.py: both formats pushed to the Hugging Face Hub with their cards (teledex-push, --dataset.push_to_hub).
 
 Nothing is imported here: importing the package loads no LeRobot.
 """

@@ -154,12 +154,18 @@ def quiet_depth_encoder(encoder: DepthEncoderConfig) -> DepthEncoderConfig:
                                            "x265-params": ":".join(filter(None, (params, "log-level=error")))})
 
 
-def read_depth_video(path: Path, quantization: dict) -> Iterator[np.ndarray]:
-    """The frames of a depth video, as LeRobotDataset decodes them: (H, W, 1) uint16 millimetres."""
+def read_depth_video(path: Path, quantization: dict, nothing_seen_as_zero: bool = False) -> Iterator[np.ndarray]:
+    """The frames of a depth video, as LeRobotDataset decodes them: (H, W, 1) uint16 millimetres. LeRobot's
+    quantization stores "nothing seen" (0) as code 0, which it decodes as depth_min (10 mm by default), like a near
+    object; nothing_seen_as_zero makes code 0 (nothing seen, or within half a step of depth_min) 0 again."""
     with av.open(str(path)) as container:
         for frame in container.decode(video=0):
-            yield dequantize_depth(frame.to_ndarray(format="gray12le"), **quantization, output_unit="mm",
-                                   output_tensor=False, output_channel_last=True)
+            codes = frame.to_ndarray(format="gray12le")
+            depth = dequantize_depth(codes, **quantization, output_unit="mm", output_tensor=False,
+                                     output_channel_last=True)
+            if nothing_seen_as_zero:
+                depth[codes == 0] = 0
+            yield depth
 
 
 class SharedVideoEncoder(StreamingVideoEncoder):
@@ -221,11 +227,15 @@ class LeRobotSink(EpisodeSink):
 
     @classmethod
     def open(cls, repo_id: str, root: Path, fps: int, robot_type: str, layout: FrameLayout, resume: bool,
-             use_video: bool, writer_options: dict, extra_sidecar: dict) -> "LeRobotSink":
+             use_video: bool, writer_options: dict, extra_sidecar: dict,
+             former_robot_type: str | None = None) -> "LeRobotSink":
+        """former_robot_type: what this robot's datasets said before robot_type named the rig (its class's name,
+        "teledex"); a dataset saying it resumes, and keeps it (one robot_type per dataset)."""
         features = dataset_features(layout, use_video)
         if resume:
             dataset = _Dataset.resume(repo_id, root=root, **writer_options)
-            check_compatible(dataset, features, fps, robot_type, writer_options.get("depth_encoder"))
+            check_compatible(dataset, features, fps, robot_type, writer_options.get("depth_encoder"),
+                             former_robot_type)
         else:
             dataset = _Dataset.create(repo_id, fps, root=root, robot_type=robot_type, features=features,
                                       use_videos=use_video, **writer_options)
@@ -288,13 +298,13 @@ class LeRobotSink(EpisodeSink):
 
 
 def check_compatible(dataset: LeRobotDataset, features: dict, fps: int, robot_type: str,
-                     depth_encoder: DepthEncoderConfig | None = None) -> None:
+                     depth_encoder: DepthEncoderConfig | None = None, former_robot_type: str | None = None) -> None:
     """Resuming must not mix recordings of another rate, robot, feature set or depth quantization (LeRobot decodes
     every episode with the one in info.json) into one dataset."""
     problems = []
     if dataset.fps != fps:
         problems.append(f"fps: dataset has {dataset.fps}, this recording uses {fps} (set --dataset.fps={dataset.fps})")
-    if dataset.meta.robot_type != robot_type:
+    if dataset.meta.robot_type not in (robot_type, former_robot_type):
         problems.append(f"robot type: dataset has {dataset.meta.robot_type!r}, the robot is {robot_type!r}")
     existing = {k: (v["dtype"], tuple(v["shape"]), v.get("names")) for k, v in dataset.features.items()
                 if k in features}

@@ -11,16 +11,21 @@ the episodes' start and end are drawn in it.
 
 Device faults are part of the data: every frame records whether a device was in fault (its action is then the target
 the hardware held, and the frame is never sync-valid), each episode's metadata lists the faults, and the progress
-line always shows the fault state. A fault is detected after its cause (a silence once the feedback timeout has
-passed): frames reach the sinks LOOKBACK_NS late, so those recorded since the cause are marked too. When a fault
-latches during an episode, the fault policy decides: STOP (the default) ends the episode there and saves it marked;
-RERECORD drops it; KEEP_AND_MARK records on, every frame in fault marked. No episode starts on a device in fault:
+line always shows the fault state. Cameras are devices: one lost or stalled is in fault like an arm (its stream has
+no capture time then). A fault is detected after its cause (a silence once the feedback timeout has passed, a
+camera's stall once its limit has): frames reach the sinks LOOKBACK_NS late, or the robot's fault_lookback_ns if
+longer, so those recorded since the cause are marked too. When a fault latches during an episode, the fault policy
+decides: STOP (the default) ends the episode there and saves it marked; RERECORD drops it; KEEP_AND_MARK records
+on, every frame in fault marked. No episode starts on a device in fault:
 the operator is told and re-arms with the `a` key once the cause is gone (the control loop keeps running meanwhile,
 recording nothing); without a keyboard the session ends. A session that ends with a fault unresolved says so
 (unresolved_faults), for a non-zero exit.
 """
 
+import contextlib
+import math
 import signal
+import threading
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
@@ -51,6 +56,7 @@ LOOKBACK_NS = 500_000_000
 # Keeping successes only, a session gives up after this many attempts per episode asked for (a task the input
 # cannot solve must not record forever).
 MAX_ATTEMPTS_PER_EPISODE = 5
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # the command's stops (cli/errors.py)
 
 
 # The operator's verdict on an episode under review (--confirm_episodes), by key.
@@ -181,7 +187,8 @@ class RecordingSession:
         # dropped attempt is not tried again on the same layout, which in lockstep would fail the same way.
         self.next_layout = first_index
         self.lockstep = isinstance(robot, LockstepRobot) and robot.lockstep
-        self._storing = False  # a frame is being handed to the sinks (an interrupt then loses the episode)
+        # frames wait this long before the sinks take them (LOOKBACK_NS)
+        self.lookback_ns = max(LOOKBACK_NS, robot.fault_lookback_ns if isinstance(robot, FaultReportingRobot) else 0)
 
     def run(self, plan: EpisodePlan) -> int:
         attempts = 0
@@ -294,12 +301,14 @@ class RecordingSession:
         return self.robot.device_faults() if isinstance(self.robot, FaultReportingRobot) else {}
 
     def _not_measured(self, faults: dict[str, str]) -> dict[str, None]:
-        """The joint sources with no live measurement: a part in fault reports no capture time, so no frame recorded
-        in fault is sync-valid. A robot with one joint source for all its parts loses it to any part's fault."""
-        if not faults:
-            return {}
+        """The sources with no live measurement: a part or camera in fault reports no capture time (a camera: nor its
+        depth stream, LeRobot's `<camera>_depth`), so no frame recorded in fault is sync-valid. A robot with one
+        joint source for all its parts loses it to any part's fault."""
+        streams = [s for s in self.layout.cameras
+                   if s in faults or (s in self.layout.depth_streams and s.removesuffix("_depth") in faults)]
+        parts = faults.keys() - self.layout.cameras.keys()
         joints = [s for s in self.layout.source_names if s not in self.layout.cameras and s != INPUT_SOURCE]
-        return dict.fromkeys([s for s in joints if s in faults] or joints)
+        return dict.fromkeys(streams + (([s for s in joints if s in parts] or joints) if parts else []))
 
     def _rearmed(self) -> bool:
         """Whether the devices are healthy (at once, or after the operator re-armed them); False ends the session."""
@@ -376,8 +385,7 @@ class RecordingSession:
                     if succeeded and success_tick is None:
                         success_tick = ticks
                     log.outcome = outcome or {}
-                    while pending and pending[0].frame_ns < pending[-1].frame_ns - LOOKBACK_NS:
-                        self._store(pending.popleft(), sinks, log)
+                    self._hand_over(pending, sinks, log, until_ns=pending[-1].frame_ns - self.lookback_ns)
                     if faults and self.fault_policy != KEEP_AND_MARK:
                         log.stopped_by_fault = True
                         break
@@ -391,11 +399,14 @@ class RecordingSession:
                 next_tick = max(next_tick + period_ns / 1e9, time.perf_counter() - period_ns / 2e9)
                 time.sleep(max(0.0, next_tick - time.perf_counter()))
         except KeyboardInterrupt as interrupt:  # Ctrl-C or SIGTERM (cli/errors.py): the episode ends here
-            if header is None or self._storing:  # a frame half-handed to the sinks: the episode cannot be kept
+            if header is None:
                 raise
             log.interrupted = interrupt
         while pending:
-            self._store(pending.popleft(), sinks, log)
+            try:
+                self._hand_over(pending, sinks, log)
+            except KeyboardInterrupt as interrupt:  # a stop meanwhile: the episode ends here all the same
+                log.interrupted = log.interrupted or interrupt
         if log.stopped_by_fault:
             print(f"Episode {header.index}: stopped by a device fault ({', '.join(log.faults)}), its frames marked "
                   f"from frame {log.first_fault_frame}", flush=True)
@@ -429,12 +440,15 @@ class RecordingSession:
             return self.teleop.sample_capture_ns
         return self.robot.clock.now_ns()
 
-    def _store(self, frame: RecordedFrame, sinks: list[EpisodeSink], log: EpisodeLog) -> None:
-        self._storing = True
-        for sink in sinks:
-            sink.add(frame)
-        log.add(frame)
-        self._storing = False
+    def _hand_over(self, pending: deque, sinks: list[EpisodeSink], log: EpisodeLog, until_ns: float = math.inf) -> None:
+        """The sinks take the pending frames recorded before until_ns, each whole: a frame half-handed to them would
+        lose the episode, so Ctrl-C and SIGTERM take effect once they are stored."""
+        with _stops_deferred():
+            while pending and pending[0].frame_ns < until_ns:
+                frame = pending.popleft()
+                for sink in sinks:
+                    sink.add(frame)
+                log.add(frame)
 
     def _mark_since_cause(self, pending: deque, new_faults: dict[str, str]) -> None:
         """Frames recorded after a new fault's cause began (as far as the robot can tell: active_faults()) and before
@@ -505,6 +519,26 @@ class RecordingSession:
             "fault_policy": {"policy": self.fault_policy, "stopped_by_fault": log.stopped_by_fault},
             "lerobot": {**self.metadata.get("lerobot", {}), "episode_index": header.index},
         }
+
+
+@contextlib.contextmanager
+def _stops_deferred():
+    """Ctrl-C and SIGTERM arriving in the block take effect after it (re-raised then), as the handlers in place
+    say. Python runs signal handlers in the main thread only: elsewhere nothing can interrupt the block."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    try:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, lambda signum, _frame: caught.append(signum))
+        yield
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 def _signal_name(interrupt: KeyboardInterrupt) -> str:

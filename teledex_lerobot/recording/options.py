@@ -34,7 +34,8 @@ class RecordOptions:
     # After each episode, show its summary (duration, sync success, dropped ticks, faults) and wait for the operator:
     # k / enter keeps it, d discards it, r re-records it. The verdict and summary go into the episode's metadata.
     confirm_episodes: bool = False
-    # When a device fault latches during an episode: "stop" it there and save it marked, "rerecord" (drop it), or
+    # When a device fault latches during an episode (an arm's or hand's, or a camera lost or stalled past
+    # --robot.camera_stall_ms): "stop" it there and save it marked, "rerecord" (drop it), or
     # "keep-and-mark" (record on, every frame in fault flagged). Either way, the next episode waits for the operator
     # to re-arm (the `a` key) once the cause is gone.
     fault_policy: str = STOP

@@ -24,12 +24,14 @@ from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 
 from ..capabilities import JudgedRobot, KeyboardInput, KeyboardListeningConfig
 from ..clock import ScriptedInput
+from ..rig import Rig
 from ..station import Station
 from ..storage.errors import UserError, check_root
 from ..storage.frame import FrameLayout
 from ..storage.native import NATIVE_FORMAT, NativeSink, write_json_atomic
 from ..world.devices import WorldRunner
 from ..world.world import AUTO, LOCKSTEP, REAL_TIME
+from .hub import PushError, push, push_command
 from .lerobot_dataset import LeRobotSink, depth_quantization, quiet_depth_encoder
 from .loop import INPUT_SOURCE, EpisodePlan, RecordingSession
 from .options import RecordOptions
@@ -96,6 +98,27 @@ class StationRobot(Protocol):
 
 
 @runtime_checkable
+class RigRobot(Protocol):
+    rig: Rig
+
+
+@runtime_checkable
+class FollowersRobot(Protocol):
+    robots: dict[str, RigRobot]  # follower name -> its robot (teledex_followers)
+
+
+def robot_type(robot) -> str:
+    """info.json's robot_type, which the Hub's viewer and LeRobot's filters key on: what the robot is, as each LeRobot
+    robot's name says its model (so101_follower). A rig by its models ("piper+linkerhand_o6"), several rigs by
+    follower ("left:piper+linkerhand_l10,right:..."), any other robot by its name, as lerobot-record writes it."""
+    if isinstance(robot, RigRobot):
+        return robot.rig.name
+    if isinstance(robot, FollowersRobot):
+        return ",".join(f"{name}:{follower.rig.name}" for name, follower in robot.robots.items())
+    return robot.name
+
+
+@runtime_checkable
 class WorldReader(Protocol):
     def attach_world(self, runner: WorldRunner) -> None:
         """Read this world (a scripted input that sees the scene)."""
@@ -144,6 +167,7 @@ class Recorder:
                             "the cameras' use_depth off")
         self.session: RecordingSession | None = None
         self.lerobot: LeRobotSink | None = None
+        self.robot_type = robot_type(self.robot.robot)
 
     def _joint_sources(self) -> list[str]:
         rig = getattr(self.robot.robot, "rig", None)
@@ -165,8 +189,10 @@ class Recorder:
                    "source_names": list(self.layout.source_names)}
         created = [] if self.cfg.resume else [Path(d.root)]
         try:
-            self.lerobot = LeRobotSink.open(d.repo_id, Path(d.root), d.fps, self.robot.name, self.layout,
-                                            self.cfg.resume, d.video, self._writer_options(), sidecar)
+            self.lerobot = LeRobotSink.open(d.repo_id, Path(d.root), d.fps, self.robot_type, self.layout,
+                                            self.cfg.resume, d.video, self._writer_options(), sidecar,
+                                            former_robot_type=self.robot.name)
+            self.robot_type = self.lerobot.dataset.meta.robot_type  # a resumed dataset keeps its own
             native, session_id = None, None
             if self.cfg.native.enabled:
                 session_id = f"session_{datetime.now():%Y-%m-%d_%H-%M-%S}"
@@ -175,7 +201,7 @@ class Recorder:
                 session_dir.mkdir(parents=True)
                 write_json_atomic(session_dir / "session.json", {
                     "format": NATIVE_FORMAT, "session_id": session_id, "lerobot_root": str(Path(d.root).resolve()),
-                    "repo_id": d.repo_id, "fps": d.fps, "robot_type": self.robot.name,
+                    "repo_id": d.repo_id, "fps": d.fps, "robot_type": self.robot_type,
                     "layout": {"state_names": self.layout.state_names, "action_names": self.layout.action_names,
                                "tactile_names": self.layout.tactile_names, "sources": self.layout.source_names,
                                "environment_names": self.layout.environment_names},
@@ -232,14 +258,35 @@ class Recorder:
             self._close(listener)
         print(f"Saved {saved} episode(s) to {d.root}" + (f" and {self.cfg.native_root}" if self.cfg.native.enabled
                                                           else ""))
-        if d.push_to_hub and saved:
-            self.lerobot.dataset.push_to_hub(tags=d.tags, private=d.private)
+        if depth := self.lerobot.dataset.meta.depth_keys:  # lerobot-train's ACT and Diffusion stop on it
+            print(f"Depth ({', '.join(depth)}) is LeRobot's 1-channel depth feature, which ACT and Diffusion cannot "
+                  f"take: train on `teledex-convert to-training {d.root} <new folder>` (depth as a 3-channel picture) "
+                  "or drop it with lerobot-edit-dataset remove_feature (docs/recording.md, Training on depth)")
+        not_pushed = self._push(saved) if d.push_to_hub and saved else None
         if self.session.unresolved_faults:
             raise UserError("the session ended with device faults nobody cleared (" + "; ".join(
                 f"{part}: {message}" for part, message in self.session.unresolved_faults.items()) + "). The episodes "
                 "saved are intact and every frame in fault is marked (device_fault); fix the cause, then record on "
-                "with --resume=true.")
+                "with --resume=true." + (f" Also: {not_pushed}" if not_pushed else ""))
+        if not_pushed:
+            raise UserError(not_pushed)
         return saved
+
+    def _push(self, saved: int) -> str | None:
+        """Both formats to the Hub (hub.py); None once pushed, else the line saying the data is saved and the command
+        that pushes it later: a push that fails or is stopped never ends a recording in a traceback."""
+        d = self.cfg.dataset
+        where = f"{d.root}" + (f" and {self.cfg.native_root}" if self.cfg.native.enabled else "")
+        private, tags = d.private or None, d.tags or ()
+        try:
+            push(Path(d.root), d.repo_id, self.cfg.native_root, private=private, tags=tags)
+        except PushError as err:
+            return f"the {saved} episode(s) are saved in {where}, not pushed to the Hub: {err}"
+        except (Exception, KeyboardInterrupt) as err:  # saved all the same: the push is the part to do again
+            again = push_command(Path(d.root), d.repo_id, self.cfg.native_root, private, tags)
+            return (f"the {saved} episode(s) are saved in {where}, not pushed to the Hub ({type(err).__name__}: "
+                    f"{err}); push later with `{again}`")
+        return None
 
     def _on_key(self, name: str) -> None:
         """Recording keys, then the teleoperator's own (its state machine: emergency, zero pose, ...)."""
@@ -276,7 +323,7 @@ class Recorder:
         video_codec = d.rgb_encoder.vcodec if d.video else "libx264"
         return {
             "format": NATIVE_FORMAT,
-            "hardware": {"preset": getattr(self.cfg.robot, "preset", None), "robot_type": self.robot.name,
+            "hardware": {"preset": getattr(self.cfg.robot, "preset", None), "robot_type": self.robot_type,
                          "arm_type": parts.get("arm"), "hand_type": parts.get("hand"),
                          "backend": getattr(self.cfg.robot, "backend", None),
                          "total_dof": len(self.layout.action_names), "rig": rig_record},

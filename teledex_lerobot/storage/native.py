@@ -18,7 +18,8 @@
             metadata.json            task, ids (episode uuid shared with the LeRobot episode), duration, hardware,
                                      cameras, collection settings, sync and frame-timing figures, faults
             camera_info.json         per camera stream: resolution, pinhole intrinsics, distortion, extrinsics if
-                                     known; a depth stream its depth scale too
+                                     known; a depth stream its depth scale too; a stereo pair (one side-by-side
+                                     image) its baseline, with the left eye's intrinsics and pose (CameraInfo)
             videos/<camera>.mp4      the very file LeRobot stores for the episode (one encode for both formats)
             videos/<camera>_depth.mp4  a camera's depth map, aligned to its colour, the very file LeRobot stores: 12-bit
                                      codes of LeRobot's depth quantization (manifest "depth": depth_min, depth_max,
@@ -394,6 +395,10 @@ def _camera_info(path: Path, fix: str) -> dict[str, CameraInfo]:
             if info.get(scale) is not None and not fields.positive_number(info[scale]):
                 raise NativeFormatError(f"{path}: camera {name!r} has {scale} {fields.shown(info[scale])}, not a "
                                         "positive number of metres per unit (or null)", fix)
+        baseline = info.get("stereo_baseline_m")
+        if baseline is not None and not fields.positive_number(baseline):
+            raise NativeFormatError(f"{path}: camera {name!r} has stereo_baseline_m {fields.shown(baseline)}, not a "
+                                    "positive number of metres (or null: one camera)", fix)
     return result
 
 

@@ -6,9 +6,17 @@ camera is the episode's first colour camera; its pose in the arm base comes from
 [x, y, z, rx, ry, rz] with a rotation vector. A missing arm or hand has zero joint arrays, identity transforms (and
 so zero pose vectors, the identity pose) and its masks False: every transform in a file is a valid rigid transform.
 Files are named by the episode id and never overwritten.
+
+Depth: VITRA's layout has one camera and no depth of its own; the head camera's depth stream (`<camera>_depth`,
+aligned to its colour, so observation/camera/intrinsics apply to it) goes in as observation/camera/depth, (T, H, W)
+uint16 millimetres with 0 = nothing seen (LeRobot's quantization decodes that as depth_min: read_depth restores
+it), one gzip chunk a frame; its attributes say so and give the recorded quantization. What the layout has no place
+for (other cameras and their depth, tactile, the simulated world's state) is named when exporting: it stays in the
+native episodes.
 """
 
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import h5py
@@ -55,7 +63,40 @@ def _episode_id(episode: NativeEpisode) -> str:
     return episode_id if episode_id not in (fields.ABSENT, None, "") else episode.path.name
 
 
-def export_episode(episode: NativeEpisode, rig: Rig, out_dir: Path) -> Path:
+DEPTH = "observation/camera/depth"
+# A depth video and its quantization -> its frames, (H, W, 1) uint16 millimetres, 0 = nothing seen (LeRobot's
+# dequantization: the command passes recording/lerobot_dataset.py read_depth_video, as storage imports no LeRobot).
+DepthReader = Callable[[Path, dict], Iterator[np.ndarray]]
+
+
+def _depth_stream(episode: NativeEpisode, camera_name: str) -> str | None:
+    name = f"{camera_name}_depth"  # a camera's depth stream (lerobot_robot_teledex.depth_streams.depth_key)
+    return name if name in episode.depth else None
+
+
+def _left_out(episode: NativeEpisode) -> list[str]:
+    head, _ = _head_camera(episode)
+    kept = {head, _depth_stream(episode, head)}
+    return ([n for n in episode.camera_info if n not in kept] + (["tactile"] if episode.names("tactile_names") else [])
+            + (["environment_state"] if "environment_names" in episode.telemetry else []))
+
+
+def _write_depth(h5: h5py.File, episode: NativeEpisode, name: str, frames: int, read_depth: DepthReader) -> None:
+    camera = episode.camera_info[name]
+    depth = h5.create_dataset(DEPTH, shape=(frames, camera.height, camera.width), dtype=np.uint16,
+                              chunks=(1, camera.height, camera.width), compression="gzip")
+    count = 0
+    for count, picture in enumerate(read_depth(episode.video_path(name), episode.depth[name]), start=1):
+        if count <= frames:
+            depth[count - 1] = picture[..., 0]
+    if count != frames:
+        raise DatasetError(f"{episode.video_path(name)} has {count} frames for the episode's {frames}; record or "
+                           "convert the episode again")
+    depth.attrs.update(unit="mm", nothing_seen=0, stream=name, aligned_to="the head camera (its intrinsics)",
+                       **{f"quantization_{k}": v for k, v in episode.depth[name].items()})
+
+
+def export_episode(episode: NativeEpisode, rig: Rig, out_dir: Path, read_depth: DepthReader) -> Path:
     t = episode.telemetry
     names = episode.names("state_names")
     frames = len(t["frame_timestamps_ns"])
@@ -82,47 +123,53 @@ def export_episode(episode: NativeEpisode, rig: Rig, out_dir: Path) -> Path:
     if path.exists() or (Path(out_dir) / video_name).exists():
         raise DatasetError(f"{path} already exists: two episodes share the id {episode_id!r}; export into an empty "
                            "folder, one dataset at a time")
-    with h5py.File(path, "w") as h5:
-        meta = h5.create_group("meta")
-        meta["instruction"] = episode.metadata.get("episode", {}).get("task_name", "")
-        meta["video_path"] = video_name
-        meta["frame_count"] = frames
-        meta["fps"] = float(episode.field("collection.control_frequency_hz"))
-        for s in ("left", "right"):
-            meta[f"has_{s}"] = s == side
-        kinematics = h5.create_group("kinematics")
-        h5["observation/camera/intrinsics"] = np.array([[camera.fx, 0, camera.cx], [0, camera.fy, camera.cy],
-                                                         [0, 0, 1]], dtype=np.float64)
-        for s in ("left", "right"):
-            present = s == side
-            arm_dof = len(rig.parts["arm"].keys) if "arm" in rig.parts else 0
-            hand_dof = len(rig.parts["hand"].keys) if "hand" in rig.parts else 0
-            arm_present, hand_present = present and "arm" in rig.parts, present and "hand" in rig.parts
-            ee_to_mount = np.eye(4)
-            if arm_present and hand_present:
-                arm = rig.parts["arm"]
-                ee = arm.model.frame_pose(arm.full_configuration(q["arm"][0]), arm.mount_frame)
-                ee_to_mount = np.linalg.inv(ee) @ hand_mount_world[0]
-            kinematics[f"{s}_ee_urdf_to_hand_mount"] = ee_to_mount
-            kinematics[f"head_camera_to_{s}_arm_base"] = camera_pose if present else np.eye(4)
-            mount_pose = hand_mount_world
-            h5[f"state/{s}_arm_joint"] = q["arm"] if arm_present else np.zeros((frames, arm_dof))
-            h5[f"state/{s}_hand_joint"] = q["hand"] if hand_present else np.zeros((frames, hand_dof))
-            h5[f"action/{s}_arm_joint"] = (action_columns("arm") if arm_present
-                                           else np.zeros((frames, arm_dof)))
-            h5[f"action/{s}_hand_joint"] = (action_columns("hand") if hand_present
-                                            else np.zeros((frames, hand_dof)))
-            has_pose = arm_present and hand_present
-            h5[f"state/{s}_hand_mount_pose"] = pose_vector(mount_pose) if has_pose else np.zeros((frames, 6))
-            h5[f"state/{s}_hand_mount_pose_in_cam"] = (
-                pose_vector(np.linalg.inv(camera_pose) @ mount_pose) if has_pose else np.zeros((frames, 6)))
-            h5[f"mask/{s}_arm"] = np.full(frames, arm_present)
-            h5[f"mask/{s}_hand"] = np.full(frames, hand_present)
+    try:
+        with h5py.File(path, "w") as h5:
+            meta = h5.create_group("meta")
+            meta["instruction"] = episode.metadata.get("episode", {}).get("task_name", "")
+            meta["video_path"] = video_name
+            meta["frame_count"] = frames
+            meta["fps"] = float(episode.field("collection.control_frequency_hz"))
+            for s in ("left", "right"):
+                meta[f"has_{s}"] = s == side
+            kinematics = h5.create_group("kinematics")
+            h5["observation/camera/intrinsics"] = np.array([[camera.fx, 0, camera.cx], [0, camera.fy, camera.cy],
+                                                             [0, 0, 1]], dtype=np.float64)
+            for s in ("left", "right"):
+                present = s == side
+                arm_dof = len(rig.parts["arm"].keys) if "arm" in rig.parts else 0
+                hand_dof = len(rig.parts["hand"].keys) if "hand" in rig.parts else 0
+                arm_present, hand_present = present and "arm" in rig.parts, present and "hand" in rig.parts
+                ee_to_mount = np.eye(4)
+                if arm_present and hand_present:
+                    arm = rig.parts["arm"]
+                    ee = arm.model.frame_pose(arm.full_configuration(q["arm"][0]), arm.mount_frame)
+                    ee_to_mount = np.linalg.inv(ee) @ hand_mount_world[0]
+                kinematics[f"{s}_ee_urdf_to_hand_mount"] = ee_to_mount
+                kinematics[f"head_camera_to_{s}_arm_base"] = camera_pose if present else np.eye(4)
+                mount_pose = hand_mount_world
+                h5[f"state/{s}_arm_joint"] = q["arm"] if arm_present else np.zeros((frames, arm_dof))
+                h5[f"state/{s}_hand_joint"] = q["hand"] if hand_present else np.zeros((frames, hand_dof))
+                h5[f"action/{s}_arm_joint"] = (action_columns("arm") if arm_present
+                                               else np.zeros((frames, arm_dof)))
+                h5[f"action/{s}_hand_joint"] = (action_columns("hand") if hand_present
+                                                else np.zeros((frames, hand_dof)))
+                has_pose = arm_present and hand_present
+                h5[f"state/{s}_hand_mount_pose"] = pose_vector(mount_pose) if has_pose else np.zeros((frames, 6))
+                h5[f"state/{s}_hand_mount_pose_in_cam"] = (
+                    pose_vector(np.linalg.inv(camera_pose) @ mount_pose) if has_pose else np.zeros((frames, 6)))
+                h5[f"mask/{s}_arm"] = np.full(frames, arm_present)
+                h5[f"mask/{s}_hand"] = np.full(frames, hand_present)
+            if (depth_name := _depth_stream(episode, camera_name)) is not None:
+                _write_depth(h5, episode, depth_name, frames, read_depth)
+    except BaseException:
+        path.unlink(missing_ok=True)  # no half-written file: it would block the export run again
+        raise
     shutil.copyfile(episode.video_path(camera_name), Path(out_dir) / video_name)
     return path
 
 
-def export_vitra(native_root: Path, out_dir: Path, progress=print) -> list[Path]:
+def export_vitra(native_root: Path, out_dir: Path, read_depth: DepthReader, progress=print) -> list[Path]:
     """Every episode read and checked (manifest and checksums, fields, rig, camera) before anything is written."""
     out_dir = Path(out_dir)
     episodes = [load_native_episode(folder, verify_checksums=True) for folder in native_episode_dirs(native_root)]
@@ -136,9 +183,12 @@ def export_vitra(native_root: Path, out_dir: Path, progress=print) -> list[Path]
     if len(set(ids)) != len(ids):
         raise DatasetError(f"Two episodes under {native_root} share an id ({sorted(i for i in ids if ids.count(i) > 1)}"
                            "); export one dataset at a time, into an empty folder")
+    if left_out := sorted({name for episode in episodes for name in _left_out(episode)}):
+        progress(f"not exported, VITRA's layout has no place for them (one camera and its depth): "
+                 f"{', '.join(left_out)}; they stay in the native episodes under {native_root}")
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for episode, rig in zip(episodes, rigs, strict=True):
-        written.append(export_episode(episode, rig, out_dir))
+        written.append(export_episode(episode, rig, out_dir, read_depth))
         progress(f"{episode.path.name} -> {written[-1]}")
     return written

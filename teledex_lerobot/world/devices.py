@@ -174,7 +174,8 @@ def make_world_devices(rig: Rig, robot_config) -> dict[str, JointDevice]:
     `sim` fields; the cameras it names become the world's cameras)."""
     world_config: WorldConfig = robot_config.world
     views = {name: getattr(camera, "view", "oblique") for name, camera in robot_config.cameras.items()}
-    world = World(rig, world_config, views or None)
+    baselines = {name: getattr(camera, "stereo_baseline_m", 0.0) for name, camera in robot_config.cameras.items()}
+    world = World(rig, world_config, views or None, baselines)
     runner = WorldRunner(world, robot_config.sim, lockstep=world_config.clock == LOCKSTEP)
     return {role: WorldJointDevice(runner, role, robot_config.sim, DEFAULT_FEEDBACK_HZ[role])
             for role in rig.parts}

@@ -229,8 +229,9 @@ class PartBuilder:
                       **{"class": GRIP_CLASS}, **contact)
 
 
-def add_wrist_camera(worldbody: ET.Element, rig: Rig, name: str) -> None:
-    """A camera on the hand's wrist (robot_body.PartBody.wrist_camera_pose), moving with the hand."""
+def add_wrist_camera(worldbody: ET.Element, rig: Rig, name: str, baseline_m: float = 0.0) -> None:
+    """A camera on the hand's wrist (robot_body.PartBody.wrist_camera_pose), moving with the hand; a stereo pair
+    baseline_m apart (its ipd, see world.build_world_xml), or one camera (0)."""
     hand = rig.parts.get("hand")
     if hand is None:
         raise ConfigError(f"Camera {name!r} has the wrist view, but the rig has no hand to mount it on; choose a fixed "
@@ -239,7 +240,7 @@ def add_wrist_camera(worldbody: ET.Element, rig: Rig, name: str) -> None:
     body = worldbody.find(f".//body[@name='hand/{hand.model.description.root_link}']")
     right, up = pose[:3, 0], -pose[:3, 1]  # MuJoCo cameras look along their -z with y up
     ET.SubElement(body, "camera", name=name, pos=_fmt(pose[:3, 3]), xyaxes=_fmt([*right, *up]),
-                  fovy=f"{WRIST_CAMERA_FOVY_DEG}")
+                  fovy=f"{WRIST_CAMERA_FOVY_DEG}", ipd=repr(float(baseline_m)))
 
 
 def arm_base_height_m(rig: Rig) -> float:

@@ -113,8 +113,11 @@ def camera_pose(view: str, centre_m: np.ndarray, distance_m: float = CAMERA_DIST
     return pose
 
 
-def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[str, str]) -> tuple[str, list]:
-    """MJCF text of the whole scene and the servos in action order. cameras: name -> view."""
+def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[str, str],
+                    stereo_baselines_m: dict[str, float] | None = None) -> tuple[str, list]:
+    """MJCF text of the whole scene and the servos in action order. cameras: name -> view; stereo_baselines_m: name ->
+    the baseline of a stereo pair, written as the camera's ipd (MuJoCo's own stereo; camera.WorldRenderer renders
+    each eye). Every other camera gets ipd 0: one viewpoint, as a mono render (the eyes' average) had it."""
     root = ET.Element("mujoco", model=f"teledex_{task.name}")
     ET.SubElement(root, "compiler", angle="radian", autolimits="true")
     option = ET.SubElement(root, "option", timestep=f"{contact.timestep_s}", integrator="implicitfast",
@@ -158,13 +161,15 @@ def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[
     servos = add_robot(worldbody, actuators, equality, rig, (0.0, 0.0, base_height), free_hand)
     task.add_objects(worldbody)
     for name, view in cameras.items():
+        baseline_m = float((stereo_baselines_m or {}).get(name, 0.0))
         if view == WRIST_VIEW:
-            add_wrist_camera(worldbody, rig, name)
+            add_wrist_camera(worldbody, rig, name, baseline_m)
             continue
         pose = camera_pose(view, task.workspace_centre_m())
         right, up = pose[:3, 0], -pose[:3, 1]
         ET.SubElement(worldbody, "camera", name=name, pos=" ".join(f"{v:.6g}" for v in pose[:3, 3]),
-                      xyaxes=" ".join(f"{v:.6g}" for v in (*right, *up)), fovy=f"{CAMERA_FOVY_DEG}")
+                      xyaxes=" ".join(f"{v:.6g}" for v in (*right, *up)), fovy=f"{CAMERA_FOVY_DEG}",
+                      ipd=repr(baseline_m))
     if not len(equality):
         root.remove(equality)
     return ET.tostring(root, encoding="unicode"), servos
@@ -174,7 +179,8 @@ class World:
     """One scene: model, data, the task, the servos. Control rate and physics rate are the owner's business:
     `step_for(duration_s)` advances whole physics steps."""
 
-    def __init__(self, rig: Rig, config: WorldConfig | None = None, cameras: dict[str, str] | None = None):
+    def __init__(self, rig: Rig, config: WorldConfig | None = None, cameras: dict[str, str] | None = None,
+                 stereo_baselines_m: dict[str, float] | None = None):
         import threading
 
         self.config = config or WorldConfig()
@@ -182,7 +188,8 @@ class World:
         self.rig = rig
         self.task = make_task(self.config.task)
         self.cameras = dict(cameras or {"top": "oblique"})
-        self.xml, self.servos = build_world_xml(rig, self.task, self.config.contact, self.cameras)
+        self.xml, self.servos = build_world_xml(rig, self.task, self.config.contact, self.cameras,
+                                                stereo_baselines_m)
         self.model = mujoco.MjModel.from_xml_string(self.xml)
         self.data = mujoco.MjData(self.model)
         self.lock = threading.RLock()

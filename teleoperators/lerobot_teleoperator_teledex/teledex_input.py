@@ -318,7 +318,7 @@ class TeledexInputTeleop(Teleoperator):
                          else {"camera": name}) for name, image in (view.images if view is not None else {}).items()}
         # drawn where the view is sent, off the control thread (and not at all for a view a slow page skips)
         source.publish_view(lambda: scene.message(measured, commanded, touching, objects, table_top_z_m), frames,
-                            view.published_ns if view is not None else now)
+                            view.published_ns if view is not None else now, scene.body_message)
 
     def input_diagnostics(self) -> str:
         """The input side of the diagnostics: the source's own fields (senders dropped by the allow-list, others

@@ -94,6 +94,7 @@ def kill_at(root: Path, kind: str, delay_s: float, resume: bool, tmp: Path) -> s
     process.stdout.close()
 
 
+@pytest.mark.long
 def test_sigkill_at_20_instants_leaves_pairs_only(tmp_path):
     root = tmp_path / "ds"
     kept: set[str] = set()

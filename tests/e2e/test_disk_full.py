@@ -32,6 +32,7 @@ def pairs(root: Path) -> list[tuple[int, str]]:
     return native
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("size", ["700k", "2600k"])
 def test_disk_full_anywhere_keeps_pairs_and_resumes(tmp_path, size):
     with tmpfs(tmp_path / "disk", size) as disk:

@@ -70,13 +70,30 @@ def test_lerobot_replay(dataset_root, workdir):
     assert int(sent) == frames and float(widest) > 0.05
 
 
-def test_lerobot_train_act_offline(dataset_root, workdir):
+@pytest.fixture(scope="module")
+def act_checkpoint(dataset_root, workdir):
     output_dir = workdir / "train_act"
     run(command("lerobot-train", f"--dataset.repo_id={REPO_ID}", f"--dataset.root={dataset_root}",
                 "--policy.type=act", "--policy.device=cpu", "--policy.push_to_hub=false",
                 "--policy.pretrained_backbone_weights=null", "--steps=2", "--batch_size=2", "--log_freq=1",
                 "--save_freq=2", "--num_workers=0", "--wandb.enable=false", f"--output_dir={output_dir}"), workdir)
-    assert (output_dir / "checkpoints" / "000002" / "pretrained_model" / "model.safetensors").is_file()
+    return output_dir / "checkpoints" / "000002" / "pretrained_model"
+
+
+def test_lerobot_train_act_offline(act_checkpoint):
+    assert (act_checkpoint / "model.safetensors").is_file()
+
+
+def test_lerobot_rollout_runs_the_trained_policy_on_our_robot(act_checkpoint, workdir):
+    """The last step of docs/hardware.md: LeRobot's own lerobot-rollout drives our robot with the trained policy
+    (here the sim backend; on the rig --robot.backend=real)."""
+    import re
+
+    output = run(command("lerobot-rollout", "--strategy.type=base", "--robot.type=teledex", "--robot.backend=sim",
+                         "--robot.id=test", f"--policy.path={act_checkpoint}", "--policy.device=cpu",
+                         "--task=grasp and lift", f"--fps={FPS}", "--duration=2"), workdir)
+    assert "Rollout finished" in output
+    assert int(re.search(r"Teledex disconnected \((\d+) commands sent", output).group(1)) > 0
 
 
 def test_lerobot_calibrate_discovers_our_types(workdir):

@@ -64,3 +64,24 @@ def test_two_stations_merge_with_pairs_and_ids_intact(tmp_path):
         assert back.episode_uuid == episode.episode_uuid and back.metadata == episode.metadata
         for key in episode.telemetry:
             assert np.array_equal(back.telemetry[key], episode.telemetry[key]), key
+
+
+def test_stations_of_another_robot_type_are_refused_in_one_line(tmp_path):
+    """A station recorded before robot_type named the rig ("teledex") beside one recorded after: LeRobot refuses to
+    merge them; teledex-merge says so in one line, with the fix, and writes nothing."""
+    import subprocess
+
+    from commands import command_env
+
+    station(tmp_path / "a", 1, tolerance_ms=100.0)
+    station(tmp_path / "b", 1, tolerance_ms=100.0)
+    info = tmp_path / "b" / "meta" / "info.json"
+    info.write_text(json.dumps({**json.loads(info.read_text()), "robot_type": "teledex"}))
+    out = tmp_path / "merged"
+    done = subprocess.run(command("teledex-merge", str(out), str(tmp_path / "a"), str(tmp_path / "b"), "--repo-id",
+                                  "local/merged"), env=command_env(tmp_path), capture_output=True, text=True,
+                          timeout=600)
+    last = done.stderr.strip().splitlines()[-1]  # after LeRobot's progress bar
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert last.startswith("teledex-merge: error: ") and "set robot_type in its meta/info.json" in last
+    assert not out.exists() and not Path(f"{out}_native").exists()

@@ -192,6 +192,7 @@ def test_lerobot_replay_lays_out_the_episodes_own_seed_and_says_whether_it_succe
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_an_image_policy_trains_and_evaluates_end_to_end(tmp_path):
     """Camera + joints, no object poses: recorded in the world, a few lerobot-train steps of ACT with its ResNet,
     scored by lerobot-eval on the env's camera (the full run is a GPU job: benchmarks/sim_loop.py)."""

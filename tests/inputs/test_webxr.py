@@ -135,3 +135,27 @@ def test_the_robot_view_streams_to_every_page_and_a_stalled_page_gets_no_backlog
             time.sleep(0.005)
         wait_until(lambda: source.views_skipped > 0, 20)
         assert source.views_sent < 200
+
+
+def test_each_page_gets_the_robots_body_once_before_its_first_scene_and_again_when_it_reconnects(server):
+    source, _, trust = server
+    url = source.url.replace("https", "wss") + "ws"
+    made = []
+
+    def body():
+        made.append(1)
+        return {"type": "body", "meshes": [{"role": "arm", "link": "base", "vertices": "", "triangles": ""}]}
+
+    def publish():
+        source.publish_view(lambda: {"type": "scene"}, {}, time.monotonic_ns(), body)
+
+    for _ in range(2):  # a page, then the same page reconnected
+        with connect(url, ssl=trust) as page:
+            json.loads(page.recv(timeout=5))  # the first status
+            publish()
+            assert json.loads(page.recv(timeout=5))["type"] == "body"
+            assert json.loads(page.recv(timeout=5))["type"] == "scene"
+            publish()
+            assert json.loads(page.recv(timeout=5))["type"] == "scene"  # the body once
+        wait_until(lambda: source.clients == 0)
+    assert len(made) == 2  # made only for a page that lacks it

@@ -128,3 +128,46 @@ def test_emulated_quest_page_drives_the_robot(tmp_path):
         browser.close()
         teleop.disconnect()
         robot.disconnect()
+
+
+def test_the_page_draws_a_vendor_urdfs_meshes_and_gets_them_again_after_a_reload(tmp_path):
+    """The headset draws each link of a URDF with visual geometry as its mesh, moved by the scene messages: every
+    triangle of the body message is drawn in the emulated Quest (counted by the page: `teledexView.drawn()`)."""
+    import base64
+
+    from vendor_urdf import vendor_package
+
+    from teledex_lerobot.inputs import InputReceiver, parse_xr_state
+    from teledex_lerobot.inputs.webxr import WebXRSource
+    from teledex_lerobot.presets import PartSpec
+    from teledex_lerobot.rig import Rig
+    from teledex_lerobot.viewer.headset import HeadsetScene
+
+    chromium, iwer = require_browser()
+    scene = HeadsetScene(Rig.from_parts(PartSpec(str(vendor_package(tmp_path, rings=60, sides=60))), None))
+    triangles = sum(len(base64.b64decode(m["triangles"])) // 12 for m in scene.body_message()["meshes"])
+    source = WebXRSource("127.0.0.1", 0, certificate_dir=tmp_path)
+    source.start(InputReceiver(parse_xr_state))
+    stop = threading.Event()
+
+    def views():  # the arm moving, ten views a second
+        while not stop.wait(0.1):
+            q = {"arm": np.array([0.5 * np.sin(time.monotonic()), -0.5, 0.3])}
+            source.publish_view(lambda q=q: scene.message(q, q), {}, time.monotonic_ns(), scene.body_message)
+
+    sender = threading.Thread(target=views, daemon=True)
+    sender.start()
+    browser = Chromium(chromium)
+    try:
+        page = browser.open(source.url, iwer)
+        page.wait_for("!document.getElementById('enter-vr').disabled", 30)
+        page.click("#enter-vr")
+        page.wait_for(f"(window.teledexView.drawn() || {{}}).mesh_vertices === {3 * triangles}", 30)
+        page.call("Page.reload")  # a new connection: the body comes again
+        page.wait_for("document.getElementById('status').textContent.includes('Connected to TeleDex')", 30)
+        page.wait_for("(window.teledexView.page.body || []).length === 4", 30)
+    finally:
+        stop.set()
+        sender.join(timeout=5)
+        browser.close()
+        source.stop()

@@ -90,12 +90,14 @@ def test_a_one_frame_episode_is_not_saved_and_the_dataset_stays_readable(tmp_pat
     """Seen under load (a fault at the first frame of an episode): LeRobot 0.6.1 stores a one-frame episode's
     statistics as integers, the others' as floats, and the dataset no longer loads. Such a take is reported and not
     saved; the session records another."""
-    recorder = make_recorder(tmp_path / "ds", episodes=2, seconds=1.0)
-    at_ticks(recorder, {26: press(recorder, "n")})  # episode 0 ends at tick 25 by time; the next take at its first
+    recorder = make_recorder(tmp_path / "ds", episodes=2, seconds=30.0)
+    # episode 0 ends at tick 25, the next take at its first tick (26), its retake after 20 (ticks, not seconds: a
+    # loaded machine drops ticks)
+    at_ticks(recorder, {25: press(recorder, "n"), 26: press(recorder, "n"), 46: press(recorder, "n")})
     recorder.run()
     assert "had 1 frame(s); not saved" in capsys.readouterr().out
     dataset = LeRobotDataset("local/keys", root=tmp_path / "ds")
-    assert [dataset.meta.episodes[i]["length"] for i in range(dataset.meta.total_episodes)] == [25, 25]
+    assert [dataset.meta.episodes[i]["length"] for i in range(dataset.meta.total_episodes)] == [25, 20]
     assert len(pairs(tmp_path / "ds")) == 2
 
 def stall(seconds: float):

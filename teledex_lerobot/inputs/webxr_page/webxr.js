@@ -4,9 +4,11 @@
 // timeStampNs = the browser's time origin + the frame time, in ns (the sample's time on this headset's clock).
 // The teleop pushes back its status (state machine, what the arm does, the grasp, stale input, robot faults) and
 // what a real station can show: its cameras' frames (binary: "TDXF", a uint32 header length, a JSON header with the
-// camera's calibration, a JPEG) and the robot drawn as measured (its bones and palm, the fingertips, what the hand
-// touches, the thumb-index aperture) with the command ghosted. Camera-first: in the headset the cameras are large
-// screens ahead, a camera that faces the operator shown as a mirror; the robot is drawn below them, translucent.
+// camera's calibration, a JPEG) and the robot drawn as measured (its links as its URDF's meshes where the teleop sent
+// them in its one "body" message, else its bones and palm; the fingertips, what the hand touches, the thumb-index
+// aperture) with the command ghosted. Camera-first: in the headset the cameras are large screens ahead, a camera
+// that faces the operator shown as a mirror, a stereo pair's frame (left eye | right eye) each eye its own half; the
+// robot is drawn below them, translucent.
 // Off this computer the socket needs pairing: the URL printed in the teleop's terminal carries a one-time token; the
 // teleop answers it with a session key that this tab keeps for its reconnects.
 "use strict";
@@ -29,7 +31,8 @@ const MAX_BUFFERED_BYTES = 64 * 1024; // never queue old samples behind a slow l
 const PAIRING_HINT = "From another device, open the exact URL the teleop printed: it carries the pairing token.";
 const REFUSED = "REFUSED: another page drives the robot; this page shows nothing of it (h at the console hands over)";
 
-const page = { socket: null, connected: false, status: null, session: null, mode: "", sent: 0, scene: null };
+const page = { socket: null, connected: false, status: null, session: null, mode: "", sent: 0, scene: null,
+  body: null };
 // The cameras' frames as they arrive: the newest per camera (its bitmap, header and JPEG bytes), and [arrival,
 // latency] in ms of the last 600 (latency from the robot's observation to the decoded frame, on the wall clock both
 // machines' pages share).
@@ -44,6 +47,9 @@ window.teledexView = {
     for (let i = 0; i < frame.jpeg.length; i += 0x8000) text += String.fromCharCode(...frame.jpeg.subarray(i, i + 0x8000));
     return { header: frame.header, jpeg: btoa(text) };
   },
+  // what the headset draws of the scene each frame: vertices in all, those of the URDF's meshes, and the ms placing
+  // them took when the scene last changed
+  drawn() { return gfx.counts; },
 };
 
 // ---------------------------------------------------------------- the socket and the status it brings
@@ -79,6 +85,9 @@ function connect() {
       page.status = message;
       if (message.refused) dropView();
       showStatus();
+    } else if (message.type === "body") { // once per connection, before its first scene
+      page.body = bodyMeshes(message);
+      gfx.drawn = null;
     } else if (message.type === "scene") {
       page.scene = message;
     }
@@ -88,6 +97,7 @@ function connect() {
 
 function dropView() { // refused: nothing of the robot stays on this page
   page.scene = null;
+  page.body = null;
   for (const name of Object.keys(view.frames)) {
     view.frames[name].bitmap.close();
     delete view.frames[name];
@@ -134,7 +144,13 @@ async function decode(entry, header, jpeg) {
   }
 }
 
-// The 2D page: every camera at the size it was recorded (scaled to the page's width), mirrored like in the headset.
+// A stereo pair's frame is its two eyes side by side (left | right): what one eye sees is half as wide.
+function eyeWidth(bitmap, header) {
+  return header.stereo ? bitmap.width / 2 : bitmap.width;
+}
+
+// The 2D page: every camera at the size it was recorded (scaled to the page's width), mirrored like in the headset;
+// a stereo pair's left eye.
 function showOnPage(name, bitmap, header) {
   let figure = document.getElementById(`camera-${name}`);
   if (!figure) {
@@ -144,14 +160,17 @@ function showOnPage(name, bitmap, header) {
     document.getElementById("cameras").append(figure);
   }
   const [canvas, caption] = figure.children;
-  figure.style.flexGrow = bitmap.width;
+  const width = eyeWidth(bitmap, header);
+  figure.style.flexGrow = width;
   figure.style.order = header.mount ? 1 : 0; // the fixed cameras first
   if (page.session) return; // in the headset: the page below is not seen, and drawing it costs the headset's frames
-  canvas.width = bitmap.width;
+  canvas.width = width;
   canvas.height = bitmap.height;
   canvas.className = header.mirror ? "mirror" : "";
-  canvas.getContext("2d").drawImage(bitmap, 0, 0);
-  caption.textContent = `${name} ${bitmap.width}x${bitmap.height}` + (header.mirror ? " (faces you: shown as a mirror)" : "");
+  canvas.getContext("2d").drawImage(bitmap, 0, 0, width, bitmap.height, 0, 0, width, bitmap.height);
+  caption.textContent = `${name} ${width}x${bitmap.height}` +
+    (header.stereo ? ` (stereo pair, ${Math.round(header.stereo.baseline_m * 1000)} mm: the left eye here, each eye ` +
+      "its own in the headset)" : "") + (header.mirror ? " (faces you: shown as a mirror)" : "");
 }
 
 // What the operator must know at a glance: following (green), waiting or disengaged (amber), holding on stale
@@ -283,7 +302,7 @@ const CUE_COLOURS = { engaged: "rgba(20, 90, 40, 0.9)", waiting: "rgba(120, 90, 
   bad: "rgba(130, 20, 20, 0.92)" };
 
 const gfx = { quad: null, solid: null, meshes: {}, panel: null, screens: {}, anchor: null, drawn: null, batches: [],
-  batchBuffers: [] };
+  batchBuffers: [], counts: null };
 const panel = { dirty: true };
 
 // A program and the locations of its attributes and uniforms (looked up once: each lookup can cost a round trip)
@@ -354,12 +373,13 @@ function sphereVertices(rings, sides) { // radius 1
 }
 
 function setUpDrawing(gl) {
+  // crop: the share of the image's width shown and where it starts (a stereo frame's one eye: 0.5, then 0 or 0.5)
   gfx.quad = program(gl,
-    "attribute vec3 position; uniform mat4 mvp; uniform float mirror; varying vec2 uv;" +
-    "void main() { uv = vec2(0.5 + mirror * position.x * 0.5, 0.5 - position.y * 0.5);" +
+    "attribute vec3 position; uniform mat4 mvp; uniform float mirror; uniform vec2 crop; varying vec2 uv;" +
+    "void main() { uv = vec2(crop.y + crop.x * (0.5 + mirror * position.x * 0.5), 0.5 - position.y * 0.5);" +
     " gl_Position = mvp * vec4(position, 1.0); }",
     "precision mediump float; varying vec2 uv; uniform sampler2D image;" +
-    "void main() { gl_FragColor = texture2D(image, uv); }", ["position"], ["mvp", "mirror", "image"]);
+    "void main() { gl_FragColor = texture2D(image, uv); }", ["position"], ["mvp", "mirror", "crop", "image"]);
   // every solid of a frame in one buffer, placed on the CPU (software GL pays per draw call): position in the
   // reference space, normal, colour
   gfx.solid = program(gl,
@@ -467,7 +487,15 @@ function ball(place, p, radius) {
   return multiply(place, columns([radius, 0, 0], [0, radius, 0], [0, 0, radius], p));
 }
 
-function drawQuad(gl, views, model, tex, mirror) {
+// Which part of a texture a view shows: all of it, or of a stereo frame (left eye | right eye) the half of the view's
+// eye, the left for a display without eyes ("none"). A mirror swaps the eyes too: the operator's left eye looks from
+// the side the camera's right eye was on.
+function imageCrop(eye, stereo, mirror) {
+  if (!stereo) return [1, 0];
+  return [0.5, (mirror ? eye === "left" : eye === "right") ? 0.5 : 0];
+}
+
+function drawQuad(gl, views, model, tex, mirror, stereo = false) {
   const { program: p, a, u } = gfx.quad;
   gl.useProgram(p);
   gl.bindBuffer(gl.ARRAY_BUFFER, gfx.quadBuffer);
@@ -480,19 +508,21 @@ function drawQuad(gl, views, model, tex, mirror) {
   for (const v of views) {
     gl.viewport(v.viewport.x, v.viewport.y, v.viewport.width, v.viewport.height);
     gl.uniformMatrix4fv(u.mvp, false, multiply(v.viewProjection, model));
+    gl.uniform2fv(u.crop, imageCrop(v.eye, stereo, mirror));
     gl.drawArrays(gl.TRIANGLE_STRIP, 0, 4);
   }
   gl.disableVertexAttribArray(a.position);
 }
 
-// Shapes ([mesh name, model, colour]) placed into one vertex array on the CPU (software GL pays per draw call):
-// position in the reference space, normal, colour.
+// Shapes ([mesh: its name in gfx.meshes or a link's own, model, colour]) placed into one vertex array on the CPU
+// (software GL pays per draw call): position in the reference space, normal, colour.
 function placed(shapes) {
-  const count = shapes.reduce((n, [name]) => n + gfx.meshes[name].length / 6, 0);
+  const meshOf = (mesh) => (typeof mesh === "string" ? gfx.meshes[mesh] : mesh);
+  const count = shapes.reduce((n, [mesh]) => n + meshOf(mesh).length / 6, 0);
   const out = new Float32Array(count * 10);
   let o = 0;
   for (const [name, m, colour] of shapes) {
-    const mesh = gfx.meshes[name];
+    const mesh = meshOf(name);
     for (let i = 0; i < mesh.length; i += 6) {
       const x = mesh[i], y = mesh[i + 1], z = mesh[i + 2], nx = mesh[i + 3], ny = mesh[i + 4], nz = mesh[i + 5];
       out[o++] = m[0] * x + m[4] * y + m[8] * z + m[12];
@@ -512,6 +542,7 @@ function placed(shapes) {
 function sceneBuffers(gl) {
   if (gfx.drawn === page.scene) return gfx.batches;
   gfx.drawn = page.scene;
+  const start = performance.now();
   const place = robotPlace();
   const shapes = [...worldShapes(page.scene, place), ...robotShapes(page.scene, place),
     ...ghostShapes(page.scene, place)];
@@ -523,6 +554,8 @@ function sceneBuffers(gl) {
       gl.bufferData(gl.ARRAY_BUFFER, vertices, gl.DYNAMIC_DRAW);
       return { buffer: gfx.batchBuffers[i], count: vertices.length / 10 };
     });
+  gfx.counts = { vertices: gfx.batches[0].count + gfx.batches[1].count, built_ms: performance.now() - start,
+    mesh_vertices: shapes.reduce((n, [mesh]) => n + (typeof mesh === "string" ? 0 : mesh.length / 6), 0) };
   return gfx.batches;
 }
 
@@ -543,12 +576,18 @@ function drawBatch(gl, views, batch) {
   Object.values(a).forEach((at) => gl.disableVertexAttribArray(at));
 }
 
-// The robot as measured: bones (cylinders as thick as the world's capsules) and the palm box, translucent, red
-// where the hand touches; the fingertips as coloured balls and the thumb-index aperture as a thin white bar. The
-// command: thin green bones.
+// The robot as measured: its links' meshes where the body message brought them, else bones (cylinders as thick as
+// the world's capsules) and the palm box; translucent, red where the hand touches; the fingertips as coloured balls
+// and the thumb-index aperture as a thin white bar. The command: thin green bones.
 function robotShapes(scene, place) {
   const shapes = [], measured = scene.measured;
   if (measured) {
+    (page.body || []).forEach(({ role, mesh }, i) => {
+      const pose = (measured.meshes || [])[i];
+      if (!pose) return; // a scene of another body (the next body message is on its way)
+      const colour = measured.mesh_touching[i] ? COLOURS.touching : role === "arm" ? COLOURS.arm : COLOURS.hand;
+      shapes.push([mesh, multiply(place, fromRowMajor(pose)), colour]);
+    });
     for (const b of measured.bones) {
       const touching = b[7] >= 0 && measured.touching[b[7]];
       const colour = touching ? COLOURS.touching : b[7] === ARM_BONE ? COLOURS.arm : COLOURS.hand;
@@ -556,7 +595,7 @@ function robotShapes(scene, place) {
       if (!model) continue;
       shapes.push(["cylinder", model, colour]);
     }
-    if (measured.palm) {
+    if (measured.palm && measured.palm.pose) { // none where the palm link is drawn as its mesh
       const { pose, half, touching } = measured.palm;
       shapes.push(["box", multiply(place, multiply(fromRowMajor(pose), columns([half[0], 0, 0], [0, half[1], 0],
         [0, 0, half[2]], [0, 0, 0]))), touching ? COLOURS.touching : COLOURS.hand]);
@@ -571,6 +610,25 @@ function robotShapes(scene, place) {
     }
   }
   return shapes;
+}
+
+// The body message's links: each mesh's triangles, each corner with its triangle's normal (flat: CAD parts have
+// sharp edges), in the link's frame and gfx.meshes' layout.
+function bodyMeshes(message) {
+  const decoded = (text, Type) => new Type(Uint8Array.from(atob(text), (c) => c.charCodeAt(0)).buffer);
+  return message.meshes.map(({ role, link, vertices, triangles }) => {
+    const v = decoded(vertices, Float32Array), t = decoded(triangles, Uint32Array);
+    const mesh = new Float32Array(t.length * 6);
+    for (let i = 0; i < t.length; i += 3) {
+      const [a, b, c] = [3 * t[i], 3 * t[i + 1], 3 * t[i + 2]];
+      const e = [v[b] - v[a], v[b + 1] - v[a + 1], v[b + 2] - v[a + 2]];
+      const f = [v[c] - v[a], v[c + 1] - v[a + 1], v[c + 2] - v[a + 2]];
+      const n = [e[1] * f[2] - e[2] * f[1], e[2] * f[0] - e[0] * f[2], e[0] * f[1] - e[1] * f[0]];
+      const length = Math.hypot(...n) || 1;
+      [a, b, c].forEach((k, j) => mesh.set([v[k], v[k + 1], v[k + 2], ...n.map((x) => x / length)], 6 * (i + j)));
+    }
+    return { role, link, mesh };
+  });
 }
 
 function ghostShapes(scene, place) {
@@ -602,10 +660,10 @@ function screenModels() {
   const names = Object.keys(view.frames).sort((a, b) =>
     Number(!!view.frames[a].header.mount) - Number(!!view.frames[b].header.mount) || a.localeCompare(b));
   return names.map((name, i) => {
-    const { bitmap } = view.frames[name];
+    const { bitmap, header } = view.frames[name];
     const spot = i === 0 ? MAIN_SCREEN : { ...SIDE_SCREEN, centre: [SIDE_SCREEN.centre[0],
       SIDE_SCREEN.centre[1] + 0.5 * (i - 1), SIDE_SCREEN.centre[2]] };
-    const half = spot.width / 2, halfHeight = half * bitmap.height / bitmap.width;
+    const half = spot.width / 2, halfHeight = half * bitmap.height / eyeWidth(bitmap, header);
     const place = multiply(gfx.anchor, turnedY(spot.turn || 0, spot.centre));
     return [name, multiply(place, columns([half, 0, 0], [0, halfHeight, 0], [0, 0, 1], [0, 0, 0]))];
   });
@@ -617,7 +675,7 @@ function draw(gl, layer, viewer) {
   gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
   if (!viewer) return;
   if (!gfx.anchor) gfx.anchor = anchorFrom(viewer);
-  const views = viewer.views.map((v) => ({ viewport: layer.getViewport(v),
+  const views = viewer.views.map((v) => ({ viewport: layer.getViewport(v), eye: v.eye,
     viewProjection: multiply(v.projectionMatrix, v.transform.inverse.matrix) }));
   gl.enable(gl.DEPTH_TEST);
   gl.enable(gl.BLEND);
@@ -640,7 +698,7 @@ function draw(gl, layer, viewer) {
       }
       view.dirty[name] = false;
     }
-    drawQuad(gl, views, model, screen.texture, frame.header.mirror);
+    drawQuad(gl, views, model, screen.texture, frame.header.mirror, !!frame.header.stereo);
   }
   if (page.scene) {
     const [opaque, translucent] = sceneBuffers(gl);
