@@ -443,6 +443,8 @@ class RecordingSession:
     def _hand_over(self, pending: deque, sinks: list[EpisodeSink], log: EpisodeLog, until_ns: float = math.inf) -> None:
         """The sinks take the pending frames recorded before until_ns, each whole: a frame half-handed to them would
         lose the episode, so Ctrl-C and SIGTERM take effect once they are stored."""
+        if not pending or pending[0].frame_ns >= until_ns:  # most ticks: nothing due (no handlers swapped)
+            return
         with _stops_deferred():
             while pending and pending[0].frame_ns < until_ns:
                 frame = pending.popleft()
