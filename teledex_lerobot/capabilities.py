@@ -17,6 +17,7 @@ Cameras:
 - CapturedCamera: it says when its latest frame was captured, on the machine's monotonic clock.
 Inputs:
 - EpisodeAwareInput: told when the robot has been reset for a new episode (it re-anchors to the robot's pose);
+- EpisodeTimedInput: told when each episode begins and how long it lasts (it shows the operator the time left);
 - CapturedInput: it says when the sample behind its last action was captured (the input's sync source);
 - FaultShowingInput: it shows the robot's faults to the operator;
 - CorrectedInput: the robot executes something else than the action recorded (recovery data: a perturbed target
@@ -81,6 +82,12 @@ class EpisodeAwareInput(Protocol):
     def start_episode(self) -> None:
         """The robot has just been reset for a new episode (a world lays out its scene, the robot at home): start
         from where it is now, never drive it back to where the last episode ended."""
+
+
+@runtime_checkable
+class EpisodeTimedInput(Protocol):
+    def episode_started(self, duration_s: float) -> None:
+        """An episode is recorded from now for at most `duration_s` (it may end sooner: on success, a key)."""
 
 
 @runtime_checkable

@@ -6,16 +6,20 @@ the world's objects) nor the world's grasps. Test-only.
 What it knows, as an instructed operator at the station does:
 - the task: put the red 4 x 4 x 2 cm half on the green one; where the table is (its height below the robot's base);
 - its robot: the kinematic model the page draws (URDF and hand mount), so where its thumb tip is while the chosen
-  grasp waits open, and how the controls answer (practised): while the trigger is held the arm's flange moves by the
-  controller's motion since the press, less a dead zone and times a gain, and turns as the controller turns;
-- its own controller's pose.
+  grasp waits open, which hand poses its arm reaches (and where the wrist goes straight, which the teleop damps), and
+  how the controls answer (practised): while the trigger is held the arm's flange moves by the controller's motion
+  since the press, less a dead zone and times a gain, and turns as the controller turns;
+- what practice on other layouts taught it: how the half settles in the pinch, and how it comes to rest when let go;
+- its own controller's pose, and the episode's time left (the status shows it).
 How it works: look, move, let the arm settle, look again. Before it moves it measures both halves with the top camera
 (later its hand hides them). It sees its hand whenever the wrist camera shows a half's top face whole: the half's pose
 from the top camera composed with the half as seen from the hand. Between looks it predicts its hand from its own
 controller's motion, corrected by the last look; it only ever judges a frame captured after the arm came to rest,
 so latency slows it but does not make it overshoot. It grasps as its instructor said: palm level, fingers along a
 face, the thumb tip just above the table behind the near face; after closing, the fingers have pushed the half onto
-the thumb.
+the thumb. Of the faces to pinch and the ways to set the half down it takes one its arm carries it through far from a
+straight wrist. Afterwards it looks again from the top camera: the red half still on the table, or set down askew, and
+it tries again while an attempt fits in the time left; it stops where it is when the time is up.
 """
 
 import base64
@@ -40,6 +44,7 @@ from teledex_lerobot.control.config import RelativeArmConfig
 from teledex_lerobot.control.hand_grasps import GRASP_SHAPES, hand_shape
 from teledex_lerobot.geometry.rotations import matrix_to_rotvec, rotvec_to_matrix
 from teledex_lerobot.inputs.xr_state import OPERATOR_FROM_XR
+from teledex_lerobot.kinematics.ik import solve_ik
 from teledex_lerobot.rig import Rig
 from teledex_lerobot.robot_body import FINGER_BONE_RADIUS_M, RigBody
 
@@ -63,18 +68,34 @@ APPROACH_M = 0.05  # the hand comes down onto the half from this far above
 REACH_TURN_RAD = 0.1
 LOOK_BACK_M = np.array([-0.06, 0.0, 0.04])  # drawn back from home (base frame) to see the table
 # What practice taught it of the pinch (tests/simulated_station.py --practise --seed 0 --layouts 20, layouts it is not
-# tested on): when the fingers close, the half slides 16 mm back onto the thumb and 8 mm aside, drops 8 mm and turns
-# 15 degrees, in its own frame as placed.
+# tested on): when the fingers close, the half slides 17 mm back onto the thumb and 8 mm aside, drops 6 mm and turns
+# 14 degrees, in its own frame as placed.
 PINCH_SETTLING = np.eye(4)
-PINCH_SETTLING[:3, :3] = Rotation.from_euler("xyz", [-5.0, 7.2, 12.3], degrees=True).as_matrix()
-PINCH_SETTLING[:3, 3] = [-0.0155, -0.0084, -0.0075]
+PINCH_SETTLING[:3, :3] = Rotation.from_euler("xyz", [-4.4, 9.6, 14.2], degrees=True).as_matrix()
+PINCH_SETTLING[:3, 3] = [-0.0174, -0.0075, -0.0064]
+# and of letting go (the same practice, its median): the half, level in the hand 1 mm above the green one, comes to
+# rest within a millimetre of where it was aimed but turned 4 degrees to the left (about the vertical); the person aims
+# that much the other way.
+PLACE_SETTLING = (np.array([-0.0007, 0.0009]), np.radians(4.0))  # (move in the aimed half's frame, turn)
 LIFT_M = 0.07
 OVER_M = 0.03
 PLACE_DROP_M = 0.001
 RETREAT_M = 0.08
+END_MARGIN_S = 2.0  # it stops this long before the episode's end as the status shows it
+LOOKS = 5  # it looks at the table this many times (fresh frames) before it gives up on seeing the halves
+# the red half on the green one as the task wants it (m, rad; the world's bar is 8 mm and 10 degrees): beyond this it
+# picks it up again and sets it down anew
+ALIGNED = (0.006, np.radians(8))
+# a pose the arm's IK comes no closer to than this (m, rad) is out of its reach: it would tilt the hand
+REACH_TOLERANCE = (0.002, 0.05)
+REACH_STEP = (0.01, 0.05)  # the steps (m, rad) in which it follows a plan's way through its arm's kinematics
 # a look that puts the hand farther than this from where it expected it is a mistaken look
 FIX_GATE_M, FIX_GATE_RAD = 0.08, 0.5
 FLAT_GATE_RAD = 0.35  # a half seen tilted further than this off the vertical (with the hand as expected) is no half
+
+
+class EpisodeOver(Exception):
+    """The episode's time is up: the person stops where it is."""
 
 
 def pinch_settling(placed: np.ndarray, settled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -84,6 +105,13 @@ def pinch_settling(placed: np.ndarray, settled: np.ndarray) -> tuple[np.ndarray,
     settled[:3, :3] = nearest_quarter_turn(settled[:3, :3], placed[:3, :3])
     change = np.linalg.inv(placed) @ settled
     return change[:3, 3], Rotation.from_matrix(change[:3, :3]).as_euler("xyz", degrees=True)
+
+
+def place_settling(aimed: np.ndarray, rested: np.ndarray) -> tuple[np.ndarray, float]:
+    """How a half came to rest when let go: its move (m, along the table) and turn (rad, about the vertical) in the
+    frame of the pose it was aimed at (of its four equal quarter turns, the nearest)."""
+    turn = _nearest_turn(_yaw(rested) - _yaw(aimed), 0.0, np.pi / 2)
+    return _z_turn(-_yaw(aimed))[:2, :2] @ (rested[:2, 3] - aimed[:2, 3]), turn
 
 
 def _pose(rotation: np.ndarray, position) -> np.ndarray:
@@ -206,6 +234,7 @@ class HeadsetPerson:
         self.grasp = grasp
         self.response = ArmResponse(RelativeArmConfig())
         self.hand_mount = rig.hand_mount
+        self.arm = rig.parts["arm"]
         # the hand at the robot's home (the zero pose it knows): where each episode starts
         self.home_hand = rig.base_poses({role: part.home for role, part in rig.parts.items()})["hand"]
         self.half_in_hand = self._pinch(rig)  # where the half sits in the hand when pinched, before closing
@@ -217,6 +246,9 @@ class HeadsetPerson:
         self.fixes = 0  # looks that placed the hand
         self.looks: list[str] = []  # each look: what placed the hand, and how far from where it was expected
         self.last_error = (np.nan, np.nan)  # the last move's remaining error (mm, rad), for failure messages
+        self.aimed: np.ndarray | None = None  # where the half to move was aimed when set down (base frame)
+        self.episode_ends_ms = np.inf
+        self.attempt_s = 0.0  # the longest attempt it has made: another is begun only if this much time is left
 
     def _pinch(self, rig: Rig) -> np.ndarray:
         """The half in the hand's frame for the pinch: palm level (the hand's y down), fingers along a face (z along
@@ -235,11 +267,12 @@ class HeadsetPerson:
     # ---- what it sees -------------------------------------------------------------------------------------------
 
     def status(self) -> dict:
-        """The page's status text, as shown: its 'Name: value' lines, and the episode."""
+        """The page's status text, as shown: its 'Name: value' lines, the episode and its time left."""
         text = self.headset.status_text()
         lines = dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
-        episode = re.search(r"Episode (\d+)", text)
-        return {**lines, "episode": int(episode.group(1)) if episode else 0, "text": text}
+        episode = re.search(r"Episode (\d+)(?:: (\d+) s left)?", text)
+        return {**lines, "episode": int(episode.group(1)) if episode else 0,
+                "left_s": int(episode.group(2)) if episode and episode.group(2) else None, "text": text}
 
     def cameras(self) -> dict[str, Camera]:
         cameras = {}
@@ -249,9 +282,12 @@ class HeadsetPerson:
         return cameras
 
     def fresh_cameras(self, after_ms: float, timeout_s: float = 3.0) -> dict[str, Camera]:
-        """The frames of every camera captured after `after_ms` (the clock the frames' published_ms are on)."""
+        """The frames of every camera captured after `after_ms` (the clock the frames' published_ms are on). When the
+        episode's time is up the person stops looking (EpisodeOver): the next frames may show the next layout."""
         deadline = self.headset.now_ms() + 1000 * timeout_s
         while True:
+            if self._time_left_s() <= 0:
+                raise EpisodeOver
             cameras = self.cameras()
             if cameras and all(c.published_ms > after_ms for c in cameras.values()) or \
                     self.headset.now_ms() > deadline:
@@ -263,17 +299,6 @@ class HeadsetPerson:
 
     def _wrist(self, cameras: dict[str, Camera]) -> Camera | None:
         return next((c for c in cameras.values() if c.hand_from_camera is not None), None)
-
-    def measure_halves(self) -> bool:
-        """Both halves' poses from the top camera (before the hand hides them)."""
-        for _ in range(10):
-            top = self._fixed(self.fresh_cameras(self.headset.now_ms()))
-            seen = {colour: half_on_table(top, colour, self.table_top_z_m) for colour in ("red", "green")}
-            if all(pose is not None for pose in seen.values()):
-                self.seen = seen
-                return True
-            self.headset.sleep(0.1)
-        return False
 
     def hand_seen(self, cameras: dict[str, Camera], colour: str) -> np.ndarray | None:
         """The hand's pose in the base frame where the wrist camera shows that half whole: the half as the top camera
@@ -373,7 +398,11 @@ class HeadsetPerson:
 
     def begin_episode(self) -> None:
         """The robot was reset home, and the teleop re-anchored there with the trigger held where it is: the
-        controller goes back to a comfortable pose first (a clutch)."""
+        controller goes back to a comfortable pose first (a clutch). The status shows the episode's time left: the
+        person stops where it is END_MARGIN_S before it ends (the status was sent a little earlier, rounded up)."""
+        left_s = self.status()["left_s"]
+        self.episode_ends_ms = self.headset.now_ms() + 1000 * (left_s - END_MARGIN_S) if left_s is not None else np.inf
+        self.seen = {}
         self.anchor = (self.controller.copy(), self.home_hand @ np.linalg.inv(self.hand_mount))
         self._clutch()
 
@@ -396,6 +425,9 @@ class HeadsetPerson:
             self.looks.append("unseen")
             return False
         moved_m, turned_rad = _distance(seen, self.hand())
+        if moved_m > FIX_GATE_M or turned_rad > FIX_GATE_RAD:
+            self.looks.append(f"mistaken {how} {1000 * moved_m:.0f}mm")
+            return False
         self.looks.append(f"{how} {1000 * moved_m:.0f}mm {np.degrees(turned_rad):.0f}deg")
         anchor_controller, _ = self.anchor
         self.anchor = (anchor_controller, self.response.anchor_seen(seen @ np.linalg.inv(self.hand_mount),
@@ -424,12 +456,15 @@ class HeadsetPerson:
             self.headset.sleep(STEP_S)
 
     def _move_controller(self, goal: np.ndarray) -> None:
-        """From where the controller is to `goal` (operator frame) at a calm person's speed."""
+        """From where the controller is to `goal` (operator frame) at a calm person's speed; it stops where it is when
+        the episode's time is up (EpisodeOver)."""
         start = self.controller.copy()
         distance_m, angle_rad = _distance(goal, start)
         steps = max(1, int(np.ceil(max(distance_m / HAND_SPEED_M_S, angle_rad / TURN_SPEED_RAD_S) / STEP_S)))
         turn = matrix_to_rotvec(goal[:3, :3] @ start[:3, :3].T)
         for i in range(1, steps + 1):
+            if self._time_left_s() <= 0:
+                raise EpisodeOver
             share = i / steps
             self.controller = _pose(rotvec_to_matrix(share * turn) @ start[:3, :3],
                                     start[:3, 3] + share * (goal[:3, 3] - start[:3, 3]))
@@ -481,65 +516,151 @@ class HeadsetPerson:
 
     # ---- the task -----------------------------------------------------------------------------------------------
 
-    def pinch_pose(self, red: np.ndarray, green: np.ndarray) -> np.ndarray:
-        """The hand's pose pinching the red half from the face that leaves the wrist comfortable both now and after
-        turning the half to the green one's yaw: facing along the reach from the robot's base, less half that
-        turn."""
+    def plan(self, red: np.ndarray, green: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """The hand's pose pinching the red half, the pose where the half goes down on the green one (aimed against
+        how it comes to rest) and how high above it the hand comes first. Of the faces to pinch from and the quarter
+        turns to set it down in, the one it was taught first: facing along the reach from the robot's base less half
+        the turn to the green half's yaw, turned the least, from OVER_M above; if its arm cannot reach the poses of
+        that plan (it knows its robot's kinematics, as it knows how far its own wrist turns), the next it can reach,
+        coming lower over the green half first; if none, the one that carries the half farthest from a straight
+        wrist."""
         reach = float(np.arctan2(red[1, 3], red[0, 3])) + REACH_TURN_RAD
         turn = _nearest_turn(_yaw(green) - _yaw(red), 0.0, np.pi / 2)
-        heading = _nearest_turn(_yaw(red), reach - turn / 2, np.pi / 2)
-        half = _pose(_z_turn(heading), red[:3, 3])
-        return half @ np.linalg.inv(self.half_in_hand)
+        taught = _nearest_turn(_yaw(red), reach - turn / 2, np.pi / 2)
+        plans = []
+        for pinch_turns in (0, 1, -1, 2):
+            heading = taught + pinch_turns * np.pi / 2
+            grasp = _pose(_z_turn(heading), red[:3, 3]) @ np.linalg.inv(self.half_in_hand)
+            red_yaw = _yaw(grasp @ self.held)
+            nearest = _nearest_turn(_yaw(green), red_yaw, np.pi / 2)
+            for place_turns in (0, 1, -1):
+                place = self._aim(green, nearest + place_turns * np.pi / 2) @ np.linalg.inv(self.held)
+                plans.append((grasp, place))
+        scored = []
+        for over_m in (OVER_M, OVER_M * 2 / 3, OVER_M / 3):
+            for grasp, place in plans:
+                wrist = self.wrist_margin(grasp, place, over_m)
+                if wrist >= self.response.config.ik_singular_value_threshold:
+                    return grasp, place, over_m
+                scored.append((wrist, grasp, place, over_m))
+        return max(scored, key=lambda plan: plan[0])[1:]
 
-    def first_look(self) -> bool:
-        """At an episode's start: the hand drawn back out of the top camera's way (at home, the waiting fingers hang
-        over the table and may hide a half), both halves from the top camera."""
-        back = self.hand()
+    @property
+    def held(self) -> np.ndarray:
+        """The half in the hand once pinched: the fingers pushed it onto the thumb, and it turned."""
+        return self.half_in_hand @ PINCH_SETTLING
+
+    def _aim(self, green: np.ndarray, yaw: float) -> np.ndarray:
+        """Where to hold the half, level and 1 mm above the green one at `yaw`, for it to come to rest on it."""
+        moved, turned = PLACE_SETTLING
+        aimed = _pose(_z_turn(yaw - turned), green[:3, 3] + [0.0, 0.0, HALF_HEIGHT_M + PLACE_DROP_M])
+        aimed[:2, 3] -= _z_turn(yaw)[:2, :2] @ moved
+        return aimed
+
+    def wrist_margin(self, grasp: np.ndarray, place: np.ndarray, over_m: float) -> float:
+        """Following the hand in small steps as the teleop's IK does, through a plan's poses (from home above the half,
+        down to it, lifted, over the green one, down): how far from a straight wrist the arm carries the half (the
+        smallest singular value of the weighted Jacobian on the way, which the teleop damps below its threshold and
+        the hand lags its turn: the looks on the way to the half correct that, but a held half would be set down
+        askew); -inf where it comes no closer to one of the poses than REACH_TOLERANCE."""
+        c = self.response.config
+        weights = np.array([1.0, 1.0, 1.0] + [c.ik_orientation_weight_m_per_rad] * 3)
+        q = self.arm.full_configuration(self.arm.home)
+        hand, margin = self.home_hand, np.inf
+        for leg, goal in enumerate((_raised(grasp, APPROACH_M), grasp, _raised(grasp, LIFT_M), _raised(place, over_m),
+                                    place)):
+            distance_m, angle_rad = _distance(goal, hand)
+            steps = max(1, int(np.ceil(max(distance_m / REACH_STEP[0], angle_rad / REACH_STEP[1]))))
+            turn = matrix_to_rotvec(goal[:3, :3] @ hand[:3, :3].T)
+            for share in np.arange(1, steps + 1) / steps:
+                waypoint = _pose(rotvec_to_matrix(share * turn) @ hand[:3, :3],
+                                 hand[:3, 3] + share * (goal[:3, 3] - hand[:3, 3]))
+                result = solve_ik(self.arm.model, self.arm.mount_frame, waypoint @ np.linalg.inv(self.hand_mount), q,
+                                  max_iters=c.ik_max_iterations, orientation_weight=c.ik_orientation_weight_m_per_rad)
+                q = result.q
+                if leg >= 2:
+                    _, jacobian = self.arm.model.frame_pose_and_jacobian(q, self.arm.mount_frame)
+                    margin = min(margin, float(np.linalg.svd(jacobian * weights[:, None], compute_uv=False).min()))
+            if result.position_error_m > REACH_TOLERANCE[0] or result.orientation_error_rad > REACH_TOLERANCE[1]:
+                return -np.inf
+            hand = goal
+        return margin
+
+    def look_at_the_table(self) -> str:
+        """The hand drawn back from home out of the top camera's way (at home the waiting fingers hang over the table
+        and may hide a half), then what the top camera shows: "apart" (both halves on the table), "stacked" (the red
+        half on the green one, aligned), "askew" (on it, but off by more than ALIGNED) or "unseen". The halves'
+        poses it saw are kept (the green one's from when it last showed)."""
+        back = self.home_hand.copy()
         back[:3, 3] += LOOK_BACK_M
         self.go(back, 0.01, 0.1, None, tries=1)
-        return self.measure_halves()
+        for _ in range(LOOKS):
+            top = self._fixed(self.fresh_cameras(self.headset.now_ms()))
+            red, green = (half_on_table(top, colour, self.table_top_z_m) for colour in ("red", "green"))
+            if red is not None and green is not None:
+                self.seen = {"red": red, "green": green}
+                return "apart"
+            on_green = half_on_table(top, "red", self.table_top_z_m + HALF_HEIGHT_M)
+            if on_green is not None and "green" in self.seen and green is None:
+                offset_m = float(np.linalg.norm(on_green[:2, 3] - self.seen["green"][:2, 3]))
+                turn_rad = abs(_nearest_turn(_yaw(on_green) - _yaw(self.seen["green"]), 0.0, np.pi / 2))
+                if offset_m < HALF_EDGE_M / 2:
+                    self.seen["red"] = on_green
+                    return "stacked" if offset_m <= ALIGNED[0] and turn_rad <= ALIGNED[1] else "askew"
+            self.headset.sleep(0.1)
+        return "unseen"
 
-    def assemble_cube(self, grasped_hook=lambda: None, closed_hook=lambda: None) -> str:
-        """One attempt; returns the furthest step reached. `grasped_hook` is called with the hand at the half, before
-        closing; `closed_hook` once closed. The grip is open after it, whatever happened."""
+    def assemble_cube(self, grasped_hook=lambda: None, closed_hook=lambda: None) -> list[str]:
+        """Attempts, each after a look at the table, until it shows the red half on the green one and aligned or
+        nothing it can work with, or another look and attempt would not fit in the episode's time left (as long as
+        its longest so far); each attempt's furthest step, then what the last look saw ("time": the time ran out).
+        `grasped_hook` is called with the hand at the half, before closing; `closed_hook` once closed. Afterwards,
+        whatever happened, the grip is open and the trigger released: the arm holds where it is until the next
+        episode, whatever the controller does meanwhile."""
+        steps = []
         try:
-            return self._assemble_cube(grasped_hook, closed_hook)
+            while not steps or self._time_left_s() >= self.attempt_s:
+                started = self.headset.now_ms()
+                seen = self.look_at_the_table()
+                if seen not in ("apart", "askew"):
+                    return [*steps, seen]
+                steps.append(self._attempt(grasped_hook, closed_hook))
+                self.attempt_s = max(self.attempt_s, (self.headset.now_ms() - started) / 1000)
+            return steps
+        except EpisodeOver:
+            return [*steps, "time"]
         finally:
             if self.grip:
                 self.squeeze(0.0, 0.4)
+            self.trigger = 0.0
+            self._send()
 
-    def _assemble_cube(self, grasped_hook, closed_hook) -> str:
-        if not self.first_look():
-            return "look"
-        red, green = self.seen["red"], self.seen["green"]
-        grasp = self.pinch_pose(red, green)
-        above = grasp.copy()
-        above[2, 3] += APPROACH_M
-        if not self.go(above, 0.004, 0.05, "red", tries=6):
-            return "approach"
+    def _time_left_s(self) -> float:
+        return (self.episode_ends_ms - self.headset.now_ms()) / 1000
+
+    def _attempt(self, grasped_hook, closed_hook) -> str:
+        grasp, place, over_m = self.plan(self.seen["red"], self.seen["green"])
+        self.aimed = place @ self.held
+        above = _raised(grasp, APPROACH_M)
+        if not self.go(above, 0.004, 0.05, "red", tries=6) and not self.go(above, 0.008, 0.1, "red", tries=1):
+            return "approach"  # near enough, it goes down: the last look on the way down corrects what is left
         self.go(grasp, 0.0015, 0.03, None, tries=3)  # the hand hides the half: the palm from above places it
         grasped_hook()
         self.squeeze(1.0, 0.8)
         self.headset.sleep(0.4)
         closed_hook()
-        held = self.half_in_hand @ PINCH_SETTLING  # the fingers pushed it onto the thumb, and it turned
-        lifted = grasp.copy()
-        lifted[2, 3] += LIFT_M
-        if not self.go(lifted, 0.015, 0.1, None, tries=1):
+        if not self.go(_raised(grasp, LIFT_M), 0.015, 0.1, None, tries=1):
             return "lift"
-        red_yaw = _yaw(grasp @ held)
-        goal_yaw = _nearest_turn(_yaw(green), red_yaw, np.pi / 2)
-
-        def over(height_m: float) -> np.ndarray:
-            goal = _pose(_z_turn(goal_yaw), green[:3, 3] + [0.0, 0.0, HALF_HEIGHT_M + PLACE_DROP_M + height_m])
-            return goal @ np.linalg.inv(held)
-
-        if not self.go(over(OVER_M), 0.004, 0.05, "green", tries=6):
+        if not self.go(_raised(place, over_m), 0.004, 0.05, "green", tries=6):
             return "carry"
-        self.go(over(0.0), 0.003, 0.05, None, tries=1)
+        self.go(place, 0.003, 0.05, None, tries=1)
         self.squeeze(0.0, 0.4)
         self.headset.sleep(0.2)
-        retreat = self.hand()
-        retreat[2, 3] += RETREAT_M
-        self.go(retreat, 0.02, 0.2, None, tries=1)
+        self.go(_raised(self.hand(), RETREAT_M), 0.02, 0.2, None, tries=1)
         return "released"
+
+
+def _raised(pose: np.ndarray, height_m: float) -> np.ndarray:
+    raised = pose.copy()
+    raised[2, 3] += height_m
+    return raised

@@ -30,6 +30,7 @@ FACE_CONTRAST = 30
 SQUARE_TOLERANCE_M = 0.003  # a face seen by a fixed camera: each side within this of the edge
 MAX_REPROJECTION_PX = 1.0  # a face seen by the wrist camera
 EDGE_SEARCH_PX = 3.0  # how far across a face's rough side its edge is looked for
+REFINE_ROUNDS = 4  # at most, each from the last round's corners
 PALM_SEEN_SHARE = 0.3  # of the palm's back as expected, at least this much must show to place it
 PALM_MIN_OVERLAP = 0.5  # intersection over union of the palm's back placed and seen
 
@@ -152,7 +153,13 @@ def face_corners(image: np.ndarray, colour: str) -> np.ndarray | None:
     height, width = mask.shape
     if corners.min() < 1 or corners[:, 0].max() > width - 2 or corners[:, 1].max() > height - 2:
         return None  # cut by the image's edge: not the whole face
-    return _refined(value, corners)
+    # a rough side can lie far enough off the edge that one end's search misses it: refine again from the refined
+    for _ in range(REFINE_ROUNDS):
+        refined = _refined(value, corners)
+        if np.abs(refined - corners).max() < 0.05:
+            break
+        corners = refined
+    return refined
 
 
 def _yaw_pose(position: np.ndarray, yaw: float) -> np.ndarray:

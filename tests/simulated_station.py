@@ -15,6 +15,7 @@ for a seed and as fast as the renders allow. Optional input gaps, or a page that
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ from teledex_lerobot.world.mjcf import arm_base_height_m  # noqa: E402
 from teledex_lerobot.world.world import World, WorldConfig  # noqa: E402
 
 TICK_NS = 40_000_000  # the recorder's 25 Hz
+EPISODE_S = 30.0  # as the browser test records them: the world judges an episode by its state up to then
 JPEG_QUALITY = 80  # as the page gets it (inputs/webxr.py)
 BUTTONS = {("left", "x-button"): "primary", ("left", "y-button"): "secondary"}
 
@@ -111,6 +113,7 @@ class SimulatedStation:
         self.left = {"pose": _matrix_pose(np.array([-0.25, 1.2, -0.4]), np.array([0, 0, 0, 1.0])), "primary": False,
                      "secondary": False}
         self.episode = 0
+        self.episode_started_ns = 0
         self.outcome: EpisodeOutcome | None = None
         self.new_episode(seed)
 
@@ -123,6 +126,7 @@ class SimulatedStation:
         """Lay out the layout of `seed` with the robot at home; the teleop re-anchors there (as teledex-record)."""
         self.world.reset(seed)
         self.outcome = EpisodeOutcome(self.world)
+        self.episode_started_ns = self.now_ns
         self.episode += 1
         if self.controller.seeded:
             self.controller.start_episode()
@@ -146,7 +150,8 @@ class SimulatedStation:
         self.world.step(self.world.steps_for(TICK_NS / 1e9))
         if not self.late.keeps_up and self.late.due(self.now_ns, self._rendered, self.late.camera_fps):
             self._render()
-        self.outcome.update()
+        if self.now_ns - self.episode_started_ns < EPISODE_S * 1e9:
+            self.outcome.update()
         self.now_ns += TICK_NS
 
     # ---- the person's headset ------------------------------------------------------------------------------------
@@ -157,7 +162,8 @@ class SimulatedStation:
                  "Input: STALE" if controller.stale else "Input: live", f"Arm: {controller.activity}"]
         if controller.strategy.grasps is not None:
             lines.append(f"Grasp: {controller.strategy.grasps.name} (stick press: next)")
-        return "\n".join([*lines, f"Episode {self.episode}"])
+        left_s = max(0, math.ceil(EPISODE_S - (self.now_ns - self.episode_started_ns) / 1e9))
+        return "\n".join([*lines, f"Episode {self.episode}: {left_s} s left"])
 
     def frames(self) -> dict[str, tuple[bytes, dict]]:
         """The newest frames the page shows: a page that keeps up, the cameras now (rendered when looked at); a late
@@ -202,7 +208,7 @@ class SimulatedStation:
 
 
 def main() -> None:
-    from headset_person import HeadsetPerson, pinch_settling
+    from headset_person import HeadsetPerson, pinch_settling, place_settling
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--layouts", type=int, default=5)
@@ -213,14 +219,15 @@ def main() -> None:
     parser.add_argument("--input-latency", type=float, default=0.0, help="each state reaching the teleop this late (s)")
     parser.add_argument("--camera-fps", type=float, default=0.0, help="the page shows this many camera frames/s")
     parser.add_argument("--camera-latency", type=float, default=0.0, help="each frame shown this late (s)")
-    parser.add_argument("--practise", action="store_true", help="print how the half settled in the pinch, per layout "
-                        "and on average: what practice teaches the person (headset_person.PINCH_SETTLING)")
+    parser.add_argument("--practise", action="store_true", help="print how the half settled in the pinch and came to "
+                        "rest when let go, per layout and on average: what practice teaches the person "
+                        "(headset_person.PINCH_SETTLING, PLACE_SETTLING)")
     args = parser.parse_args()
     station = SimulatedStation(seed=args.seed, gap_every_s=args.gap_every, gap_s=args.gap,
                                late=LatePage(args.input_hz, args.input_latency, args.camera_fps, args.camera_latency))
     person = HeadsetPerson(station, station.rig, station.table_top_z_m)
     hand_link = f"hand/{station.rig.parts['hand'].model.description.root_link}"
-    settled = []
+    settled, rested = [], []
 
     def watch_the_pinch() -> None:
         """After the pinch has closed: how the half sits in the hand, against where the person put it."""
@@ -234,15 +241,21 @@ def main() -> None:
         if layout:
             station.new_episode(args.seed + layout)
         person.begin_episode()
-        step = person.assemble_cube(closed_hook=watch_the_pinch if args.practise else lambda: None)
+        steps = person.assemble_cube(closed_hook=watch_the_pinch if args.practise else lambda: None)
         station.sleep(1.0)
         succeeded += station.outcome.succeeded
-        print(f"seed {args.seed + layout}: {station.outcome.stage:8s} the person: {step} {person.last_error}; "
+        if args.practise and station.outcome.stage in ("placed", "success"):
+            rested.append(place_settling(person.aimed, station.world.body_pose("cube_top")))
+        print(f"seed {args.seed + layout}: {station.outcome.stage:8s} the person: {', '.join(steps)} "
+              f"{person.last_error} in {(station.now_ns - station.episode_started_ns) / 1e9:.0f} s; "
               f"looks: {', '.join(person.looks)}", flush=True)
         if args.practise and settled:
             moved, turned = settled[-1]
             print(f"  the half settled {np.round(moved * 1000, 1).tolist()} mm, turned {np.round(turned, 1).tolist()} "
                   "deg (hand frame, xyz)")
+        if args.practise and rested and station.outcome.stage in ("placed", "success"):
+            print(f"  it came to rest {np.round(rested[-1][0] * 1000, 1).tolist()} mm, turned "
+                  f"{np.degrees(rested[-1][1]):.1f} deg from where it was aimed (aimed frame)")
         person.looks.clear()
     print(f"{succeeded}/{args.layouts} assembled")
     if args.practise and settled:
@@ -250,6 +263,11 @@ def main() -> None:
         spread = np.std([s[0] for s in settled], axis=0) * 1000, np.std([s[1] for s in settled], axis=0)
         print(f"on average the half settled {np.round(moved, 4).tolist()} m, turned {np.round(turned, 1).tolist()} deg "
               f"(spread {np.round(spread[0], 1).tolist()} mm, {np.round(spread[1], 1).tolist()} deg)")
+    if args.practise and rested:
+        moves, turns = np.array([r[0] for r in rested]), np.array([r[1] for r in rested])
+        print(f"typically (the median) it came to rest {np.round(np.median(moves, axis=0), 4).tolist()} m, turned "
+              f"{np.degrees(np.median(turns)):.1f} deg from where it was aimed (spread "
+              f"{np.round(np.std(moves, axis=0) * 1000, 1).tolist()} mm, {np.degrees(np.std(turns)):.1f} deg)")
 
 
 if __name__ == "__main__":

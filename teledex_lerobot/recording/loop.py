@@ -37,6 +37,7 @@ from ..capabilities import (
     CapturedInput,
     CorrectedInput,
     EpisodeAwareInput,
+    EpisodeTimedInput,
     FaultReportingRobot,
     FaultShowingInput,
     LockstepRobot,
@@ -217,6 +218,8 @@ class RecordingSession:
             print(f"Recording episode {header.index} ({len(self.saved_uuids) + 1}/{plan.num_episodes})", flush=True)
             if self.live_view is not None:
                 self.live_view.start_episode(header.index, plan.episode_time_s)
+            if isinstance(self.teleop, EpisodeTimedInput):
+                self.teleop.episode_started(plan.episode_time_s)
             sinks = [s for s in (self.lerobot, self.native) if s is not None]
             for sink in sinks:
                 sink.begin(header)

@@ -21,6 +21,7 @@ current one go (a new pairing URL for the WebXR page).
 """
 
 import logging
+import math
 import time
 from functools import cached_property
 
@@ -81,6 +82,7 @@ class TeledexInputTeleop(Teleoperator):
         self._view_sent_ns = -(1 << 62)
         self._scene: HeadsetScene | None = None  # the drawing of the first follower, made at the first view
         self.episodes = 0  # episodes started (shown on the page: the operator sees a new one begin)
+        self._episode_ends_ns: int | None = None  # when the recording episode ends at the latest (its time left shown)
 
     @property
     def followers(self) -> dict[str, RigController]:
@@ -220,9 +222,13 @@ class TeledexInputTeleop(Teleoperator):
         """The robot has just been reset for a new episode (recorder: EpisodeAwareInput): every follower restarts
         from the pose the robot then measures, and re-anchors there, so nothing drives it back toward where the
         last episode ended; the state and the operator's engagement are kept."""
-        self.episodes += 1
         for controller in self.followers.values():
             controller.start_episode()
+
+    def episode_started(self, duration_s: float) -> None:
+        """The recorder began an episode (capabilities.EpisodeTimedInput): the page shows its number and time left."""
+        self.episodes += 1
+        self._episode_ends_ns = self.clock() + int(duration_s * 1e9)
 
     def _measured(self, prefix: str, controller: RigController):
         parts = {role: self.station.read_measured([prefix + key for key in part.keys], self._connected_ns)
@@ -286,14 +292,16 @@ class TeledexInputTeleop(Teleoperator):
         if source is None:
             return
         grasps = [c.strategy.grasps.name for c in self.followers.values() if c.strategy.grasps is not None]
-        shown = (state, stale, activity, self.episodes, *grasps)
+        left_s = None if self._episode_ends_ns is None else max(0, math.ceil((self._episode_ends_ns - now) / 1e9))
+        shown = (state, stale, activity, self.episodes, left_s, *grasps)
         if shown != self._status_shown or now - self._status_sent_ns >= STATUS_PERIOD_NS:
             self._status_sent_ns, self._status_shown = now, shown
             source.publish_status({
                 "state": state, "stale": stale, "arm": activity,
                 "engaged": activity == "following" and state == TeleopState.TELEOPERATION.value,
                 "holding": any(c.activity.startswith("holding") for c in self.followers.values()),
-                "grasp": ", ".join(grasps), "episode": self.episodes, "faults": self.robot_faults,
+                "grasp": ", ".join(grasps), "episode": self.episodes, "episode_left_s": left_s,
+                "faults": self.robot_faults,
                 "buttons": self.button_keys.bindings,
                 "input_age_ms": None if frame is None else round((now - frame.received_ns) / 1e6, 1)})
         # a quarter period early is on time: a loop ticking at view_hz sends every tick despite its jitter

@@ -24,6 +24,7 @@ from browser import Chromium, require_browser
 from commands import command, command_env
 from headset_person import BrowserHeadset, HeadsetPerson
 from load import busy_cores
+from simulated_station import EPISODE_S
 from test_teleop_inputs import free_tcp_port
 from test_webxr_record import wait_for_listener
 
@@ -75,7 +76,8 @@ def test_a_person_in_the_headset_works_the_cube_task_from_the_cameras(tmp_path):
                     "--teleop.type=teledex_xr", "--teleop.id=t", "--teleop.source=webxr", f"--teleop.port={port}",
                     f"--teleop.certificate_dir={tmp_path}", "--dataset.repo_id=local/person",
                     f"--dataset.root={root}", "--dataset.single_task=assemble the cube", "--dataset.fps=25",
-                    f"--dataset.num_episodes={LAYOUTS}", "--dataset.episode_time_s=30", "--dataset.reset_time_s=0",
+                    f"--dataset.num_episodes={LAYOUTS}", f"--dataset.episode_time_s={EPISODE_S}",
+                    "--dataset.reset_time_s=0",
                     "--dataset.push_to_hub=false", *STATION_ENCODER),
             env=command_env(tmp_path), stdin=subprocess.DEVNULL, stdout=log.open("w"), stderr=subprocess.STDOUT)
         browser = Chromium(chromium)
@@ -95,10 +97,12 @@ def test_a_person_in_the_headset_works_the_cube_task_from_the_cameras(tmp_path):
                 person.wait_status(lambda s, e=episode: s["episode"] >= e, 120)
                 time.sleep(0.5)  # the new layout settles
                 shoot = episode == 1 and os.environ.get("TELEDEX_SCREENSHOT")
+                started = time.monotonic()
                 person.begin_episode()
-                step = person.assemble_cube(lambda: SCREENSHOT.write_bytes(page.screenshot_png()) if shoot else None)
-                reached.append(step if step == "released" else f"{step} {person.last_error}")
-                print(f"layout {episode}: {step}; looks: {', '.join(person.looks)}")
+                steps = person.assemble_cube(lambda: SCREENSHOT.write_bytes(page.screenshot_png()) if shoot else None)
+                reached.append(", ".join(steps))
+                print(f"layout {episode}: {', '.join(steps)} in {time.monotonic() - started:.0f} s (last move's error "
+                      f"{person.last_error}); looks: {', '.join(person.looks)}")
                 person.looks.clear()
                 person.wait_status(lambda s, e=episode: s["episode"] > e or recorder.poll() is not None, 60)
         finally:

@@ -210,6 +210,40 @@ def test_after_a_300_ms_gap_the_arm_follows_on_without_a_re_press_or_a_lost_moti
         teleop.disconnect()
 
 
+def test_the_page_shows_each_episode_and_its_time_left(tmp_path):
+    """The recorder tells the teleop when each episode begins and how long it lasts (on any robot, not only a world
+    it resets): the status the page shows carries the episode's number and its whole seconds left, counting down on
+    the teleop's clock to 0."""
+    from test_teleop_inputs import free_tcp_port
+
+    from lerobot_teleoperator_teledex import TeledexXR, TeledexXRConfig
+
+    teleop = TeledexXR(TeledexXRConfig(preset=PRESET, source="webxr", port=free_tcp_port(),
+                                       certificate_dir=str(tmp_path), keyboard=False))
+    clock = {"t": 0}
+    teleop.clock = lambda: clock["t"]
+    page = StatusSink()
+    teleop.connect()
+    teleop._source.publish_status = page.publish_status
+    try:
+        teleop.send_feedback(teleop.rig.join({role: part.home for role, part in teleop.rig.parts.items()}))
+
+        def shown_after(seconds: float) -> tuple:
+            clock["t"] += int(seconds * 1e9)
+            teleop.get_action()
+            return page.statuses[-1]["episode"], page.statuses[-1]["episode_left_s"]
+
+        assert shown_after(0.02) == (0, None)  # not recording yet
+        teleop.episode_started(30.0)
+        assert shown_after(0.02) == (1, 30)
+        assert shown_after(10.5) == (1, 20)  # 19.48 s left, shown rounded up
+        assert shown_after(25.0) == (1, 0)
+        teleop.episode_started(12.0)
+        assert shown_after(0.5) == (2, 12)
+    finally:
+        teleop.disconnect()
+
+
 # ---------------------------------------------------------------- A3: home (and Emergency) from every state
 
 

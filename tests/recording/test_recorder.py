@@ -76,6 +76,15 @@ def test_discard_success_labels_and_early_end(tmp_path):
     assert [u for _, u in pairs(tmp_path / "ds")] == [e.episode_uuid for e in episodes]
 
 
+def test_a_timed_input_is_told_when_each_episode_begins_and_how_long_it_lasts(tmp_path):
+    """On a robot that is no world (nothing resets it between episodes) too: the operator's page counts down."""
+    recorder = make_recorder(tmp_path / "ds", episodes=2, seconds=0.4)
+    told = []
+    recorder.teleop.episode_started = lambda s: told.append((s, len(recorder.session.saved_uuids)))
+    recorder.run()
+    assert told == [(0.4, 0), (0.4, 1)]  # each before its episode's frames, after the last one's save
+
+
 def test_rerecord_then_quit_saves_the_take_in_progress(tmp_path):
     recorder = make_recorder(tmp_path / "ds", episodes=3, seconds=1.0)
     at_ticks(recorder, {5: press(recorder, "r"), 15: press(recorder, "q")})  # quitting keeps the current take

@@ -208,7 +208,7 @@ function statusLines() {
     if (s.arm) lines.push(`Arm: ${s.arm}`);
     if (s.grasp) lines.push(`Grasp: ${s.grasp} (stick press: next)`);
     lines.push(...handLines());
-    if (s.episode) lines.push(`Episode ${s.episode}`);
+    if (s.episode) lines.push(`Episode ${s.episode}` + (s.episode_left_s == null ? "" : `: ${s.episode_left_s} s left`));
     for (const [part, fault] of Object.entries(s.faults || {})) lines.push(`FAULT ${part}: ${fault}`);
     if (s.takeover) lines.push(`WARNING: ${s.takeover}`);
     if (s.buttons) lines.push("Buttons: " + Object.entries(s.buttons).map(([b, key]) => `${b} ${key}`).join(", "));
