@@ -520,10 +520,10 @@ class HeadsetPerson:
         """The hand's pose pinching the red half, the pose where the half goes down on the green one (aimed against
         how it comes to rest) and how high above it the hand comes first. Of the faces to pinch from and the quarter
         turns to set it down in, the one it was taught first: facing along the reach from the robot's base less half
-        the turn to the green half's yaw, turned the least, from OVER_M above; if its arm cannot reach the poses of
-        that plan (it knows its robot's kinematics, as it knows how far its own wrist turns), the next it can reach,
-        coming lower over the green half first; if none, the one that carries the half farthest from a straight
-        wrist."""
+        the turn to the green half's yaw, turned the least, from OVER_M above; if its arm cannot carry the half
+        through that plan clear of a straight wrist (it knows its robot's kinematics, as it knows how far its own wrist
+        turns: wrist_margin), the next that it can, coming lower over the green half first; if none, the one that
+        carries the half farthest from a straight wrist."""
         reach = float(np.arctan2(red[1, 3], red[0, 3])) + REACH_TURN_RAD
         turn = _nearest_turn(_yaw(green) - _yaw(red), 0.0, np.pi / 2)
         taught = _nearest_turn(_yaw(red), reach - turn / 2, np.pi / 2)
