@@ -461,13 +461,10 @@ class HeadsetPerson:
         start = self.controller.copy()
         distance_m, angle_rad = _distance(goal, start)
         steps = max(1, int(np.ceil(max(distance_m / HAND_SPEED_M_S, angle_rad / TURN_SPEED_RAD_S) / STEP_S)))
-        turn = matrix_to_rotvec(goal[:3, :3] @ start[:3, :3].T)
-        for i in range(1, steps + 1):
+        for pose in _on_the_way(start, goal, steps):
             if self._time_left_s() <= 0:
                 raise EpisodeOver
-            share = i / steps
-            self.controller = _pose(rotvec_to_matrix(share * turn) @ start[:3, :3],
-                                    start[:3, 3] + share * (goal[:3, 3] - start[:3, 3]))
+            self.controller = pose
             self._send()
             self.headset.sleep(STEP_S)
 
@@ -492,11 +489,7 @@ class HeadsetPerson:
         distance_m, angle_rad = _distance(target_hand, hand)
         strokes = max(1, int(np.ceil(max(distance_m / (CLUTCH_REACH_M * self.response.config.translation_scale),
                                          angle_rad / CLUTCH_TURN_RAD))))
-        turn = matrix_to_rotvec(target_hand[:3, :3] @ hand[:3, :3].T)
-        for stroke in range(1, strokes + 1):
-            share = stroke / strokes
-            waypoint = _pose(rotvec_to_matrix(share * turn) @ hand[:3, :3],
-                             hand[:3, 3] + share * (target_hand[:3, 3] - hand[:3, 3]))
+        for waypoint in _on_the_way(hand, target_hand, strokes):
             anchor_controller, anchor_flange = self.anchor
             flange = waypoint @ np.linalg.inv(self.hand_mount)
             goal = self.response.controller(anchor_flange, anchor_controller, flange)
@@ -571,10 +564,7 @@ class HeadsetPerson:
                                     place)):
             distance_m, angle_rad = _distance(goal, hand)
             steps = max(1, int(np.ceil(max(distance_m / REACH_STEP[0], angle_rad / REACH_STEP[1]))))
-            turn = matrix_to_rotvec(goal[:3, :3] @ hand[:3, :3].T)
-            for share in np.arange(1, steps + 1) / steps:
-                waypoint = _pose(rotvec_to_matrix(share * turn) @ hand[:3, :3],
-                                 hand[:3, 3] + share * (goal[:3, 3] - hand[:3, 3]))
+            for waypoint in _on_the_way(hand, goal, steps):
                 result = solve_ik(self.arm.model, self.arm.mount_frame, waypoint @ np.linalg.inv(self.hand_mount), q,
                                   max_iters=c.ik_max_iterations, orientation_weight=c.ik_orientation_weight_m_per_rad)
                 q = result.q
@@ -658,6 +648,14 @@ class HeadsetPerson:
         self.headset.sleep(0.2)
         self.go(_raised(self.hand(), RETREAT_M), 0.02, 0.2, None, tries=1)
         return "released"
+
+
+def _on_the_way(start: np.ndarray, goal: np.ndarray, steps: int):
+    """The poses `steps` equal shares of the way from `start` to `goal` (moving straight, turning about one axis),
+    the last `goal`."""
+    turn = matrix_to_rotvec(goal[:3, :3] @ start[:3, :3].T)
+    for share in np.arange(1, steps + 1) / steps:
+        yield _pose(rotvec_to_matrix(share * turn) @ start[:3, :3], start[:3, 3] + share * (goal[:3, 3] - start[:3, 3]))
 
 
 def _raised(pose: np.ndarray, height_m: float) -> np.ndarray:
