@@ -52,7 +52,7 @@ def run(view_on: bool, fps: float, seconds: float, backend: str, rrd_dir: Path) 
     teleop.connect()
     robot.connect()
     hook_s = [0.0]
-    view = robot.station.live_view
+    view = robot.robot.station.live_view
     if view is not None:  # time every call the control thread makes into the view, and the fault check feeding it
         for name in HOOKS:
             setattr(view, name, timed(getattr(view, name), hook_s))

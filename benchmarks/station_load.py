@@ -74,8 +74,8 @@ def define_pattern_camera():
 
     from lerobot.cameras import CameraConfig
 
-    from lerobot_robot_teledex.config_render_camera import TeledexRenderCameraConfig
-    from lerobot_robot_teledex.render_camera import TeledexRenderCamera
+    from lerobot_robot_teledex.cameras.config_render_camera import TeledexRenderCameraConfig
+    from lerobot_robot_teledex.cameras.render_camera import TeledexRenderCamera
 
     @CameraConfig.register_subclass("bench_pattern")
     @dataclass(kw_only=True)

@@ -3,11 +3,11 @@
 People and hardware live on the machine's monotonic clock (`now_ns`, `MONOTONIC`). A simulated world driven by a
 script or a policy can run on a `LockstepClock` instead: time stands still until the recorder advances the world by
 one control period, so no tick is ever dropped, runs are deterministic, and the CPU sets the pace, not the wall.
-Whoever reads a timestamp for a robot takes it from that robot's clock (the `Clocked` protocol).
+Whoever reads a timestamp for a robot takes it from that robot's clock (capabilities.Clocked).
 """
 
 import time
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 
 def now_ns() -> int:
@@ -56,19 +56,3 @@ class LockstepClock:
         if duration_ns < 0:
             raise ValueError(f"a clock cannot go back ({duration_ns} ns)")
         self._ns += duration_ns
-
-
-@runtime_checkable
-class Clocked(Protocol):
-    """Something whose timestamps are taken on a clock of its own (a robot in a lockstep world)."""
-
-    @property
-    def clock(self) -> Clock: ...
-
-
-@runtime_checkable
-class ScriptedInput(Protocol):
-    """An input that is not a person (a script, a policy): nothing in it needs the wall clock, so a simulated world
-    it drives may run in lockstep (teledex-record resolves --robot.world.clock=auto with it)."""
-
-    scripted: bool

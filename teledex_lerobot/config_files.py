@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 import draccus
 import yaml
 
+from .errors import ConfigError
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance  # the typing-only protocol of dataclasses (no runtime module)
 
@@ -24,35 +26,36 @@ def resolve_file(name_or_path: str, folder: Path, suffixes: tuple[str, ...], wha
     if name_or_path.endswith(suffixes):
         path = Path(name_or_path).expanduser()
         if not path.is_file():
-            raise FileNotFoundError(f"{what} file not found: {path}")
+            raise ConfigError(f"{what} file not found: {path}; give an existing file, or a name in {folder}")
         return path
     for suffix in suffixes:
         path = folder / f"{name_or_path}{suffix}"
         if path.is_file():
             return path
     available = sorted({p.name.removesuffix(s) for s in suffixes for p in folder.glob(f"*{s}")})
-    raise ValueError(f"Unknown {what} {name_or_path!r}. Available: {', '.join(available) or 'none'} (in {folder}), "
-                     f"or give a path to a {'/'.join(suffixes)} file.")
+    raise ConfigError(f"Unknown {what} {name_or_path!r}. Available: {', '.join(available) or 'none'} (in {folder}), "
+                      f"or give a path to a {'/'.join(suffixes)} file.")
 
 
 def read_yaml_mapping(path: Path, what: str) -> dict:
     try:
         data = yaml.safe_load(Path(path).read_text()) or {}
-    except (OSError, yaml.YAMLError) as error:
-        raise ValueError(f"Cannot read {what} {path}: {error}") from error
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as error:
+        raise ConfigError(f"Cannot read {what} {path}: {' '.join(str(error).split())}; fix the file, or give "
+                          "another") from error
     if not isinstance(data, dict):
-        raise ValueError(f"{what} {path} must be a mapping of keys to values (got {type(data).__name__})")
+        raise ConfigError(f"{what} {path} must be a mapping of keys to values (got {type(data).__name__})")
     return data
 
 
 def decode_config[T](cls: type[T], data: dict[str, Any], where: str) -> T:
-    """A dataclass from a mapping; unknown keys and wrong types raise ValueError naming `where` and the key."""
+    """A dataclass from a mapping; unknown keys and wrong types raise ConfigError naming `where` and the key."""
     try:
         return draccus.decode(cls, data)
     except draccus.utils.DecodingError as error:
-        raise ValueError(f"{where}: {' '.join(str(error).split())}") from error  # one line, the key's path first
+        raise ConfigError(f"{where}: {' '.join(str(error).split())}") from error  # one line, the key's path first
     except draccus.utils.ParsingError as error:  # the dataclass's own check (__post_init__) refused a value
-        raise ValueError(f"{where}: {error.__cause__ or error}") from error
+        raise ConfigError(f"{where}: {error.__cause__ or error}") from error
 
 
 def load_config[T: DataclassInstance](cls: type[T], source: "str | dict | T | None", folder: Path, what: str,

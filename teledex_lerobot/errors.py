@@ -8,6 +8,11 @@ written against the old classes still catches it.
 Nothing of the project is imported here (an import-linter contract): every layer can raise these.
 """
 
+import os
+import sys
+
+USER_ERROR_EXIT = 2  # a command refusing what it was given, in one line
+
 
 class TeledexError(Exception):
     """Something the user must fix; the message says what is wrong, where, and how to fix it."""
@@ -33,3 +38,41 @@ class ModelError(TeledexError, ValueError):
 class UserError(TeledexError, ValueError):
     """A command's one-line refusal of what it was given (a flag, a root, a device that does not match), when none of
     the kinds above says it better."""
+
+
+def teledex_cause(error: BaseException | None) -> "TeledexError | None":
+    """The TeledexError behind `error`: itself, or one it was raised from. LeRobot's factories re-raise whatever a
+    robot's constructor raises as a ValueError with the whole config in its message (make_robot_from_config), and
+    draccus wraps a config's refusal in its own exception; the user's mistake is the error of ours inside."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, TeledexError):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or (None if error.__suppress_context__ else error.__context__)
+    return None
+
+
+def end_lerobot_commands_in_one_line() -> None:
+    """In LeRobot's own commands (lerobot-record, lerobot-eval, lerobot-replay ... given our robot, teleoperator or
+    env types), an error of ours ends as in our commands: one line naming the fix, exit code 2, no traceback. Called
+    when LeRobot imports our plugin packages (both call it; it installs once); any other program keeps its
+    tracebacks."""
+    global _lerobot_hook_installed
+    command = os.path.basename(sys.argv[0]) if sys.argv else ""
+    if not command.startswith("lerobot-") or _lerobot_hook_installed:
+        return
+    previous = sys.excepthook
+
+    def one_line(kind, error, traceback) -> None:
+        cause = teledex_cause(error)
+        if cause is None:
+            return previous(kind, error, traceback)
+        print(f"{command}: error: {' '.join(str(cause).split())}", file=sys.stderr)
+        sys.exit(USER_ERROR_EXIT)
+
+    sys.excepthook = one_line
+    _lerobot_hook_installed = True
+
+
+_lerobot_hook_installed = False

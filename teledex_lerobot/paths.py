@@ -9,4 +9,5 @@ CONFIGS_DIR = Path(os.environ.get("TELEDEX_CONFIGS_DIR", Path(__file__).resolve(
 URDF_DIR = CONFIGS_DIR / "urdf"
 PRESETS_DIR = CONFIGS_DIR / "presets"
 JOINT_MAPS_DIR = CONFIGS_DIR / "joint_maps"
+HANDS_DIR = CONFIGS_DIR / "hands"  # one descriptor per hand (kinematics/hands.py)
 STREAMS_DIR = CONFIGS_DIR / "streams"

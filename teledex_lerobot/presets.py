@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config_files import decode_config, read_yaml_mapping, resolve_file
+from .errors import ConfigError
 from .paths import PRESETS_DIR
 
 
@@ -57,7 +58,7 @@ def load_preset(name_or_path: str) -> Preset:
     data = decode_config(PresetFile, read_yaml_mapping(path, "preset"), where)
     rig = data.arm is not None or data.hand is not None
     if rig == bool(data.followers):
-        raise ValueError(f"{where} must define either 'arm' and/or 'hand' (one rig) or 'followers' (several rigs).")
+        raise ConfigError(f"{where} must define either 'arm' and/or 'hand' (one rig) or 'followers' (several rigs).")
     if data.fps <= 0:
-        raise ValueError(f"{where}: 'fps' must be a positive integer (got {data.fps})")
+        raise ConfigError(f"{where}: 'fps' must be a positive integer (got {data.fps})")
     return Preset(**{f: getattr(data, f) for f in PresetFile.__dataclass_fields__}, name=path.stem)

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from .errors import ConfigError
 from .kinematics import KinematicModel
 from .kinematics.catalogue import BUILTIN_MODELS, is_urdf_path, resolve_urdf
 from .presets import HandMount, PartSpec, Preset
@@ -61,7 +62,8 @@ class RigPart:
 def _part_from_spec(role: str, spec: PartSpec) -> RigPart:
     info = BUILTIN_MODELS.get(spec.model)
     if info is not None and info.kind != role:
-        raise ValueError(f"Model {spec.model!r} is a {info.kind}, but it was given as the {role}.")
+        raise ConfigError(f"Model {spec.model!r} is {'an arm' if info.kind == 'arm' else 'a hand'}, but it was "
+                          f"given as the {role}: give it as the {info.kind}, or give the {role}'s model as the {role}")
     # A URDF arm has no known mount frame: a hand on it is drawn at the arm's base.
     mount_frame = info.mount_frame_for(spec.side) if (info and role == "arm") else None
     return RigPart(role, spec, mount_frame)
@@ -91,7 +93,7 @@ class Rig:
     def from_parts(cls, arm: PartSpec | None, hand: PartSpec | None, hand_mount: HandMount | None = None) -> "Rig":
         parts = [_part_from_spec(role, spec) for role, spec in (("arm", arm), ("hand", hand)) if spec]
         if not parts:
-            raise ValueError("A rig needs an arm, a hand, or both.")
+            raise ConfigError("A rig needs an arm, a hand, or both: give the preset an 'arm' and/or a 'hand'")
         return cls(parts, hand_mount)
 
     @property

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from .clock import now_ns
+from .errors import ConfigError
 from .geometry.camera import CameraInfo
 from .presets import HandMount, PartSpec
 
@@ -112,9 +113,10 @@ class Station:
         finite; else None."""
         with self._lock:
             entries = [self._positions.get(key) for key in keys]
-        if any(entry is None or entry[1] < since_ns for entry in entries):
+        fresh = [entry[0] for entry in entries if entry is not None and entry[1] >= since_ns]
+        if len(fresh) < len(entries):
             return None
-        values = np.array([entry[0] for entry in entries])
+        values = np.array(fresh)
         return values if np.all(np.isfinite(values)) else None
 
     def keys_published_since(self, since_ns: int) -> set[str]:
@@ -136,9 +138,9 @@ class Station:
     def world(self) -> WorldRunner:
         """The runner of the world the station's robot runs (backend=mujoco, connected)."""
         if self.world_runner is None:
-            raise RuntimeError(f"No MuJoCo world is running in {describe(self.name)}: connect a robot with "
-                               "--robot.backend=mujoco first (the world expert teleoperator needs it), under the "
-                               "same --robot.station as the teleoperator's --teleop.station.")
+            raise ConfigError(f"No MuJoCo world is running in {describe(self.name)}: connect a robot with "
+                              "--robot.backend=mujoco first (the world expert teleoperator needs it), under the "
+                              "same --robot.station as the teleoperator's --teleop.station.")
         return self.world_runner
 
     def start_live_view(self, config: LiveViewConfig) -> LiveView:

@@ -26,7 +26,7 @@ import pyrealsense2 as rs
 from lerobot.cameras.configs import Cv2Rotation
 from lerobot.cameras.realsense import RealSenseCamera, RealSenseCameraConfig
 
-from lerobot_robot_teledex.camera_info import camera_info
+from lerobot_robot_teledex.cameras.camera_info import camera_info
 
 SERIAL = "123456789012"
 WIDTH, HEIGHT, FPS = 640, 480, 30

@@ -1,25 +1,31 @@
 """LeRobot plugin: TeleDex robots (teledex_arm, teledex_hand, teledex, teledex_followers), the teledex_render and
-teledex_world simulated cameras, and teledex_realsense (LeRobot's RealSense camera, depth aligned to colour).
+teledex_world simulated cameras, teledex_realsense (LeRobot's RealSense camera, depth aligned to colour) and the
+teledex env (the MuJoCo world's tasks), laid out as LeRobot keeps them: robots/, cameras/, envs/; beside them the
+sync-validation wrapper any robot is recorded through (sync_validated.py).
 
-LeRobot imports this package because the distribution is named lerobot_robot_teledex; importing the teleoperator
-package here registers our teleoperator types in the same step (one distribution, one discovery hook).
+LeRobot imports this package because the distribution is named lerobot_robot_teledex: importing it imports every
+config class, which registers each --robot.type, camera type and --env.type. Importing the teleoperator package here
+registers our teleoperator types in the same step (one distribution, one discovery hook), and an error of ours in
+LeRobot's commands then ends in one line, exit code 2, as in ours (teledex_lerobot/errors.py).
 """
 
 import lerobot_teleoperator_teledex  # noqa: F401  (registers --teleop.type values)
+from teledex_lerobot.errors import end_lerobot_commands_in_one_line
 
-from .config_render_camera import TeledexRenderCameraConfig
-from .config_teledex import TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
-from .config_world_camera import TeledexWorldCameraConfig
-from .env_config import TeledexEnvConfig
-from .followers import TeledexFollowers, TeledexFollowersConfig
-from .render_camera import TeledexRenderCamera
-from .teledex_robot import Teledex, TeledexArm, TeledexHand, TeledexRobotBase
-from .world_camera import TeledexWorldCamera
-
-try:  # pyrealsense2 needs libusb-1.0; without it there is no RealSense camera to configure
-    from .config_realsense_camera import TeledexRealSenseCameraConfig  # noqa: F401  (registers teledex_realsense)
-except ImportError:
-    pass
+from .cameras import TeledexRenderCamera, TeledexRenderCameraConfig, TeledexWorldCamera, TeledexWorldCameraConfig
+from .envs import TeledexEnvConfig
+from .robots import (
+    Teledex,
+    TeledexArm,
+    TeledexArmConfig,
+    TeledexConfig,
+    TeledexFollowers,
+    TeledexFollowersConfig,
+    TeledexHand,
+    TeledexHandConfig,
+    TeledexRobotBase,
+    TeledexRobotConfig,
+)
 
 __all__ = [
     "Teledex",
@@ -38,3 +44,5 @@ __all__ = [
     "TeledexWorldCamera",
     "TeledexWorldCameraConfig",
 ]
+
+end_lerobot_commands_in_one_line()

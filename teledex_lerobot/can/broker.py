@@ -68,6 +68,23 @@ class _Node:
         return f"node of pid {self.pid} on channel {self.channel!r}"
 
 
+@dataclass(frozen=True)
+class _Sockets:
+    """What a started broker listens on: its socket and the pair stop() wakes its loop through, watched by one
+    selector (with every node's socket)."""
+
+    listener: socket.socket
+    selector: selectors.BaseSelector
+    wake_read: socket.socket
+    wake_write: socket.socket
+
+    def close(self) -> None:
+        self.listener.close()
+        self.selector.close()
+        self.wake_read.close()
+        self.wake_write.close()
+
+
 def broker_alive(path: str) -> bool:
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
@@ -86,10 +103,7 @@ class CanBroker:
         self._channels: dict[str, list[_Node]] = {}
         self._nodes: dict[socket.socket, _Node] = {}
         self._lock = threading.Lock()  # the node tables, read by stats() from other threads
-        self._listener: socket.socket | None = None
-        self._selector: selectors.BaseSelector | None = None
-        self._wake_read: socket.socket | None = None
-        self._wake_write: socket.socket | None = None  # stop() wakes the loop through this pair
+        self._sockets: _Sockets | None = None  # while started
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.frames_relayed = 0
@@ -107,40 +121,36 @@ class CanBroker:
         listener.bind(self.path)
         listener.listen(64)
         listener.setblocking(False)
-        self._listener = listener
-        self._wake_read, self._wake_write = socket.socketpair()
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(listener, selectors.EVENT_READ)
-        self._selector.register(self._wake_read, selectors.EVENT_READ)
+        wake_read, wake_write = socket.socketpair()
+        selector = selectors.DefaultSelector()
+        selector.register(listener, selectors.EVENT_READ)
+        selector.register(wake_read, selectors.EVENT_READ)
+        self._sockets = sockets = _Sockets(listener, selector, wake_read, wake_write)
         self._stop.clear()
-        self._thread = threading.Thread(target=self._serve, name="teledex-can-broker", daemon=True)
+        self._thread = threading.Thread(target=self._serve, args=(sockets,), name="teledex-can-broker", daemon=True)
         self._thread.start()
         return self
 
     def stop(self) -> None:
         """Every node sees its bus go silent (a pulled cable); the socket file is removed."""
         self._stop.set()
-        if self._thread is not None:
-            self._wake_write.send(b"\0")
-            self._thread.join(timeout=2.0)
-            self._thread = None
+        sockets, thread = self._sockets, self._thread
+        if sockets is None or thread is None:
+            return  # not started, or stopped already
+        sockets.wake_write.send(b"\0")
+        thread.join(timeout=2.0)
+        self._thread = None
         with self._lock:
             for node in list(self._nodes.values()):
                 node.sock.close()
             self._nodes.clear()
             self._channels.clear()
-        if self._listener is not None:
-            self._listener.close()
-            self._listener = None
-            try:
-                os.unlink(self.path)
-            except FileNotFoundError:
-                pass
-        if self._selector is not None:
-            self._selector.close()
-            self._selector = None
-            self._wake_read.close()
-            self._wake_write.close()
+        self._sockets = None
+        sockets.close()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
 
     def __enter__(self) -> "CanBroker":
         return self.start()
@@ -166,23 +176,23 @@ class CanBroker:
                     "frames_dropped": self.frames_dropped, "nodes": nodes}
 
     # --- the loop ---
-    def _serve(self) -> None:
+    def _serve(self, sockets: _Sockets) -> None:
         next_heartbeat_s = time.monotonic()
         while not self._stop.is_set():
             if time.monotonic() >= next_heartbeat_s:
                 self._heartbeat()
                 next_heartbeat_s = time.monotonic() + HEARTBEAT_S
-            for key, _ in self._selector.select(max(0.0, next_heartbeat_s - time.monotonic())):
-                if key.fileobj is self._listener:
-                    self._accept()
-                elif key.fileobj is self._wake_read:
-                    self._wake_read.recv(64)
-                else:
+            for key, _ in sockets.selector.select(max(0.0, next_heartbeat_s - time.monotonic())):
+                if key.fileobj is sockets.listener:
+                    self._accept(sockets)
+                elif key.fileobj is sockets.wake_read:
+                    sockets.wake_read.recv(64)
+                elif isinstance(key.fileobj, socket.socket):  # a node's (None once dropped)
                     self._read(self._nodes.get(key.fileobj))
 
-    def _accept(self) -> None:
+    def _accept(self, sockets: _Sockets) -> None:
         try:
-            sock, _ = self._listener.accept()
+            sock, _ = sockets.listener.accept()
         except BlockingIOError:
             return
         sock.setblocking(False)
@@ -190,7 +200,7 @@ class CanBroker:
         node = _Node(sock)
         with self._lock:
             self._nodes[sock] = node
-        self._selector.register(sock, selectors.EVENT_READ)
+        sockets.selector.register(sock, selectors.EVENT_READ)
 
     def _read(self, node: _Node | None) -> None:
         if node is None:
@@ -212,7 +222,7 @@ class CanBroker:
             if node.channel is None:
                 self._hello(node, packet)
             else:
-                self._relay(node, packet)
+                self._relay(node, node.channel, packet)
 
     def _hello(self, node: _Node, packet: bytes) -> None:
         try:
@@ -270,13 +280,13 @@ class CanBroker:
         self._answer(node, {"error": reason})
         self._drop_node(node)
 
-    def _relay(self, sender: _Node, packet: bytes) -> None:
+    def _relay(self, sender: _Node, channel: str, packet: bytes) -> None:
         if len(packet) < wire.HEADER.size:
             return
         sender.frames_sent += 1
         frame = packet
         dead = []
-        for node in self._channels.get(sender.channel, ()):
+        for node in self._channels.get(channel, ()):
             if node is sender:
                 if not sender.receive_own_messages:
                     continue
@@ -315,9 +325,10 @@ class CanBroker:
                 return
             if node.channel is not None:
                 self._channels[node.channel].remove(node)
-        if self._selector is not None:
+        sockets = self._sockets
+        if sockets is not None:
             try:
-                self._selector.unregister(node.sock)
+                sockets.selector.unregister(node.sock)
             except (KeyError, ValueError):
                 pass
         node.sock.close()

@@ -23,6 +23,7 @@ import time
 
 import can
 from can import BusABC, CanInitializationError, CanOperationError
+from can.typechecking import AutoDetectedConfig
 
 from . import wire
 
@@ -157,7 +158,7 @@ class TeledexBus(BusABC):
             self.frames_lost += 1
 
     @staticmethod
-    def _detect_available_configs() -> list[dict]:
+    def _detect_available_configs() -> list[AutoDetectedConfig]:
         """The channels the running broker serves (can.detect_available_configs("teledex"))."""
         from .broker import query_stats  # the broker module is only needed here
 

@@ -54,7 +54,7 @@ class WallToMonotonic:
     """
 
     def __init__(self, samples: int = 9):
-        self.offset_ns = median(time.time_ns() - time.monotonic_ns() for _ in range(samples))
+        self.offset_ns = int(median(time.time_ns() - time.monotonic_ns() for _ in range(samples)))
 
     def to_monotonic_ns(self, wall_s: float) -> int:
         return int(round(wall_s * 1e9)) - self.offset_ns
@@ -106,7 +106,7 @@ class BusLiveness:
         """Watch this bus's recv() and send() (its own methods, wrapped on this instance only)."""
         receive, send = bus.recv, bus.send
 
-        def watched_recv(timeout: float | None = None):
+        def watched_recv(timeout: float | None = None) -> can.Message | None:
             self._reader_waiting = True
             try:
                 message = receive(timeout)
@@ -116,13 +116,16 @@ class BusLiveness:
                 self.received(message)
             return message
 
-        def watched_send(message: can.Message, timeout: float | None = None):
+        def watched_send(message: can.Message, timeout: float | None = None) -> None:
             started_ns = self._now()
             send(message, timeout)
             if self.polled:
                 self.sent(message, started_ns)
 
-        bus.recv, bus.send = watched_recv, watched_send
+        # On this instance only, which the vendor SDK holding the bus calls: patched as attributes, not assigned as
+        # methods (which type checkers rightly refuse for ordinary code).
+        for name, wrapper in (("recv", watched_recv), ("send", watched_send)):
+            setattr(bus, name, wrapper)
         self._bus = bus
 
     def received(self, message: can.Message) -> None:

@@ -11,8 +11,10 @@ answer every request twice).
 import logging
 import threading
 from collections.abc import Callable
+from typing import Any, Protocol
 
 import can
+import numpy as np
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +36,7 @@ class SimBus:
         self.frames_sent = 0
 
     def open(self) -> None:
-        serve = {"serve": True, "answers": self.answers} if self.interface == "teledex" else {}
+        serve: dict[str, Any] = {"serve": True, "answers": self.answers} if self.interface == "teledex" else {}
         self._bus = can.Bus(channel=self.channel, interface=self.interface, receive_own_messages=False, **serve)
         self._stop.clear()
         self._thread = threading.Thread(target=self._receive, name=f"{self._name}-rx", daemon=True)
@@ -83,12 +85,32 @@ class SimBus:
                 logger.exception("%s: error handling frame %s", self._name, message)
 
 
-class BusSimulator:
+class Measurement(Protocol):
+    """What SimulatedJoints.read() returns (a devices.joint_device.JointState)."""
+
+    @property
+    def positions(self) -> np.ndarray: ...
+
+
+class SimulatedJoints(Protocol):
+    """The joint dynamics a simulator moves (a devices.simulated.FirstOrderJointDevice: the CAN layer does not import
+    the devices)."""
+
+    def connect_embedded(self) -> None: ...
+
+    def disconnect(self) -> None: ...
+
+    def read(self) -> Measurement: ...
+
+
+class BusSimulator[Dynamics: SimulatedJoints]:
     """The lifecycle every device simulator shares: its joint dynamics, its end of the bus and, for simulators that
     send on their own (feedback streams, motion profiles), a background loop `_run` that ends when `_stop` is set.
     Subclasses set `_dynamics` and `_bus` in __init__ and call super().__init__() first."""
 
     loop_name: str | None = None  # the background thread's name; None = the simulator only answers frames
+    _dynamics: Dynamics
+    _bus: SimBus
 
     def __init__(self):
         self._stop = threading.Event()

@@ -114,12 +114,13 @@ def _read_recording(path: Path, side: str):
     """(keypoints, angles) of a session or a glove stream, or the keypoints array of a keypoint stream or .npy."""
     import numpy as np
 
+    from ..errors import DataError
     from ..inputs.datagram_file import read_datagrams
     from ..inputs.operator_streams import hand_samples
     from ..operator.stream import OperatorStream
 
     if path.is_file() and path.stat().st_size == 0:
-        raise ValueError(f"{path} is empty")
+        raise DataError(f"{path} is empty")
     if path.name.endswith(".jsonl"):
         header, datagrams = read_datagrams(path)
         return hand_samples(header["parser"], datagrams, side)

@@ -63,11 +63,13 @@ def convert(args) -> None:
     if args.command == "to-vitra":  # native -> VITRA needs no LeRobot but to decode depth
         from ..storage.vitra import export_vitra
 
-        return export_vitra(args.source, args.target, read_depth=_read_depth)
+        export_vitra(args.source, args.target, read_depth=_read_depth)
+        return
     if args.command == "to-training":
         from ..recording.depth_training import depth_training_copy
 
-        return depth_training_copy(args.source, args.target, args.near_m, args.far_m)
+        depth_training_copy(args.source, args.target, args.near_m, args.far_m)
+        return
     from ..recording.conversions import lerobot_to_native, native_to_lerobot  # here: --help must not load LeRobot
 
     if args.command == "to-lerobot":

@@ -17,6 +17,7 @@ from ..devices.probe import Report
 from ..devices.realsense.probe import probe_cameras
 from ..devices.registry import bus_signatures, find_device_model
 from ..presets import load_preset
+from .errors import run_command
 
 
 def probe_part(spec, port: CanPortConfig) -> Report:
@@ -26,7 +27,10 @@ def probe_part(spec, port: CanPortConfig) -> Report:
     probe = found[1].probe if found is not None else None
     if probe is None:
         return Report(spec.model, problems=[("teledex-doctor has no probe for this device", "use the vendor's tools")])
-    return probe(spec.side, port, bus_signatures())
+    report = probe(spec.side, port, bus_signatures())
+    if not isinstance(report, Report):  # the vendor's registered probe is wrong: its author's bug
+        raise TypeError(f"{spec.model}'s doctor probe returned {type(report).__name__}, not a devices.probe.Report")
+    return report
 
 
 def run(preset_name: str, arm: CanPortConfig, hand: CanPortConfig, cameras: list[str]) -> list[Report]:
@@ -46,7 +50,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hand-interface", default="socketcan", choices=CAN_INTERFACES)
     parser.add_argument("--hand-channel", default="can1")
     parser.add_argument("--camera", action="append", default=[], metavar="SERIAL", help="expected RealSense serial")
-    args = parser.parse_args(argv)
+    run_command("teledex-doctor", _check, parser.parse_args(argv))
+
+
+def _check(args: argparse.Namespace) -> None:
     arm = CanPortConfig(args.arm_interface, args.arm_channel)
     hand = CanPortConfig(args.hand_interface, args.hand_channel)
     for what, port in (("--arm", arm), ("--hand", hand)):

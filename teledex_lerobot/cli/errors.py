@@ -26,14 +26,13 @@ import logging
 import signal
 import sys
 
-from ..errors import TeledexError, UserError
+from ..errors import USER_ERROR_EXIT, TeledexError, UserError, teledex_cause
 
 OUR_LOGGERS = ("teledex_lerobot", "lerobot_robot_teledex", "lerobot_teleoperator_teledex")
 _DISK_ERRORS = {errno.ENOSPC: "the disk is full", errno.EROFS: "the file system is read-only",
                 errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
                 errno.EDQUOT: "the disk quota is exceeded"}
-USER_ERROR_EXIT = 2
-_SIGNAL_NAMES = {signal.SIGINT: "Ctrl-C (SIGINT)", signal.SIGTERM: "SIGTERM"}
+_SIGNAL_NAMES: dict[int, str] = {signal.SIGINT: "Ctrl-C (SIGINT)", signal.SIGTERM: "SIGTERM"}
 # What a command stopped by a signal leaves behind, for its one line (others: nothing more is said).
 INTERRUPTED_NOTES = {
     "teledex-record": "the episode in progress was saved as far as it got, marked \"interrupted\" in its metadata "
@@ -58,8 +57,8 @@ def setup_logging(level: int = logging.INFO) -> None:
 
 
 def _root_cause(error: BaseException) -> BaseException:
-    while error.__cause__ is not None or (error.__context__ is not None and not error.__suppress_context__):
-        error = error.__cause__ or error.__context__
+    while (cause := error.__cause__ or (None if error.__suppress_context__ else error.__context__)) is not None:
+        error = cause
     return error
 
 
@@ -98,6 +97,8 @@ def run_command(name: str, function, *args):
         _fail(name, f"{_DISK_ERRORS[err.errno]}{where}; nothing already saved was lost. Fix that, run "
                     "`teledex-repair` on the dataset if a recording was interrupted, and retry.")
     except Exception as err:
+        if (ours := teledex_cause(err)) is not None:  # raised inside LeRobot's factories or draccus, which wrap it
+            _fail(name, ours)
         cause = _config_error(err)
         if cause is None:
             raise

@@ -10,31 +10,40 @@ replay teleoperator plays and the loopback tests send (deterministic).
 """
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from ..errors import DataError
 from ..inputs import encode_joints, encode_xr_state
 from ..inputs.datagram_file import write_datagrams
 from ..inputs.operator_streams import stream_datagrams
 from ..operator.stream import OperatorStream
 from ..paths import STREAMS_DIR
 
+Datagrams = list[tuple[int, bytes]]  # (capture time ns, payload)
 
-def xr_hand_tracking() -> list[tuple[int, bytes]]:
-    stream = OperatorStream.load(STREAMS_DIR / "open_close.npz")
+
+def xr_hand_tracking() -> Datagrams:
+    source = STREAMS_DIR / "open_close.npz"
+    stream = OperatorStream.load(source)
+    keypoints = stream.hand_keypoints_m
+    if keypoints is None:
+        raise DataError(f"{source} has no hand_keypoints_m: it is not a hand-keypoint stream; regenerate it with "
+                        "teledex-generate-streams")
     indices = range(0, len(stream), 4)
     datagrams = []
     for i in indices:
         pose = stream.wrist_pose[i]
-        world = stream.hand_keypoints_m[i].astype(float) @ Rotation.from_quat(pose[3:]).as_matrix().T + pose[:3]
+        world = keypoints[i].astype(float) @ Rotation.from_quat(pose[3:]).as_matrix().T + pose[:3]
         datagrams.append((int(stream.timestamps_ns[i]), encode_xr_state(
             timestamp_ns=int(stream.timestamps_ns[i]), hands_m={stream.side: world})))
     return datagrams
 
 
-def xr_controller_reach(rate_hz: float = 90.0, duration_s: float = 6.0) -> list[tuple[int, bytes]]:
+def xr_controller_reach(rate_hz: float = 90.0, duration_s: float = 6.0) -> Datagrams:
     start = np.array([0.35, -0.20, 1.00])
     datagrams = []
     for k in range(int(rate_hz * duration_s)):
@@ -52,7 +61,7 @@ def xr_controller_reach(rate_hz: float = 90.0, duration_s: float = 6.0) -> list[
     return datagrams
 
 
-def leader_arm_wave(rate_hz: float = 100.0, duration_s: float = 6.0) -> list[tuple[int, bytes]]:
+def leader_arm_wave(rate_hz: float = 100.0, duration_s: float = 6.0) -> Datagrams:
     home = {"joint1": 0.0, "joint2": 1.0, "joint3": -1.0, "joint4": 0.0, "joint5": 0.6, "joint6": 0.0}
     datagrams = []
     for k in range(int(rate_hz * duration_s)):
@@ -63,7 +72,7 @@ def leader_arm_wave(rate_hz: float = 100.0, duration_s: float = 6.0) -> list[tup
 
 
 # name -> (parser, control config, datagrams)
-DEVICE_FIXTURES = {
+DEVICE_FIXTURES: dict[str, tuple[str, str, Callable[[], Datagrams]]] = {
     "xr_hand_tracking": ("xr_state", "xr_hand_tracking", xr_hand_tracking),
     "xr_controller_reach": ("xr_state", "xr_hybrid", xr_controller_reach),
     "leader_arm_wave": ("joints", "leader_direct", leader_arm_wave),

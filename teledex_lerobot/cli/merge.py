@@ -79,6 +79,7 @@ def merge(out_root: Path, stations: list[Path], repo_id: str) -> None:
                 shutil.copyfile(folder.parent / "session.json", session / "session.json")
             copy_episode(folder, session / episode_dir_name(merged_index), metadata)
             sidecar = read_sidecar(station, episode_uuid)
+            assert sidecar is not None  # station_pairs checked it is there
             (out_root / SIDECAR_DIR).mkdir(parents=True, exist_ok=True)
             write_json_atomic(out_root / SIDECAR_DIR / f"{episode_uuid}.json", {**sidecar, "metadata": metadata})
             merged_index += 1

@@ -18,11 +18,20 @@ both formats.
 """
 
 import importlib
+import logging
 import pkgutil
 import sys
+from typing import TYPE_CHECKING
 
+from ..capabilities import RatedConfig
+from ..errors import ConfigError, teledex_cause
 from ..recording.options import RecordOptions
 from .errors import run_command
+
+if TYPE_CHECKING:
+    from ..recording.recorder import TeledexRecordConfig
+
+logger = logging.getLogger(__name__)
 
 # Flags whose help needs LeRobot's device registry (each type has its own flags): answered by LeRobot's scoped help.
 _TYPED_FLAGS = ("--robot.type", "--teleop.type", "--config_path")
@@ -83,22 +92,61 @@ def import_lerobot_devices() -> None:
 
 
 def record() -> None:
-    """Parse the command line as lerobot-record does (draccus, LeRobot's plugins and scoped help), then record. The
-    recording and LeRobot are imported here, never for --help."""
-    from lerobot.configs import parser
+    """Import LeRobot's devices and plugins, parse the command line and record. The recording and LeRobot are imported
+    here, never for --help."""
     from lerobot.utils.import_utils import register_third_party_plugins
 
-    from ..recording.recorder import Recorder, TeledexRecordConfig
+    from ..recording.recorder import Recorder
     from ..storage.video import silence_encoder_logs
-
-    @parser.wrap()
-    def parse_and_record(cfg: TeledexRecordConfig) -> None:
-        Recorder(cfg).run()
 
     import_lerobot_devices()
     silence_encoder_logs()
     register_third_party_plugins()
-    run_command("teledex-record", parse_and_record)
+    run_command("teledex-record", lambda: Recorder(parse(sys.argv[1:])).run())
+
+
+def parse(args: list[str]) -> "TeledexRecordConfig":
+    """The command line as lerobot-record's parser reads it (LeRobot's plugin paths, scoped help, --config_path), but
+    a value draccus cannot decode ends in one line (a ConfigError) where LeRobot's parser prints it and exits 1."""
+    import draccus
+    from draccus.utils import DecodingError
+    from lerobot.configs import parser
+
+    from ..recording.recorder import TeledexRecordConfig
+
+    for flag, path in parser.parse_plugin_args(parser.PLUGIN_DISCOVERY_SUFFIX, args).items():
+        parser.load_plugin(path)
+        args = parser.filter_arg(flag, args)
+    if "--help" in args or "-h" in args:
+        parser.print_scoped_help(TeledexRecordConfig, args)
+        sys.exit(0)
+    config_path = parser.parse_arg("config_path", args)
+    if config_path:
+        args = parser.filter_arg("config_path", args)
+    try:
+        cfg = draccus.parse(config_class=TeledexRecordConfig, config_path=config_path, args=args)
+    except DecodingError as err:  # our config's refusal inside, or draccus' own (a missing field, a wrong type)
+        raise teledex_cause(err) or ConfigError(f"{err}; see teledex-record --help") from None
+    fps_given = config_path is not None or any(arg.startswith("--dataset.fps") for arg in args)
+    use_recording_rate(cfg, fps_given)
+    return cfg
+
+
+def use_recording_rate(cfg: "TeledexRecordConfig", fps_given: bool) -> None:
+    """A preset's rate is the recording's unless --dataset.fps says otherwise; a camera slower than the recording is
+    refused (every tick would wait for its frame, or repeat an old one)."""
+    if not isinstance(cfg.robot, RatedConfig):
+        return
+    rate = cfg.robot.recording_fps()
+    if rate is not None and not fps_given:
+        cfg.dataset.fps = rate
+        logger.info("Recording at %d fps, the preset's rate (--dataset.fps to change it)", rate)
+    slow = {name: fps for name, fps in cfg.robot.camera_fps().items() if fps < cfg.dataset.fps}
+    if slow:
+        cameras = ", ".join(f"{name} at {fps} fps" for name, fps in slow.items())
+        preset = f" (the preset's rate is {rate} fps)" if rate is not None else ""
+        raise ConfigError(f"--dataset.fps={cfg.dataset.fps} is faster than the camera(s) {cameras}{preset}: record at "
+                          f"--dataset.fps={min(slow.values())} or below, or give the camera a higher fps")
 
 
 def main() -> None:

@@ -32,6 +32,7 @@ import threading
 from ..can import wire
 from ..can.broker import query_stats, serve_channels
 from ..devices.registry import device_model, real_models
+from ..errors import DeviceError
 from ..geometry.sides import SIDES
 
 
@@ -47,7 +48,12 @@ def _device_spec(text: str) -> tuple[str, str, str]:
 
 
 def build_simulators(args) -> list:
-    return [device_model(model)[1].simulator(side, args.interface, channel) for model, side, channel in args.device]
+    simulators = []
+    for model, side, channel in args.device:
+        make = device_model(model)[1].simulator
+        assert make is not None  # _device_spec refused models without one
+        simulators.append(make(side, args.interface, channel))
+    return simulators
 
 
 SIM_NICENESS = -10  # about ten times the CPU share of a normal process when both want it (Linux CFS weights)
@@ -69,12 +75,14 @@ def _start_bus(args) -> subprocess.Popen | None:
     broker = subprocess.Popen([sys.executable, "-m", "teledex_lerobot.can.broker", "--path", path,
                                *[f"--channel={channel}" for channel in args.channel or []]],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert broker.stdout is not None  # stdout=PIPE
     answer = json.loads(broker.stdout.readline() or "{}")
     if "listening" in answer:
         return broker
     broker.wait(timeout=10)
     if "already_running" not in answer:
-        raise RuntimeError(f"the loopback CAN bus did not start at {path}")
+        raise DeviceError(f"the loopback CAN bus did not start at {path} (its broker's error is above); give "
+                          "--broker (or $" + wire.BROKER_ENV + ") a socket path in a folder you can write")
     serve_channels(args.channel or [], path)
     return None
 
@@ -83,6 +91,7 @@ def _stop_bus(broker: subprocess.Popen) -> None:
     stats = query_stats()
     print(f"teledex-sim: relayed {stats['frames_relayed']} frames, dropped {stats['frames_dropped']} (frames meant "
           "for nodes that did not read them)", flush=True)
+    assert broker.stdin is not None  # stdin=PIPE
     broker.stdin.close()
     broker.wait(timeout=10)
 
@@ -111,7 +120,11 @@ def main(argv: list[str] | None = None) -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     priority = "normal priority" if args.normal_priority else _raise_priority()  # the bus inherits it
-    broker = _start_bus(args) if args.interface == "teledex" else None
+    try:
+        broker = _start_bus(args) if args.interface == "teledex" else None
+    except DeviceError as error:
+        print(f"teledex-sim: error: {error}", file=sys.stderr, flush=True)
+        sys.exit(2)
     exit_code = 0
     try:
         for simulator in simulators:

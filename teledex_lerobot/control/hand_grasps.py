@@ -1,6 +1,7 @@
 """The hand shapes of grasps that hold, per hand model: where the fingers wait (preshape) and where they close to
-(closed: beyond contact, the servos' force limits set the grip). Measured on the grasp rig (benchmarks/grasp_grid.py);
-where the hand meets the object for each task, and why these shapes, is in world/grasps.py.
+(closed: beyond contact, the servos' force limits set the grip). Measured on the grasp rig (benchmarks/grasp_grid.py)
+and written in each hand's descriptor (configs/hands/<hand>.yaml, `grasps`); where the hand meets the object for each
+task, and why these shapes, is in world/grasps.py.
 
 A controller's analog input closes the hand along the operator's chosen grasp (hand_method "analog", the control
 config's `hand_grasps`): `grasp_paths` turns the chosen names into this hand's paths, from the preshape at 0 to
@@ -12,10 +13,11 @@ operator/object_grasps.py; `grasp_anchors`, retargeting/grasp_anchors.py).
 """
 
 import logging
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ConfigError
+from ..kinematics.hands import HANDS, GraspShape
 from ..operator.object_grasps import human_grasps
 from ..retargeting.analog import FIST, GraspPath
 from ..retargeting.grasp_anchors import GraspAnchors, GraspAnchorSettings
@@ -23,42 +25,16 @@ from ..retargeting.grasp_anchors import GraspAnchors, GraspAnchorSettings
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class GraspShape:
-    preshape: dict[str, float]  # joint name (or name ending) -> rad
-    closed: dict[str, float]
-    human: str  # the person's grasp it answers (operator/object_grasps.py): "pinch" or "wrap"
+def _grasp_shapes() -> dict[str, dict[str, GraspShape]]:
+    """Every hand's measured grasps, from its descriptor: hand model -> grasp name -> its shapes."""
+    for hand in HANDS.values():
+        if FIST in hand.grasps:
+            raise ConfigError(f"{hand.where('grasps.' + FIST)}: {FIST!r} is every hand's own grasp (open hand to a "
+                              "fist, through its joint map); give the measured grasp another name")
+    return {name: dict(hand.grasps) for name, hand in HANDS.items() if hand.grasps}
 
 
-# O6, level pinch of a 4 x 4 x 2 cm half-cube: the opposed thumb (yaw at its limit) a post, the fingers curl onto it.
-# Side wrap of a 6 cm bottle: thumb in the palm plane, the fingers curled round the far side.
-# L20 and L10: the O6's strategies with each hand's thumb post (world/grasps.py says how they were found).
-_L20_THUMB_POST = {"thumb_cmc_roll": 1.3, "thumb_cmc_yaw": 0.15, "thumb_cmc_pitch": 0.5, "thumb_ip": 0.85}
-_L10_THUMB_POST = {"thumb_cmc_roll": -1.01, "thumb_cmc_yaw": 0.22, "thumb_cmc_pitch": 0.65}
-GRASP_SHAPES: dict[str, dict[str, GraspShape]] = {
-    "linkerhand_o6": {
-        "level_pinch": GraspShape({"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.35, "mcp_pitch": 0.3},
-                                  {"thumb_cmc_yaw": 1.36, "thumb_cmc_pitch": 0.35, "mcp_pitch": 0.65}, "pinch"),
-        "side_wrap": GraspShape({"thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0, "mcp_pitch": 0.0},
-                                {"thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0, "mcp_pitch": 1.5}, "wrap"),
-    },
-    "linkerhand_l20": {
-        "level_pinch": GraspShape({**_L20_THUMB_POST, "mcp_pitch": 0.3, "dip": 0.205},
-                                  {**_L20_THUMB_POST, "mcp_pitch": 0.65, "dip": 0.445}, "pinch"),
-        "side_wrap": GraspShape({"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.15, "thumb_cmc_pitch": 0.0,
-                                 "mcp_pitch": 0.0},
-                                {"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.15, "thumb_cmc_pitch": 0.0,
-                                 "mcp_pitch": 1.4, "dip": 1.02}, "wrap"),
-    },
-    "linkerhand_l10": {
-        "level_pinch": GraspShape({**_L10_THUMB_POST, "mcp_pitch": 0.3}, {**_L10_THUMB_POST, "mcp_pitch": 0.65},
-                                  "pinch"),
-        "side_wrap": GraspShape({"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0,
-                                 "mcp_pitch": 0.0},
-                                {"thumb_cmc_roll": 0.0, "thumb_cmc_yaw": 0.0, "thumb_cmc_pitch": 0.0,
-                                 "mcp_pitch": 1.5}, "wrap"),
-    },
-}
+GRASP_SHAPES = _grasp_shapes()
 KNOWN_GRASPS = (FIST, *sorted({name for shapes in GRASP_SHAPES.values() for name in shapes}))
 
 
@@ -75,6 +51,10 @@ def hand_shape(joints: list[str], shape: dict[str, float], lower, upper) -> np.n
     return np.clip(q, lower, upper)
 
 
+def _path(shape: GraspShape, joints: list[str], lower, upper) -> GraspPath:
+    return hand_shape(joints, shape.preshape, lower, upper), hand_shape(joints, shape.closed, lower, upper)
+
+
 def grasp_paths(names: list[str], hand_model: str, joints: list[str], lower, upper) -> dict[str, GraspPath | None]:
     """The operator's grasps for this hand, in order: each measured grasp's path (preshape, closed) over `joints`,
     None for the fist. Grasps the hand has no measured shape for are left out (said once, in the log)."""
@@ -84,8 +64,7 @@ def grasp_paths(names: list[str], hand_model: str, joints: list[str], lower, upp
         if name == FIST:
             paths[name] = None
         elif name in shapes:
-            paths[name] = (hand_shape(joints, shapes[name].preshape, lower, upper),
-                           hand_shape(joints, shapes[name].closed, lower, upper))
+            paths[name] = _path(shapes[name], joints, lower, upper)
     left_out = [name for name in names if name not in paths]
     if left_out:
         logger.info("hand %s has no measured %s grasp shape (benchmarks/grasp_grid.py measures one): choosing "
@@ -101,6 +80,6 @@ def grasp_anchors(names: list[str], hand_model: str, joints: list[str], lower, u
     measured = [name for name in names if name in shapes]
     if not measured:
         return None
-    paths = grasp_paths(measured, hand_model, joints, lower, upper)
+    paths = {name: _path(shapes[name], joints, lower, upper) for name in measured}
     person = human_grasps()
     return GraspAnchors(paths, {name: person[shapes[name].human] for name in measured}, side, settings)

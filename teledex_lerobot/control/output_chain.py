@@ -22,7 +22,7 @@ class WeightedAverage:
 
     def reset(self, value: np.ndarray) -> None:
         self._history.clear()
-        self._history.extend([np.array(value, dtype=float)] * self._history.maxlen)
+        self._history.extend([np.array(value, dtype=float)] * len(self.weights))
 
     def __call__(self, target: np.ndarray) -> np.ndarray:
         if not self._history:

@@ -38,8 +38,10 @@ class PoseGate:
             self._sender_id = frame.sender_id
             self._accepted.clear()
             self._jumped.clear()
+        capture_ns = frame.capture_ns
+        assert capture_ns is not None  # None only as the frame's constructor argument ("the arrival time")
         problems = {name: problem for name, pose in frame.poses.items()
-                    if (problem := self._problem(name, np.asarray(pose[:3], dtype=float), frame.capture_ns))}
+                    if (problem := self._problem(name, np.asarray(pose[:3], dtype=float), capture_ns))}
         checked = frame
         if problems:
             self.rejected += len(problems)

@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from ..errors import ModelError
 from ..geometry.rotations import matrix_to_rotvec, quat_to_matrix, rotvec_to_matrix
 from ..kinematics import solve_ik
 from .config import RelativeArmConfig
@@ -45,7 +46,9 @@ def shape_vector(vector: np.ndarray, dead_zone: float, scale: float, limit: floa
 class CartesianRelativeArm:
     def __init__(self, part, config: RelativeArmConfig | None = None):
         if part.mount_frame is None:
-            raise ValueError(f"Arm {part.spec.model!r} has no known mount frame to control in Cartesian space.")
+            raise ModelError(f"Arm {part.spec.model!r} has no known mount frame for strategy 'hybrid' to move in "
+                             "Cartesian space: give a built-in arm (piper, linker_a7), or drive it by a leader arm "
+                             "with strategy 'direct'")
         self.part = part
         self.config = config or RelativeArmConfig()
         self.operator_to_base = np.asarray(self.config.operator_to_base, dtype=float)
@@ -81,7 +84,8 @@ class CartesianRelativeArm:
             self._operator_anchor = operator
             self._mount_anchor = model.frame_pose(self._q_full, self.part.mount_frame)
             return np.asarray(q_reference, dtype=float).copy()
-        c, to_base = self.config, self.operator_to_base
+        c, to_base, mount_anchor = self.config, self.operator_to_base, self._mount_anchor
+        assert mount_anchor is not None  # anchored with the operator's pose
         dead_zones = self._dead_zones
         displacement = shape_vector(to_base @ (operator[:3, 3] - self._operator_anchor[:3, 3]),
                                     c.translation_dead_zone_m * dead_zones, c.translation_scale, c.max_translation_m)
@@ -89,8 +93,8 @@ class CartesianRelativeArm:
         rotation_vector = shape_vector(matrix_to_rotvec(rotation), c.rotation_dead_zone_rad * dead_zones, 1.0,
                                        c.max_rotation_rad)
         target = np.eye(4)
-        target[:3, 3] = self._mount_anchor[:3, 3] + displacement
-        target[:3, :3] = rotvec_to_matrix(rotation_vector) @ self._mount_anchor[:3, :3]
+        target[:3, 3] = mount_anchor[:3, 3] + displacement
+        target[:3, :3] = rotvec_to_matrix(rotation_vector) @ mount_anchor[:3, :3]
         started = time.perf_counter()
         result = solve_ik(model, self.part.mount_frame, self._damped_near_singularity(target), self._q_full,
                           max_iters=c.ik_max_iterations, orientation_weight=c.ik_orientation_weight_m_per_rad)

@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..errors import UserError
 from ..inputs.frame import OperatorFrame
 from ..rig import Rig
 from .config import ControlConfig
@@ -130,6 +131,7 @@ class RigController:
         if self.stale:
             self.activity = "holding: input stale (follows again when it returns)"
             return self._hold()
+        assert frame is not None  # fresh input is a frame
         threshold = self.config.strategy.anchor_threshold
         if self.require_release and frame.triggers_released(threshold) and not self.strategy.anchor_pressed(frame):
             self.require_release = False
@@ -143,9 +145,9 @@ class RigController:
         """Make the robot's measured pose the last command (Emergency without one holds the last command)."""
         if pose is None:
             if not self.seeded or self._new_episode:
-                raise RuntimeError(f"{self.name}: the robot's measured pose is unknown, and the teleoperator never "
-                                   "commands a pose nobody asked for. Drive a TeleDex robot (it publishes its "
-                                   "pose) or pass the robot's observation to the teleoperator's send_feedback().")
+                raise UserError(f"{self.name}: the robot's measured pose is unknown, and the teleoperator never "
+                                "commands a pose nobody asked for: drive a TeleDex robot (it publishes its pose), or "
+                                "pass the robot's observation to the teleoperator's send_feedback()")
             return
         for role, chain in self.chains.items():
             chain.hold_at(pose[role])
@@ -153,7 +155,10 @@ class RigController:
         self._new_episode = False
 
     def _update_staleness(self, frame: OperatorFrame | None, now_ns: int) -> None:
-        fresh = frame is not None and (now_ns - frame.capture_ns) <= self.config.stale_timeout_ms * 1e6
+        fresh = False
+        if frame is not None:
+            assert frame.capture_ns is not None  # None only as the frame's constructor argument ("the arrival time")
+            fresh = now_ns - frame.capture_ns <= self.config.stale_timeout_ms * 1e6
         if fresh == (not self.stale):
             return
         if not fresh:

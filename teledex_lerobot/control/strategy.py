@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..inputs.frame import OperatorFrame
 from ..retargeting import HandCalibration, HandRetargeter, RetargetingConfig
 from ..retargeting.analog import GraspChoice
@@ -31,11 +32,12 @@ class RigStrategy:
     def __init__(self, rig: Rig, config: StrategyConfig, arm_config: RelativeArmConfig | None = None):
         config.validate()
         if config.strategy == "direct" and config.hand_method != "joint_mapping":
-            raise ValueError("strategy 'direct' drives the hand by joint mapping; set hand_method: joint_mapping "
-                             f"(got {config.hand_method!r}) or use strategy 'hybrid'")
+            raise ConfigError("strategy 'direct' drives the hand by joint mapping; set hand_method: joint_mapping "
+                              f"(got {config.hand_method!r}) or use strategy 'hybrid'")
         self.rig = rig
         self.config = config
-        self.hand_retargeter = self.arm_control = None
+        self.hand_retargeter: HandRetargeter | None = None
+        self.arm_control: CartesianRelativeArm | None = None
         self.last_ik_s = 0.0
         hand = rig.parts.get("hand")
         if hand is not None:
@@ -90,6 +92,7 @@ class RigStrategy:
         """The hand's driven joints from this frame's input for the method: a grip (and the grasp selection button),
         a glove's angles, or keypoints; None when the frame lacks it. `measured_hand`: the driven joints measured."""
         retargeter, hand, side = self.hand_retargeter, self.rig.parts["hand"], self.config.side
+        assert retargeter is not None  # made with the rig's hand
         if retargeter.method == "analog":
             if self.config.grasp_select_input:
                 retargeter.select_grasp(frame.buttons.get(self.config.grasp_select_input, False))

@@ -7,6 +7,7 @@ command line: --robot.real.arm.channel=can0 --robot.real.feedback_timeout_ms=50 
 from dataclasses import dataclass, field
 
 from ..can.port import CanPortConfig
+from ..errors import ConfigError
 
 
 @dataclass
@@ -25,9 +26,11 @@ class SharedRealConfig:
     def validate(self) -> None:
         self.arm.validate("real.arm")
         self.hand.validate("real.hand")
-        if self.feedback_timeout_ms <= 0 or self.watchdog_period_ms <= 0 or self.connect_timeout_s <= 0:
-            raise ValueError("real.feedback_timeout_ms, real.watchdog_period_ms and real.connect_timeout_s must be "
-                             "> 0")
+        timings = {"feedback_timeout_ms": self.feedback_timeout_ms, "watchdog_period_ms": self.watchdog_period_ms,
+                   "connect_timeout_s": self.connect_timeout_s}
+        problems = [f"real.{name} must be > 0 (got {value})" for name, value in timings.items() if not value > 0]
+        if problems:
+            raise ConfigError("; ".join(problems))
 
     def port_for(self, role: str) -> CanPortConfig:
         return self.arm if role == "arm" else self.hand
@@ -52,8 +55,8 @@ def check_distinct_ports(ports: dict[str, RigPorts], parts: dict[str, tuple[str,
     shared = [f"{interface}:{channel} ({' and '.join(names)})" for (interface, channel), names in users.items()
               if len(names) > 1]
     if shared:
-        raise ValueError(f"Each part needs its own CAN port, but {'; '.join(shared)} share one: give each its own "
-                         "channel in --robot.ports")
+        raise ConfigError(f"Each part needs its own CAN port, but {'; '.join(shared)} share one: give each its own "
+                          "channel in --robot.ports")
 
 
 def check_ranges(section: str, checks: list[tuple[str, float, float, float]]) -> None:
@@ -61,4 +64,4 @@ def check_ranges(section: str, checks: list[tuple[str, float, float, float]]) ->
     problems = [f"real.{section}.{name} must be in [{low}, {high}] (got {value})"
                 for name, value, low, high in checks if not low <= value <= high]
     if problems:
-        raise ValueError("; ".join(problems))
+        raise ConfigError("; ".join(problems))

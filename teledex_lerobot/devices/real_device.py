@@ -101,6 +101,12 @@ class RealJointDevice(JointDevice):
     def _latest_state(self) -> JointState | None:
         """The newest full-device measurement, capture_ns on clock.now_ns(); None before the first one."""
 
+    def _measured(self) -> JointState:
+        """The newest full-device measurement, from _startup on: connecting has waited for the first one."""
+        state = self._latest_state()
+        assert state is not None, "a driver's measurements start once feedback flows, and stay"
+        return state
+
     def _device_error(self) -> str | None:
         """An error the device reports about itself (error bits, e-stop, motor faults), as a message."""
         return None
@@ -150,7 +156,7 @@ class RealJointDevice(JointDevice):
     def read(self) -> JointState:
         state = self._latest_state()
         if state is None:
-            raise ConnectionError(f"{self.name}: no measurement yet; is the device connected?")
+            raise DeviceUnavailable(f"{self.name} is not connected (no measurement yet): call connect() first")
         return self._remember(JointState(state.positions[self.driven], state.velocities[self.driven],
                                          state.capture_ns))
 

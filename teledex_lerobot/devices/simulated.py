@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..clock import MONOTONIC, Clock, now_ns
+from ..errors import ConfigError
 from .joint_device import JointDevice, JointState
 
 # Feedback rates of the real devices: Piper streams joints at 200 Hz; LinkerHand angles are
@@ -54,7 +55,7 @@ class SimDynamicsConfig:
         if not 0 <= self.dropout_probability < 1:
             problems.append(f"sim.dropout_probability must be in [0, 1) (got {self.dropout_probability})")
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ConfigError("; ".join(problems))
 
 
 class FakeJointDevice(JointDevice):

@@ -3,6 +3,10 @@ stream, the unit of its values."""
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from ..errors import ConfigError
+
 # Depth streams are recorded in uint16 millimetres: LeRobot's unit for integer depth maps, a RealSense D455's own.
 DEPTH_SCALE_M = 0.001
 
@@ -16,6 +20,23 @@ VIEWS: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] 
 }
 # A camera on the hand's wrist, moving with it (teledex_lerobot/robot_body.py says where it sits).
 WRIST_VIEW = "wrist"
+
+
+def view_pose(view: str, centre_m: np.ndarray, distance_m: float) -> np.ndarray:
+    """4x4 pose of a camera's optical frame (x right, y down, z forward) looking at centre_m from a view of VIEWS,
+    distance_m away: where the world's and the rendered cameras stand."""
+    if view not in VIEWS:
+        raise ConfigError(f"Unknown camera view {view!r}: give the camera's view (--robot.cameras) one of "
+                          f"{sorted([*VIEWS, WRIST_VIEW])}")
+    direction, up_hint = (np.asarray(v, dtype=float) for v in VIEWS[view])
+    direction /= np.linalg.norm(direction)
+    forward = -direction
+    right = np.cross(forward, up_hint)
+    right /= np.linalg.norm(right)
+    pose = np.eye(4)
+    pose[:3, :3] = np.stack([right, np.cross(forward, right), forward], axis=1)
+    pose[:3, 3] = np.asarray(centre_m, dtype=float) + distance_m * direction
+    return pose
 
 
 @dataclass(frozen=True)

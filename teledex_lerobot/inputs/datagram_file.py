@@ -12,16 +12,18 @@ import threading
 from pathlib import Path
 
 from ..config_files import resolve_file
+from ..errors import DataError
 from ..paths import STREAMS_DIR
 
 FORMAT = "teledex-datagrams/1"
+_FIX = "record the session again, or give another recorded input file"
 
 
 def datagram_file_path(name_or_path: str) -> Path:
     """A recorded input file: a path, or a name in configs/streams/ (<name>.datagrams.jsonl)."""
     if name_or_path.endswith(".npz"):
-        raise ValueError(f"{name_or_path} is an operator stream (.npz); replay plays recorded input files. Convert it: "
-                         f"teledex-convert stream-to-datagrams {name_or_path} <name>.datagrams.jsonl")
+        raise DataError(f"{name_or_path} is an operator stream (.npz); replay plays recorded input files. Convert it: "
+                        f"teledex-convert stream-to-datagrams {name_or_path} <name>.datagrams.jsonl")
     return resolve_file(name_or_path, STREAMS_DIR, (".datagrams.jsonl", ".jsonl"), "recorded input file")
 
 
@@ -65,18 +67,19 @@ def read_header(path) -> dict:
         try:
             header = json.loads(file.readline())
         except ValueError as error:
-            raise ValueError(f"{path}: not a {FORMAT} file ({error})") from error
+            raise DataError(f"{path}: not a {FORMAT} file ({error}); {_FIX}") from error
     if not isinstance(header, dict) or header.get("format") != FORMAT or "parser" not in header:
-        raise ValueError(f"{path}: not a {FORMAT} file (its first line must be the header with format and parser)")
+        raise DataError(f"{path}: not a {FORMAT} file (its first line must be the header with format and parser); "
+                        f"{_FIX}")
     return header
 
 
 def read_datagrams(path) -> tuple[dict, list[tuple[int, bytes]]]:
-    """(header, [(t_ns, bytes), ...]); raises ValueError naming the file and line on a malformed file."""
+    """(header, [(t_ns, bytes), ...]); raises DataError naming the file and line on a malformed file."""
     path = Path(path)
-    lines = path.read_text().splitlines()
     number = 1  # the line being read, for the error
     try:
+        lines = path.read_text().splitlines()  # a binary file: UnicodeDecodeError, a ValueError
         header = json.loads(lines[0])
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise ValueError(f"its header is not a JSON object with format {FORMAT!r}")
@@ -89,7 +92,7 @@ def read_datagrams(path) -> tuple[dict, list[tuple[int, bytes]]]:
                     raise ValueError("a datagram line must be an object {t_ns, data}")
                 datagrams.append((int(entry["t_ns"]), base64.b64decode(entry["data"], validate=True)))
     except (IndexError, KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"{path}: line {number}: not a {FORMAT} file ({error})") from error
+        raise DataError(f"{path}: line {number}: not a {FORMAT} file ({error}); {_FIX}") from error
     if not datagrams or any(b[0] < a[0] for a, b in zip(datagrams, datagrams[1:])):
-        raise ValueError(f"{path}: needs at least one datagram, in time order")
+        raise DataError(f"{path}: needs at least one datagram, in time order; {_FIX}")
     return header, datagrams

@@ -7,6 +7,7 @@ palm is not tracked, a value out of range) is left out of poses / analog / butto
 """
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,8 +58,9 @@ class OperatorFrame:
 
     def check_finite(self) -> "OperatorFrame":
         """Raise ValueError naming the first NaN/inf value (a packet with one is rejected whole)."""
-        groups = {"poses": self.poses, "analog": self.analog, "hand_keypoints_m": self.hand_keypoints_m,
-                  "hand_angles_rad": self.hand_angles_rad, "joint_positions": self.joint_positions}
+        groups: dict[str, Mapping[str, np.ndarray | float]] = {
+            "poses": self.poses, "analog": self.analog, "hand_keypoints_m": self.hand_keypoints_m,
+            "hand_angles_rad": self.hand_angles_rad, "joint_positions": self.joint_positions}
         for group, values in groups.items():
             for name, value in values.items():
                 if not np.all(np.isfinite(value)):

@@ -20,6 +20,6 @@ def parse_joints(data: bytes, received_ns: int) -> OperatorFrame:
 
 def encode_joints(positions: dict[str, float], timestamp_ns: int | None = None) -> bytes:
     """timestamp_ns: the sender's clock; None (a leader read in this process, already on our clock) omits it."""
-    message = {} if timestamp_ns is None else {"timestamp_ns": int(timestamp_ns)}
+    message: dict[str, object] = {} if timestamp_ns is None else {"timestamp_ns": int(timestamp_ns)}
     message["positions"] = {k: round(float(v), 6) for k, v in positions.items()}
     return json.dumps(message).encode()

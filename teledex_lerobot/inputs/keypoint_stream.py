@@ -41,7 +41,7 @@ def encode_keypoints(side: str, keypoints_m: np.ndarray, wrist_pose: np.ndarray,
                      analog: dict | None = None) -> bytes:
     hand = {"keypoints_m": np.round(np.asarray(keypoints_m, float), 6).tolist(),
             "wrist_pose": np.round(np.asarray(wrist_pose, float), 6).tolist(), "frame": "wrist"}
-    message = {} if timestamp_ns is None else {"timestamp_ns": int(timestamp_ns)}
+    message: dict[str, object] = {} if timestamp_ns is None else {"timestamp_ns": int(timestamp_ns)}
     message["hands"] = {side: hand}
     if analog:
         message["analog"] = analog

@@ -24,6 +24,7 @@ def stream_datagrams(stream: OperatorStream) -> tuple[str, str, list[tuple[int, 
     parser, control = STREAM_DEVICES[stream.kind]
     times = [int(t) for t in stream.timestamps_ns]
     if stream.kind == "keypoints":
+        assert stream.hand_keypoints_m is not None  # a stream holds its kind's data (checked when made)
         datagrams = [encode_keypoints(stream.side, keypoints, pose, t)
                      for keypoints, pose, t in zip(stream.hand_keypoints_m, stream.wrist_pose, times, strict=True)]
     else:

@@ -79,13 +79,14 @@ class InputReceiver:
             return
         frame.sender_id = self.sender_id
         if live_stamps and frame.sender_time_ns is not None:
-            frame.capture_ns = self.sender_clock.capture_ns(frame.sender_time_ns, received_ns)
-            if frame.capture_ns is None:  # stamped ahead of the sender's clock as estimated: not a reading
+            capture_ns = self.sender_clock.capture_ns(frame.sender_time_ns, received_ns)
+            if capture_ns is None:  # stamped ahead of the sender's clock as estimated: not a reading
                 self.implausible_stamps += 1
                 if self.implausible_stamps == 1 or self.implausible_stamps % 1000 == 0:
                     logger.warning("Dropped input packets stamped implausibly far ahead of the sender's clock (%d so "
                                    "far; sender stamp %d ns)", self.implausible_stamps, frame.sender_time_ns)
                 return
+            frame.capture_ns = capture_ns
         if frame.bad_fields:
             self.bad_fields += len(frame.bad_fields)
             if self.bad_fields == len(frame.bad_fields) or self.bad_fields % 1000 < len(frame.bad_fields):

@@ -13,6 +13,8 @@ import ipaddress
 import logging
 import threading
 
+from ..errors import ConfigError, DeviceError
+
 logger = logging.getLogger(__name__)
 
 LOCAL_BIND = "127.0.0.1"
@@ -35,8 +37,8 @@ class SenderFilter:
         try:
             self.networks = [ipaddress.ip_network(entry.strip(), strict=False) for entry in allow if entry.strip()]
         except ValueError as error:
-            raise ValueError(f"teleop.allow: {error}; give sender addresses or networks, e.g. "
-                             "--teleop.allow='[192.168.1.20, 10.0.0.0/24]'") from error
+            raise ConfigError(f"teleop.allow: {error}; give sender addresses or networks, e.g. "
+                              "--teleop.allow='[192.168.1.20, 10.0.0.0/24]'") from error
         self.dropped = 0
         self._reported: set[str] = set()
         self._lock = threading.Lock()
@@ -63,7 +65,7 @@ class SenderFilter:
 
 
 def cannot_listen(bind: str, port: int, error: OSError, other_port: str = "or choose another --teleop.port"
-                  ) -> ConnectionError:
+                  ) -> DeviceError:
     """A listener that could not bind, as one line naming the address and the fix (the commands print it)."""
     if error.errno == errno.EADDRINUSE:
         why = (f"the port is in use (another program, or a teleop still running, listens there; `ss -lntup "
@@ -74,7 +76,7 @@ def cannot_listen(bind: str, port: int, error: OSError, other_port: str = "or ch
         why = "ports below 1024 need root: choose another --teleop.port"
     else:
         why = str(error)
-    return ConnectionError(f"cannot listen on {bind}:{port}: {why}")
+    return DeviceError(f"cannot listen on {bind}:{port}: {why}")
 
 
 def describe_listener(kind: str, bind: str, port: int, senders: SenderFilter) -> str:

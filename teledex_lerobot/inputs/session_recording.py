@@ -4,6 +4,7 @@ into a recorded input file: the same packets, through the same sources, as a tel
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ..errors import ConfigError
 from . import PARSERS
 from .datagram_file import DatagramWriter
 from .receiver import InputReceiver
@@ -20,7 +21,7 @@ def record_session(kind: str, parser: str, bind: str, port: int, path: Path,
     """Listen on a `kind` source; for each (instruction, seconds) step call prompt(instruction, seconds), then record
     for that long. Returns how many packets were recorded into `path`."""
     if parser not in PARSERS:
-        raise ValueError(f"parser must be one of {sorted(PARSERS)} (got {parser!r})")
+        raise ConfigError(f"parser must be one of {sorted(PARSERS)} (got {parser!r})")
     path.parent.mkdir(parents=True, exist_ok=True)
     writer = DatagramWriter(path, parser, "operator session: " + "; ".join(step for step, _ in steps))
     receiver = InputReceiver(PARSERS[parser], writer)

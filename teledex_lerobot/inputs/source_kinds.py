@@ -5,6 +5,7 @@ teleoperator names no source class. A new kind is one class plus its `register_s
 process registers itself from the teleoperator package, which may use the devices it reads).
 """
 
+from ..errors import ConfigError
 from .sources import FileReplaySource, InputSource, UdpSource, UnixDatagramSource
 from .webxr import WebXRSource
 from .xrobotoolkit import XRoboToolkitSource
@@ -25,4 +26,5 @@ def source_kind(name: str) -> type[InputSource]:
     try:
         return SOURCE_KINDS[name]
     except KeyError:
-        raise ValueError(f"unknown input source {name!r}; registered: {', '.join(SOURCE_KINDS)}") from None
+        raise ConfigError(f"unknown input source {name!r}; registered: {', '.join(SOURCE_KINDS)} (--teleop.source)"
+                          ) from None

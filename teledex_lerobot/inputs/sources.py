@@ -96,13 +96,17 @@ class OperatorDisplay(Protocol):
 
 
 class ThreadedSource(InputSource):
-    refused = 0  # input refused because another sender holds it (sources that belong to one sender count it)
-
     def __init__(self):
+        self._refused_count = 0  # what `refused` reports, counted by the sources that belong to one sender
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.senders = SenderFilter()
         self.clock = now_ns  # arrival times; tests inject their own
+
+    @property
+    def refused(self) -> int:
+        """Input refused because another sender holds it (each source says what it counts)."""
+        return self._refused_count
 
     def start(self, receiver: InputReceiver) -> None:
         self._thread = threading.Thread(target=self._run, args=(receiver,), name=type(self).__name__, daemon=True)

@@ -80,7 +80,7 @@ def local_addresses(bind: str) -> list[str]:
     addresses = {"127.0.0.1"}
     if bind in ("0.0.0.0", ""):
         try:
-            addresses.update(info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET))
+            addresses.update(str(info[4][0]) for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET))
         except OSError:
             pass
     else:
@@ -159,6 +159,13 @@ def encode_frames(frames: dict[str, tuple[np.ndarray, dict]]) -> list[tuple[dict
     return encoded
 
 
+def _view_messages(scene: Callable[[], dict], body: Callable[[], dict] | None,
+                   frames: dict[str, tuple[np.ndarray, dict]]) -> tuple[dict, dict | None, list[tuple[dict, bytes]]]:
+    """A view's scene message, its body message (None: no page lacks it) and its encoded frames, made off the event
+    loop."""
+    return scene(), None if body is None else body(), encode_frames(frames)
+
+
 def frame_message(header: dict, jpeg: bytes) -> bytes:
     head = json.dumps(header).encode()
     return FRAME_MAGIC + struct.pack("<I", len(head)) + head + jpeg
@@ -185,7 +192,6 @@ class WebXRSource(ThreadedSource):
         self._keyed: set[ServerConnection] = set()  # handshakes that showed the session key: the page reconnecting
         self._holder: ServerConnection | None = None  # the paired page's open connection
         self._pairing_lock = threading.Lock()
-        self.refused = 0  # tracking messages refused because another page sends tracking
         self.unpaired = 0  # socket handshakes refused: a foreign Origin, or no valid token / session
         self.cert_path, key_path = ensure_certificate(Path(certificate_dir), local_addresses(bind))
         self.ssl_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -336,6 +342,7 @@ class WebXRSource(ThreadedSource):
         self.connections += 1
         self._clients[connection] = self.connections
         host = connection.remote_address[0]
+        assert connection.request is not None  # a connection is handed over after its handshake
         logger.info("WebXR page connected from %s (%s)", host, connection.request.headers.get("User-Agent", "?"))
         session = self._paired.pop(connection, None)
         if session is not None:  # the page keeps it for its reconnects (the token in its URL is spent)
@@ -364,10 +371,10 @@ class WebXRSource(ThreadedSource):
                         self._broadcast()
                     receiver.handle(data, received_ns)
                 else:
-                    self.refused += 1
-                    if self.refused == 1 or self.refused % 1000 == 0:
+                    self._refused_count += 1  # `refused`: tracking messages while another page sends tracking
+                    if self._refused_count == 1 or self._refused_count % 1000 == 0:
                         logger.warning("WebXR: refused tracking from %s (%d messages so far): another page sends "
-                                       "tracking (press h at the console to hand it over)", host, self.refused)
+                                       "tracking (press h at the console to hand it over)", host, self._refused_count)
                     self._send_status(connection)
         except ConnectionClosed:
             pass
@@ -458,7 +465,7 @@ class WebXRSource(ThreadedSource):
                     continue
                 new = [c for c in pages if c not in self._bodied] if body is not None else []
                 message, body_message, encoded = await asyncio.to_thread(
-                    lambda s=scene, b=body if new else None, f=frames: (s(), b and b(), encode_frames(f)))
+                    _view_messages, scene, body if new else None, frames)
                 if body_message:
                     broadcast(new, json.dumps(body_message))
                     self._bodied.update(new)

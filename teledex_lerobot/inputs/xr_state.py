@@ -192,7 +192,8 @@ def _add_hand(frame: OperatorFrame, side: str, hand) -> None:
         if not isinstance(locations, list) or len(locations) not in (25, 26):
             count = len(locations) if isinstance(locations, list) else type(locations).__name__
             raise _BadField(f"expected 26 (OpenXR) or 25 (WebXR) HandJointLocations, got {count}")
-        joints, flags = np.zeros((len(locations), 3)), np.zeros(len(locations), dtype=np.uint8)
+        joints: np.ndarray = np.zeros((len(locations), 3))
+        flags = np.zeros(len(locations), dtype=np.uint8)
         for i, location in enumerate(locations):
             if not isinstance(location, dict):
                 raise _BadField(f"joint {i}: expected an object")
@@ -243,13 +244,15 @@ def encode_xr_state(*, timestamp_ns: int | None = None, head: np.ndarray | None 
     "menu"};
     hands_m: side -> (21, 3) MediaPipe keypoints in the operator frame (world, not wrist frame).
     """
+    controller_states: dict[str, dict] = {}
+    hand_states: dict[str, dict] = {}
     state = {"predictTime": 0.0, "appState": {"focus": True},
              **({} if timestamp_ns is None else {"timeStampNs": int(timestamp_ns)}), "Input": 0,
-             "Controller": {}, "Hand": {}}
+             "Controller": controller_states, "Hand": hand_states}
     if head is not None:
         state["Head"] = {"pose": _text(_pose_to_xr(np.asarray(head, float))), "status": 3}
     for side, c in (controllers or {}).items():
-        state["Controller"][side] = {
+        controller_states[side] = {
             "pose": _text(_pose_to_xr(np.asarray(c["pose"], float))), "trigger": float(c.get("trigger", 0.0)),
             "grip": float(c.get("grip", 0.0)), "axisX": float(c.get("axis_x", 0.0)),
             "axisY": float(c.get("axis_y", 0.0)), "axisClick": bool(c.get("axis_click")),
@@ -259,6 +262,6 @@ def encode_xr_state(*, timestamp_ns: int | None = None, head: np.ndarray | None 
         joints = openxr26_from_mediapipe21(np.asarray(keypoints, float) @ OPERATOR_FROM_XR)
         if webxr_hands:
             joints = joints[1:]
-        state["Hand"][_SIDES[side]] = {"isActive": 1, "count": len(joints), "scale": 1.0, "HandJointLocations": [
+        hand_states[_SIDES[side]] = {"isActive": 1, "count": len(joints), "scale": 1.0, "HandJointLocations": [
             {"p": _text(np.r_[p, 0.0, 0.0, 0.0, 1.0]), "s": float(ALL_FLAGS), "r": 0.01} for p in joints]}
     return json.dumps(state, separators=(",", ":")).encode()

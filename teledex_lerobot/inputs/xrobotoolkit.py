@@ -197,7 +197,6 @@ class XRoboToolkitSource(ThreadedSource):
                 logger.warning("Announcing %s by broadcast to %s: every device on that network receives it",
                                self.announced_address, self.announce_to[0])
         self.connections = 0  # connections that took the link (a resume included)
-        self.refused = 0  # connections refused: unidentified, or another app's while the link is reserved
         self.takeover_attempts = 0  # those refused while an operator held the link or had it reserved
         self.last_takeover_attempt: TakeoverAttempt | None = None
         self._refused_hosts: set[str] = set()
@@ -239,11 +238,15 @@ class XRoboToolkitSource(ThreadedSource):
             status = {**status, "takeover": f"an app at {last.address} ({last.serial or 'unidentified'}) tried to "
                                             f"take the link {age_s:.0f} s ago, refused ({self.takeover_attempts} "
                                             "attempts so far; h at the console hands over)"}
-        self.view.publish_status(status)
+        self._view_page().publish_status(status)
 
     def publish_view(self, scene: Callable[[], dict], frames: dict, published_ns: int,
                      body: Callable[[], dict] | None = None) -> None:
-        self.view.publish_view(scene, frames, published_ns, body)
+        self._view_page().publish_view(scene, frames, published_ns, body)
+
+    def _view_page(self) -> WebXRSource:
+        assert self.view is not None  # the source is a display (the publishers' way in) only with its view page
+        return self.view
 
     def start(self, receiver: InputReceiver) -> None:
         super().start(receiver)
@@ -308,8 +311,8 @@ class XRoboToolkitSource(ThreadedSource):
                         self._accept(selector)
                     elif key.fileobj is self._connection:
                         self._read(selector, receiver)
-                    elif key.fileobj in self._callers:  # not refused or taken earlier in this batch
-                        self._identify(self._callers[key.fileobj], selector, receiver)
+                    elif isinstance(key.data, _Caller) and key.data.connection in self._callers:
+                        self._identify(key.data, selector, receiver)  # not refused or taken earlier in this batch
                 now = self.clock()
                 for caller in [c for c in self._callers.values() if now - c.since_ns > IDENTIFY_S * 1e9]:
                     self._refuse(caller, "", f"it did not identify within {IDENTIFY_S:.0f} s", selector)
@@ -332,6 +335,7 @@ class XRoboToolkitSource(ThreadedSource):
             selector.close()
 
     def _announce(self) -> None:
+        assert self._announcer is not None and self.announce_to is not None  # _run announces only with both
         try:
             self._announcer.sendto(pc_address_announcement(self.announced_address), self.announce_to)
         except OSError as error:
@@ -349,8 +353,8 @@ class XRoboToolkitSource(ThreadedSource):
             self._refuse(next(iter(self._callers.values())), "", "too many connections waiting to identify",
                          selector)
         connection.setblocking(False)
-        self._callers[connection] = _Caller(connection, host, port, self.clock())
-        selector.register(connection, selectors.EVENT_READ)
+        caller = self._callers[connection] = _Caller(connection, host, port, self.clock())
+        selector.register(connection, selectors.EVENT_READ, caller)
 
     def _identify(self, caller: _Caller, selector: selectors.BaseSelector, receiver: InputReceiver) -> None:
         """The caller's first frame decides: the connect frame of the app the link is free or reserved for takes
@@ -382,7 +386,7 @@ class XRoboToolkitSource(ThreadedSource):
     def _refuse(self, caller: _Caller, serial: str, why: str, selector: selectors.BaseSelector) -> None:
         """Close the caller; an attempt on an operator's link is counted and kept for the operator to see (before
         the close, so whoever sees the close sees it counted)."""
-        self.refused += 1
+        self._refused_count += 1  # `refused`: connections unidentified, or another app's while the link is reserved
         owner = self._reserved
         if owner is not None:
             self.takeover_attempts += 1
@@ -437,14 +441,17 @@ class XRoboToolkitSource(ThreadedSource):
     def _drop_connection(self, selector: selectors.BaseSelector) -> None:
         if self._connection is None:
             return
+        assert self._reader is not None  # taken with the connection
         selector.unregister(self._connection)
         self._connection.close()
         self._skipped_before += self._reader.skipped_bytes
         self._connection = self._reader = None
 
     def _read(self, selector: selectors.BaseSelector, receiver: InputReceiver) -> None:
+        connection, reader = self._connection, self._reader
+        assert connection is not None and reader is not None  # _run reads only the connection that holds the link
         try:
-            data = self._connection.recv(1 << 16)
+            data = connection.recv(1 << 16)
         except BlockingIOError:
             return
         except OSError as error:
@@ -456,7 +463,7 @@ class XRoboToolkitSource(ThreadedSource):
             self._drop_connection(selector)
             return
         received_ns = self._heard_ns = self.clock()
-        for frame in self._reader.feed(data):
+        for frame in reader.feed(data):
             self._handle(frame, receiver, received_ns)
 
     def _handle(self, frame: Frame, receiver: InputReceiver, received_ns: int) -> None:

@@ -1,17 +1,20 @@
 """The kinematic models we know by name, and how a model name or a URDF path becomes the URDF file to load.
 
-Built-in models: our authored URDFs in configs/urdf/ (`piper`, `linkerhand_{o6,l10,l20}_{left,right}`) and the
-Linker Arm A7, whose URDF ships inside the installed `linkerbot` package (not copied into this repository). Anything
-ending in `.urdf` is a path to a user's file.
+Built-in models: the arms below (the Piper, whose URDF we authored in configs/urdf/, and the Linker Arm A7, whose
+URDF ships inside the installed `linkerbot` package, not copied into this repository), and every hand with a
+descriptor in configs/hands/ (kinematics/hands.py: its URDF per side). Anything ending in `.urdf` is a path to a
+user's file.
 """
 
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import ConfigError
 from ..geometry.sides import check_side
 from ..paths import URDF_DIR
 from .errors import UrdfError
+from .hands import HANDS
 
 
 @dataclass(frozen=True)
@@ -23,13 +26,13 @@ class ModelInfo:
         return None if self.mount_frame is None else self.mount_frame.format(Side=side.capitalize())
 
 
-BUILTIN_MODELS: dict[str, ModelInfo] = {
+# The arms: each one's URDF is configs/urdf/<arm>.urdf (both sides), but the A7's, which comes from its package.
+# Hands are described by files (HANDS).
+ARMS: dict[str, ModelInfo] = {
     "piper": ModelInfo("arm", mount_frame="hand_mount"),
     "linker_a7": ModelInfo("arm", mount_frame="{Side}_Wrist_Roll_Link"),
-    "linkerhand_o6": ModelInfo("hand"),
-    "linkerhand_l10": ModelInfo("hand"),
-    "linkerhand_l20": ModelInfo("hand"),
 }
+BUILTIN_MODELS: dict[str, ModelInfo] = {**ARMS, **{name: ModelInfo("hand") for name in HANDS}}
 
 
 def is_urdf_path(model: str) -> bool:
@@ -42,17 +45,17 @@ def resolve_urdf(model: str, side: str) -> Path:
     if is_urdf_path(model):
         path = Path(model).expanduser()
         if not path.is_file():
-            raise FileNotFoundError(f"URDF file not found: {path}. Give an existing .urdf path or a built-in model "
-                                    f"name: {', '.join(BUILTIN_MODELS)}")
+            raise UrdfError(f"URDF file not found: {path}. Give an existing .urdf path or a built-in model name: "
+                            f"{', '.join(BUILTIN_MODELS)}")
         return path
-    if model not in BUILTIN_MODELS:
-        raise ValueError(f"Unknown model {model!r}. Use a built-in model ({', '.join(BUILTIN_MODELS)}) or a path to "
-                         "a .urdf file.")
+    if model in HANDS:
+        return HANDS[model].urdf_path(side)
     if model == "linker_a7":
         return linker_a7_urdf_path(side)
-    if model == "piper":
-        return URDF_DIR / "piper.urdf"
-    return URDF_DIR / f"{model}_{side}.urdf"
+    if model in ARMS:
+        return urdf_path(model)
+    raise ConfigError(f"Unknown model {model!r}. Use a built-in model ({', '.join(BUILTIN_MODELS)}) or a path to a "
+                      ".urdf file.")
 
 
 def urdf_path(name: str) -> Path:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from teledex_lerobot.errors import DataError
 from teledex_lerobot.geometry.sides import SIDES
 from teledex_lerobot.operator.glove import NUM_GLOVE_ANGLES, glove_to_canonical
 from teledex_lerobot.operator.hand_model import angles_from_keypoints
@@ -63,17 +64,17 @@ class OperatorStream:
 
     @classmethod
     def load(cls, path) -> "OperatorStream":
-        """Read and validate a stream file; raises ValueError naming the file, the key and the fix."""
+        """Read and validate a stream file; raises DataError naming the file, the key and the fix."""
         path = Path(path)
         fix = "fix: pass an operator stream .npz written by OperatorStream.save or teledex-generate-streams"
         if not path.is_file():
-            raise ValueError(f"{path}: not a file; {fix} (see configs/streams/)")
+            raise DataError(f"{path}: not a file; {fix} (see configs/streams/)")
         try:
             archive = np.load(path, allow_pickle=False)
         except (OSError, ValueError, EOFError) as error:
-            raise ValueError(f"{path}: not an .npz archive ({error}); {fix}") from error
+            raise DataError(f"{path}: not an .npz archive ({error}); {fix}") from error
         if not isinstance(archive, np.lib.npyio.NpzFile):
-            raise ValueError(f"{path}: holds a single .npy array, not an .npz archive; {fix}")
+            raise DataError(f"{path}: holds a single .npy array, not an .npz archive; {fix}")
         with archive:
             arrays = {key: _read_key(archive, key, path) for key in archive.files}
         _check_stream(arrays, str(path))
@@ -149,17 +150,17 @@ def _read_key(archive, key: str, path: Path):
     try:
         value = archive[key]
     except ValueError as error:  # object arrays need pickle, which we never allow
-        raise ValueError(f"{path}: key '{key}' holds Python objects; fix: store numeric or string arrays") from error
+        raise DataError(f"{path}: key '{key}' holds Python objects; fix: store numeric or string arrays") from error
     except (OSError, EOFError, zipfile.BadZipFile) as error:
-        raise ValueError(f"{path}: key '{key}' is corrupt ({error}); fix: regenerate or re-record the file") from error
+        raise DataError(f"{path}: key '{key}' is corrupt ({error}); fix: regenerate or re-record the file") from error
     return value.item() if value.ndim == 0 and value.dtype.kind == "U" else value
 
 
 def _check_stream(arrays: dict, source: str) -> None:
-    """Raise ValueError '<source>: key '<key>' <problem>; fix: <fix>' for the first problem found."""
+    """Raise DataError '<source>: key '<key>' <problem>; fix: <fix>' for the first problem found."""
 
     def fail(key, problem, fix):
-        raise ValueError(f"{source}: key '{key}' {problem}; fix: {fix}")
+        raise DataError(f"{source}: key '{key}' {problem}; fix: {fix}")
 
     for key in ("format", "kind", "side"):
         if key not in arrays:

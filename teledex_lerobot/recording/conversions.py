@@ -24,6 +24,7 @@ from ..storage.lerobot_meta import read_info, read_sidecar, sidecar_path
 from ..storage.native import NativeEpisode, NativeSink, load_native_episode, native_episode_dirs
 from ..storage.repair import committed_episodes
 from ..storage.sink import EpisodeHeader, commit_pair
+from ..storage.sync_rule import RecordedRule, recorded_rule
 from ..storage.teledex_columns import (
     DEVICE_FAULT,
     EPISODE_UUID,
@@ -34,7 +35,7 @@ from ..storage.teledex_columns import (
     source_column,
 )
 from ..storage.video import copy_video_segment, video_frames
-from ..sync import SyncPacket, SyncPolicy, validate_timestamps
+from ..sync import SyncPacket
 from .lerobot_dataset import (
     LeRobotSink,
     feature_depth_quantization,
@@ -60,11 +61,13 @@ def layout_of(episode: NativeEpisode) -> FrameLayout:
                        judged="success" in episode.telemetry)
 
 
-def _packet(stamps_row, frame_ns: int, sources, policy: SyncPolicy, recorded_valid: bool, where: str):
-    packet = validate_timestamps(SyncPacket.stamps_from(sources, stamps_row), int(frame_ns), policy)
+def _packet(stamps_row, frame_ns: int, sources, rule: RecordedRule, recorded_valid: bool, where: str) -> SyncPacket:
+    """The frame judged again by the rule its recording was judged by, which must agree with the recorded verdict."""
+    packet = rule.judge(SyncPacket.stamps_from(sources, stamps_row), int(frame_ns))
     if packet.valid != bool(recorded_valid):
         raise DatasetError(f"{where}: the recorded sync_valid disagrees with its timestamps under the recorded "
-                           f"policy {policy}")
+                           f"policy {rule.policy} (sync rule version {rule.version}); the file changed after it was "
+                           "recorded: restore it from a copy, or record the episode again")
     return packet
 
 
@@ -91,6 +94,7 @@ def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progr
                                "LeRobot dataset holds one layout. Convert these sessions separately.")
         for dotted in ("sync.policy", "episode.task_name", "hardware.robot_type"):
             episode.field(dotted)  # there, or one line now rather than once LeRobot's files are begun
+        _rule_of(episode)  # one this teledex-lerobot knows, likewise
     quantizations = {json.dumps(q, sort_keys=True) for e in episodes for q in e.depth.values()}
     if len(quantizations) > 1:
         raise DatasetError(f"{native_root}: depth streams quantized differently ({', '.join(sorted(quantizations))});"
@@ -103,9 +107,9 @@ def native_to_lerobot(native_root: Path, lerobot_root: Path, repo_id: str, progr
     try:
         for index, episode in enumerate(episodes):
             folder = episode.path
-            policy = SyncPolicy(**episode.field("sync.policy"))
             sink.extra_sidecar = {"camera_info": {n: asdict(c) for n, c in episode.camera_info.items()},
-                                  "sync_policy": asdict(policy), "source_names": list(layout.source_names)}
+                                  "sync_policy": episode.field("sync.policy"),  # as recorded, its rule's version too
+                                  "source_names": list(layout.source_names)}
             # decoded a frame at a time: an episode's pictures are never all in memory
             videos = {name: read_depth_video(episode.video_path(name), episode.depth[name]) if name in episode.depth
                       else video_frames(episode.video_path(name)) for name in layout.cameras}
@@ -125,10 +129,10 @@ def native_frames(episode: NativeEpisode, layout: FrameLayout, videos: dict | No
     """A native episode's frames as the recorder fed them to its sinks, each checked against the recorded sync
     policy; videos: camera -> its frames, decoded one at a time (none: frames without pictures)."""
     t = episode.telemetry
-    policy = SyncPolicy(**episode.field("sync.policy"))
+    rule = _rule_of(episode)
     for i in range(len(t["frame_timestamps_ns"])):
         where = f"{episode.path} frame {i}"
-        packet = _packet(t["source_timestamps_ns"][i], t["frame_timestamps_ns"][i], layout.source_names, policy,
+        packet = _packet(t["source_timestamps_ns"][i], t["frame_timestamps_ns"][i], layout.source_names, rule,
                          t["sync_valid"][i], where)
         yield RecordedFrame(t["qpos"][i], t["action"][i], t["tactile"][i],
                             {name: _next_picture(frames, episode.video_path(name), i)
@@ -136,6 +140,10 @@ def native_frames(episode: NativeEpisode, layout: FrameLayout, videos: dict | No
                             _faults(episode.metadata, t["device_fault"][i], where),
                             environment=t["environment_state"][i] if layout.environment_names else np.zeros(0),
                             success=layout.judged and bool(t["success"][i]))
+
+
+def _rule_of(episode: NativeEpisode) -> RecordedRule:
+    return recorded_rule(episode.field("sync.policy"), episode.path / "metadata.json")
 
 
 def lerobot_columns(episode: NativeEpisode, features: dict) -> pa.Table:
@@ -152,7 +160,8 @@ def lerobot_columns(episode: NativeEpisode, features: dict) -> pa.Table:
     held = {key: {**feature, "shape": tuple(feature["shape"])} for key, feature in features.items()
             if rows and key in rows[0]}
     hf_features = get_hf_features_from_features(held)
-    columns = {key: np.stack([row[key] for row in rows]).reshape(len(rows), -1) for key in hf_features}
+    columns: dict[str, np.ndarray] = {key: np.stack([row[key] for row in rows]).reshape(len(rows), -1)
+                                      for key in hf_features}
     columns = {key: values[:, 0] if held[key]["shape"] == (1,) else values for key, values in columns.items()}
     return datasets.Dataset.from_dict(columns, features=hf_features).with_format("arrow")[:]
 
@@ -174,20 +183,24 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
             raise DatasetError(f"{lerobot_root}/meta/info.json has no feature {key!r}: it was not recorded by "
                                "teledex-record")
     episodes = committed_episodes(lerobot_root, complete=True)
-    sidecars, cameras_of = {}, {}
+    sidecars: dict[int, dict] = {}
+    cameras_of: dict[int, dict[str, CameraInfo]] = {}
+    rules: dict[int, RecordedRule] = {}
     for episode in episodes:  # every sidecar read and checked before anything is written
         index, episode_uuid = int(episode["episode_index"]), episode["episode_uuid"]
-        sidecars[index] = read_sidecar(lerobot_root, episode_uuid) if episode_uuid else None
-        if sidecars[index] is None:
+        sidecar = read_sidecar(lerobot_root, episode_uuid) if episode_uuid else None
+        if sidecar is None:
             raise DatasetError(f"{lerobot_root} has no TeleDex sidecar for episode {index}: it was not recorded by "
                                "teledex-record, so its metadata and camera intrinsics are unknown")
-        if unknown := [s for s in sidecars[index]["source_names"] if source_column(s) not in features]:
+        sidecars[index] = sidecar
+        rules[index] = recorded_rule(sidecar["sync_policy"], sidecar_path(lerobot_root, episode_uuid))
+        if unknown := [s for s in sidecar["source_names"] if source_column(s) not in features]:
             raise DatasetError(f"{sidecar_path(lerobot_root, episode_uuid)} names sync sources {unknown} that "
                                f"{lerobot_root}/meta/info.json has no t_<source>_ns feature for; restore the sidecar "
                                "from a copy of the dataset or from the native twin")
         try:
             cameras_of[index] = {n: CameraInfo(**{**c, "distortion": tuple(c["distortion"])})
-                                 for n, c in sidecars[index]["camera_info"].items()}
+                                 for n, c in sidecar["camera_info"].items()}
         except (TypeError, KeyError) as err:
             raise DatasetError(f"{sidecar_path(lerobot_root, episode_uuid)}: 'camera_info' is not camera name -> "
                                f"{{width, height, fx, fy, cx, cy, distortion, ...}} ({err}); restore it from a copy "
@@ -208,7 +221,6 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
                 source_names=tuple(sidecar["source_names"]), fps=info["fps"],
                 environment_names=tuple(features[OBS_ENV_STATE]["names"]) if OBS_ENV_STATE in features else (),
                 judged=SUCCESS in features)
-            policy = SyncPolicy(**sidecar["sync_policy"])
             data = lerobot_root / info["data_path"].format(chunk_index=episode["data/chunk_index"],
                                                           file_index=episode["data/file_index"])
             rows = pq.read_table(data).to_pandas()
@@ -231,7 +243,8 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
             stamps = np.stack([rows[source_column(s)].to_numpy() for s in layout.source_names], axis=1)
             for i, (_, row) in enumerate(rows.iterrows()):
                 where = f"{lerobot_root} episode {index} frame {i}"
-                packet = _packet(stamps[i], row[FRAME_TIME], layout.source_names, policy, row[SYNC_VALID], where)
+                packet = _packet(stamps[i], row[FRAME_TIME], layout.source_names, rules[index], row[SYNC_VALID],
+                                 where)
                 sink.add(RecordedFrame(np.asarray(row["observation.state"]), np.asarray(row["action"]),
                                        np.asarray(row[TACTILE]) if layout.tactile_names else np.zeros(0), {}, packet,
                                        _faults(metadata, row[DEVICE_FAULT], where),

@@ -258,8 +258,15 @@ class LeRobotSink(EpisodeSink):
         self.header = header
         self._previous_ns = None
 
+    @property
+    def _episode(self) -> EpisodeHeader:
+        """The episode begun (begin())."""
+        if self.header is None:
+            raise RuntimeError("LeRobotSink has no episode: begin() one first")  # the caller's bug
+        return self.header
+
     def add(self, frame: RecordedFrame) -> None:
-        self.dataset.add_frame(lerobot_frame(self.layout, frame, self.header, self._previous_ns))
+        self.dataset.add_frame(lerobot_frame(self.layout, frame, self._episode, self._previous_ns))
         self._previous_ns = frame.frame_ns
 
     def staged_video(self, camera: str) -> Path:
@@ -268,9 +275,9 @@ class LeRobotSink(EpisodeSink):
     def stage(self, metadata: dict) -> None:
         encoder = self._encoder()
         self._videos = encoder.finish_now() if encoder is not None and self.layout.cameras else {}
-        self._sidecar = sidecar_path(self.root, self.header.episode_uuid)
+        self._sidecar = sidecar_path(self.root, self._episode.episode_uuid)
         self._sidecar.parent.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(self._sidecar, {"episode_uuid": self.header.episode_uuid, "metadata": metadata,
+        write_json_atomic(self._sidecar, {"episode_uuid": self._episode.episode_uuid, "metadata": metadata,
                                           **self.extra_sidecar})
         write_json_atomic(self.root / INFO_BACKUP, json.loads((self.root / "meta" / "info.json").read_text()))
 

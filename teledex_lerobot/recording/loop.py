@@ -2,12 +2,12 @@
 RecordedFrame to every sink; episodes end on the timer or a key, and are committed as a pair (storage/sink.py
 commit_pair). RecordingSession runs it; recording/recorder.py builds the robot, the input and the sinks it is given.
 
-The robot is any object with get_observation(), send_action(action) -> sent action and validate(extra stamps) ->
-SyncPacket (lerobot_robot_teledex.SyncValidatedRobot around any LeRobot robot); the input is any object with
-get_action(). What else either can do is a protocol in capabilities.py (a robot whose devices report faults, a
-lockstep world, a robot that judges its episodes, an input told of each episode's start, one that says when its
-sample was captured, ...). The robot's live view, when it shows one, is handed over too: each frame's sync check and
-the episodes' start and end are drawn in it.
+The robot is a capabilities.RecordableRobot: get_observation(), send_action(action) -> sent action, validate(extra
+stamps) -> SyncPacket, its faults, its episodes and its world's clock (SyncValidatedRobot, in
+lerobot_robot_teledex.sync_validated, answers it around any LeRobot robot); the input is any object with
+get_action(). What else an input can do is a protocol in capabilities.py (an input told of each episode's start, one
+that says when its sample was captured, ...). The robot's live view, when it shows one, is handed over too: each
+frame's sync check and the episodes' start and end are drawn in it.
 
 Device faults are part of the data: every frame records whether a device was in fault (its action is then the target
 the hardware held, and the frame is never sync-valid), each episode's metadata lists the faults, and the progress
@@ -38,13 +38,12 @@ from ..capabilities import (
     CorrectedInput,
     EpisodeAwareInput,
     EpisodeTimedInput,
-    FaultReportingRobot,
     FaultShowingInput,
-    LockstepRobot,
-    WorldEpisodes,
+    RecordableRobot,
 )
 from ..storage.frame import FrameLayout, RecordedFrame, source_stamps
 from ..storage.sink import EpisodeHeader, EpisodeSink, commit_pair
+from ..storage.sync_rule import stored_policy
 from ..sync import SyncPacket, SyncPolicy, TimingPolicy, sync_metrics, timing_metrics, validate_timestamps
 from ..sync.metrics import lagging_source
 
@@ -164,9 +163,9 @@ class EpisodePlan:
 
 
 class RecordingSession:
-    def __init__(self, robot, teleop, layout: FrameLayout, lerobot: EpisodeSink, native: EpisodeSink | None,
-                 first_index: int, metadata: dict, sync_policy: SyncPolicy, timing_policy: TimingPolicy,
-                 events: RecordingEvents | None = None, session_id: str | None = None,
+    def __init__(self, robot: RecordableRobot, teleop, layout: FrameLayout, lerobot: EpisodeSink,
+                 native: EpisodeSink | None, first_index: int, metadata: dict, sync_policy: SyncPolicy,
+                 timing_policy: TimingPolicy, events: RecordingEvents | None = None, session_id: str | None = None,
                  fault_policy: str = STOP, keyboard: bool = False, live_view=None):
         self.robot = robot
         self.live_view = live_view  # the robot's (viewer.live_view.LiveView), else None
@@ -187,9 +186,9 @@ class RecordingSession:
         # Every attempt lays out a new scene (a simulated world: layout seed = world seed + this), kept or not: a
         # dropped attempt is not tried again on the same layout, which in lockstep would fail the same way.
         self.next_layout = first_index
-        self.lockstep = isinstance(robot, LockstepRobot) and robot.lockstep
+        self.lockstep = robot.lockstep
         # frames wait this long before the sinks take them (LOOKBACK_NS)
-        self.lookback_ns = max(LOOKBACK_NS, robot.fault_lookback_ns if isinstance(robot, FaultReportingRobot) else 0)
+        self.lookback_ns = max(LOOKBACK_NS, robot.fault_lookback_ns)
 
     def run(self, plan: EpisodePlan) -> int:
         attempts = 0
@@ -208,11 +207,10 @@ class RecordingSession:
                 self._drive(None, stop=lambda: self.events.start or self.events.stop)
                 if self.events.stop or not self._rearmed():  # a fault may latch while the operator gets ready
                     break
-            reset_episode = getattr(self.robot, "reset_episode", None)
-            if reset_episode is not None:  # a simulated world lays out this episode's scene, the robot at home
-                reset_episode(self.next_layout)
-                if isinstance(self.teleop, EpisodeAwareInput):
-                    self.teleop.start_episode()
+            # the robot starts the episode (a simulated world lays out its scene, the robot at home); an input told
+            # of it restarts from where the robot now is
+            if self.robot.start_episode(self.next_layout) and isinstance(self.teleop, EpisodeAwareInput):
+                self.teleop.start_episode()
             self.next_layout += 1
             header = EpisodeHeader.new(self.next_index, plan.task)
             print(f"Recording episode {header.index} ({len(self.saved_uuids) + 1}/{plan.num_episodes})", flush=True)
@@ -232,7 +230,7 @@ class RecordingSession:
                     self.live_view.end_episode("interrupted")
                 raise
             if log.interrupted is not None:
-                self._end_interrupted(header, log, sinks)
+                self._end_interrupted(header, log, sinks, log.interrupted)
                 raise log.interrupted
             verdict = self._keep(log, plan)
             review = None
@@ -260,7 +258,8 @@ class RecordingSession:
         self.unresolved_faults = self._faults()
         return len(self.saved_uuids)
 
-    def _end_interrupted(self, header: EpisodeHeader, log: EpisodeLog, sinks: list[EpisodeSink]) -> None:
+    def _end_interrupted(self, header: EpisodeHeader, log: EpisodeLog, sinks: list[EpisodeSink],
+                         interrupt: KeyboardInterrupt) -> None:
         """Ctrl-C or SIGTERM mid-episode, by the fault policy's rules: the episode so far is saved and marked
         ("interrupted" in its metadata), or dropped with --fault_policy=rerecord (or when it has under 2 frames)."""
         if self.fault_policy == RERECORD or len(log) < 2:
@@ -269,7 +268,7 @@ class RecordingSession:
             print(f"Episode {header.index}: interrupted after {len(log)} frames, dropped", flush=True)
             return
         metadata = self._episode_metadata(header, log)
-        metadata["interrupted"] = {"signal": _signal_name(log.interrupted), "frames": len(log)}
+        metadata["interrupted"] = {"signal": _signal_name(interrupt), "frames": len(log)}
         commit_pair(self.lerobot, self.native, metadata)
         self.saved_uuids.append(header.episode_uuid)
         self.next_index += 1
@@ -301,7 +300,7 @@ class RecordingSession:
         return {"decision": self.events.verdict, "summary": summary}
 
     def _faults(self) -> dict[str, str]:
-        return self.robot.device_faults() if isinstance(self.robot, FaultReportingRobot) else {}
+        return self.robot.device_faults()
 
     def _not_measured(self, faults: dict[str, str]) -> dict[str, None]:
         """The sources with no live measurement: a part or camera in fault reports no capture time (a camera: nor its
@@ -378,7 +377,7 @@ class RecordingSession:
                 if success_tick is not None and settle_ticks is not None and ticks - success_tick > settle_ticks:
                     break
                 observation, recorded, faults, packet, outcome = self._tick()
-                if sinks:
+                if header is not None:  # recording: sinks take the frames
                     if faults.keys() - in_fault:
                         self._mark_since_cause(pending, {p: m for p, m in faults.items() if p not in in_fault})
                     in_fault = set(faults)
@@ -410,7 +409,7 @@ class RecordingSession:
                 self._hand_over(pending, sinks, log)
             except KeyboardInterrupt as interrupt:  # a stop meanwhile: the episode ends here all the same
                 log.interrupted = log.interrupted or interrupt
-        if log.stopped_by_fault:
+        if header is not None and log.stopped_by_fault:
             print(f"Episode {header.index}: stopped by a device fault ({', '.join(log.faults)}), its frames marked "
                   f"from frame {log.first_fault_frame}", flush=True)
         return log
@@ -458,7 +457,7 @@ class RecordingSession:
     def _mark_since_cause(self, pending: deque, new_faults: dict[str, str]) -> None:
         """Frames recorded after a new fault's cause began (as far as the robot can tell: active_faults()) and before
         it was detected are in fault too: marked, and no longer sync-valid."""
-        active = self.robot.active_faults() if isinstance(self.robot, FaultReportingRobot) else {}
+        active = self.robot.active_faults()
         since = {part: active[part].since_ns for part in new_faults
                  if part in active and active[part].since_ns is not None}
         for i, frame in enumerate(pending):
@@ -514,9 +513,9 @@ class RecordingSession:
                         else log.outcome.get("success"),
                         "recorded_utc": datetime.now(UTC).isoformat()},
             "outcome": log.outcome or None,  # a judged episode: success, furthest stage, the tick of each stage
-            "world": self.robot.world_episode() if isinstance(self.robot, WorldEpisodes) else None,
+            "world": self.robot.world_episode(),
             "clock": "lockstep" if self.lockstep else "real_time",
-            "sync": {"policy": asdict(self.sync_policy), **log.sync()},
+            "sync": {"policy": stored_policy(self.sync_policy), **log.sync()},  # its rule's version too
             "timing": {**timing, "policy": asdict(self.timing_policy),
                        "within_policy": self.timing_policy.within(timing)},
             "faults": log.faults,

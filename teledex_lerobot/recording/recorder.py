@@ -10,26 +10,35 @@ import shutil
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot.robots import RobotConfig, make_robot_from_config
 from lerobot.teleoperators import TeleoperatorConfig, make_teleoperator_from_config
 from lerobot.utils.keyboard_input import create_key_listener
 
-from lerobot_robot_teledex.camera_info import stream_infos
-from lerobot_robot_teledex.config_teledex import WORLD_BACKEND, TeledexRobotConfig
-from lerobot_robot_teledex.depth_streams import reads_depth
+from lerobot_robot_teledex.cameras.camera_info import stream_infos
+from lerobot_robot_teledex.cameras.depth_streams import reads_depth
+from lerobot_robot_teledex.robots.config_teledex import WORLD_BACKEND, TeledexRobotConfig
 from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 
-from ..capabilities import JudgedRobot, KeyboardInput, KeyboardListeningConfig
-from ..clock import ScriptedInput
+from ..capabilities import (
+    BackendConfig,
+    FollowersRobot,
+    KeyboardInput,
+    KeyboardListeningConfig,
+    ObservationGroupsRobot,
+    PresetConfig,
+    RigRobot,
+    ScriptedInput,
+    StationRobot,
+    WorldReader,
+    WorldRobot,
+)
 from ..rig import Rig
-from ..station import Station
 from ..storage.errors import UserError, check_root
 from ..storage.frame import FrameLayout
-from ..storage.native import NATIVE_FORMAT, NativeSink, write_json_atomic
-from ..world.devices import WorldRunner
+from ..storage.native import NativeSink, RecordedCamera, create_session, shared_metadata
+from ..storage.sync_rule import stored_policy
 from ..world.world import AUTO, LOCKSTEP, REAL_TIME
 from .hub import PushError, push, push_command
 from .lerobot_dataset import LeRobotSink, depth_quantization, quiet_depth_encoder
@@ -87,26 +96,6 @@ def check_roots(cfg: TeledexRecordConfig) -> None:
                             "--native.root") from err
 
 
-@runtime_checkable
-class WorldRobot(Protocol):
-    world_runner: WorldRunner | None  # the simulated world it runs (backend mujoco), else None
-
-
-@runtime_checkable
-class StationRobot(Protocol):
-    station: Station  # what it shares with the teleoperators of its process, its live view among them
-
-
-@runtime_checkable
-class RigRobot(Protocol):
-    rig: Rig
-
-
-@runtime_checkable
-class FollowersRobot(Protocol):
-    robots: dict[str, RigRobot]  # follower name -> its robot (teledex_followers)
-
-
 def robot_type(robot) -> str:
     """info.json's robot_type, which the Hub's viewer and LeRobot's filters key on: what the robot is, as each LeRobot
     robot's name says its model (so101_follower). A rig by its models ("piper+linkerhand_o6"), several rigs by
@@ -118,26 +107,21 @@ def robot_type(robot) -> str:
     return robot.name
 
 
-@runtime_checkable
-class WorldReader(Protocol):
-    def attach_world(self, runner: WorldRunner) -> None:
-        """Read this world (a scripted input that sees the scene)."""
-
-
 def resolve_world_clock(cfg: TeledexRecordConfig) -> None:
     """--robot.world.clock=auto: lockstep when a script (or a policy) drives a simulated world, real time when a
     person does; lockstep with a person is refused (the loop would run as fast as the CPU, not as they move)."""
-    robot = cfg.robot
+    robot, teleop = cfg.robot, cfg.teleop
+    assert teleop is not None  # TeledexRecordConfig requires one
     if not isinstance(robot, TeledexRobotConfig) or robot.backend != WORLD_BACKEND:
         return
-    scripted = isinstance(cfg.teleop, ScriptedInput) and cfg.teleop.scripted
+    scripted = isinstance(teleop, ScriptedInput) and teleop.scripted
     if robot.world.clock == AUTO:
         robot.world.clock = LOCKSTEP if scripted else REAL_TIME
         print(f"World clock: {robot.world.clock} (--robot.world.clock=auto: "
               f"{'a scripted input drives' if scripted else 'a person drives'})", flush=True)
     elif robot.world.clock == LOCKSTEP and not scripted:
         raise UserError(f"--robot.world.clock=lockstep needs a scripted input (e.g. --teleop.type=teledex_world_expert)"
-                        f": {cfg.teleop.type} is driven by a person, who needs the world in real time. Use "
+                        f": {teleop.type} is driven by a person, who needs the world in real time. Use "
                         "--robot.world.clock=real_time (or auto).")
 
 
@@ -156,11 +140,11 @@ class Recorder:
                 "once, to the robot (leave --teleop.preset, arm_model and hand_model empty), or make them match.")
         # every camera stream (colour, and depth where a camera records it) is a sync source of its own
         streams = [key for key, value in self.robot.observation_features.items() if isinstance(value, tuple)]
+        groups = self.robot.robot if isinstance(self.robot.robot, ObservationGroupsRobot) else None
         self.layout = FrameLayout.from_features(
-            self.robot.observation_features, self.robot.action_features, getattr(self.robot.robot, "tactile_keys", ()),
+            self.robot.observation_features, self.robot.action_features, groups.tactile_keys if groups else (),
             [*self._joint_sources(), *streams, INPUT_SOURCE], cfg.dataset.fps,
-            getattr(self.robot.robot, "environment_state_keys", ()), isinstance(self.robot, JudgedRobot)
-            and self.robot.judges_episodes)
+            groups.environment_state_keys if groups else (), self.robot.judges_episodes)
         if self.layout.depth_streams and not cfg.dataset.video:
             raise UserError(f"--dataset.video=false with depth ({', '.join(self.layout.depth_streams)}): depth is "
                             "stored as LeRobot's depth video in both formats; drop --dataset.video=false, or turn "
@@ -169,8 +153,13 @@ class Recorder:
         self.lerobot: LeRobotSink | None = None
         self.robot_type = robot_type(self.robot.robot)
 
+    @property
+    def _rig(self) -> Rig | None:
+        """The robot's rig, for a TeleDex robot of one rig."""
+        return self.robot.robot.rig if isinstance(self.robot.robot, RigRobot) else None
+
     def _joint_sources(self) -> list[str]:
-        rig = getattr(self.robot.robot, "rig", None)
+        rig = self._rig
         return list(rig.parts) if rig is not None else ["robot"]
 
     def _writer_options(self) -> dict:
@@ -185,8 +174,8 @@ class Recorder:
         """The two sinks, once the robot is connected (cameras know their intrinsics then)."""
         d = self.cfg.dataset
         cameras = {n: info for n, info in stream_infos(self.robot.cameras).items() if n in self.layout.cameras}
-        sidecar = {"camera_info": {n: asdict(c) for n, c in cameras.items()}, "sync_policy": asdict(self.cfg.sync),
-                   "source_names": list(self.layout.source_names)}
+        sidecar = {"camera_info": {n: asdict(c) for n, c in cameras.items()},
+                   "sync_policy": stored_policy(self.cfg.sync), "source_names": list(self.layout.source_names)}
         created = [] if self.cfg.resume else [Path(d.root)]
         try:
             self.lerobot = LeRobotSink.open(d.repo_id, Path(d.root), d.fps, self.robot_type, self.layout,
@@ -195,17 +184,10 @@ class Recorder:
             self.robot_type = self.lerobot.dataset.meta.robot_type  # a resumed dataset keeps its own
             native, session_id = None, None
             if self.cfg.native.enabled:
-                session_id = f"session_{datetime.now():%Y-%m-%d_%H-%M-%S}"
-                session_dir = self.cfg.native_root / session_id
                 created += [] if self.cfg.resume else [self.cfg.native_root]
-                session_dir.mkdir(parents=True)
-                write_json_atomic(session_dir / "session.json", {
-                    "format": NATIVE_FORMAT, "session_id": session_id, "lerobot_root": str(Path(d.root).resolve()),
-                    "repo_id": d.repo_id, "fps": d.fps, "robot_type": self.robot_type,
-                    "layout": {"state_names": self.layout.state_names, "action_names": self.layout.action_names,
-                               "tactile_names": self.layout.tactile_names, "sources": self.layout.source_names,
-                               "environment_names": self.layout.environment_names},
-                    "sync_policy": asdict(self.cfg.sync)})
+                session_dir = create_session(self.cfg.native_root, Path(d.root), d.repo_id, self.robot_type,
+                                             self.layout, self.cfg.sync)
+                session_id = session_dir.name
                 native = NativeSink(session_dir, self.layout, cameras,
                                     staged_video=self.lerobot.staged_video if d.video and cameras else None,
                                     video_crf=self.cfg.native.video_crf,
@@ -230,9 +212,9 @@ class Recorder:
         try:
             self.teleop.connect()
             self.robot.connect()
-            if isinstance(self.robot.robot, WorldRobot) and self.robot.robot.world_runner is not None \
-                    and isinstance(self.teleop, WorldReader):
-                self.teleop.attach_world(self.robot.robot.world_runner)
+            world = self.robot.robot.world if isinstance(self.robot.robot, WorldRobot) else None
+            if world is not None and world.runner is not None and isinstance(self.teleop, WorldReader):
+                self.teleop.attach_world(world.runner)
             teleop_keys = self.teleop.keyboard_help() if isinstance(self.teleop, KeyboardInput) else ""
             listener = create_key_listener(self._on_key, controls_help="n next, r re-record, d discard, s/f success/"
                                            "failure, a re-arm after a device fault, q quit"
@@ -258,7 +240,7 @@ class Recorder:
             self._close(listener)
         print(f"Saved {saved} episode(s) to {d.root}" + (f" and {self.cfg.native_root}" if self.cfg.native.enabled
                                                           else ""))
-        if depth := self.lerobot.dataset.meta.depth_keys:  # lerobot-train's ACT and Diffusion stop on it
+        if self.lerobot is not None and (depth := self.lerobot.dataset.meta.depth_keys):  # ACT, Diffusion stop on it
             print(f"Depth ({', '.join(depth)}) is LeRobot's 1-channel depth feature, which ACT and Diffusion cannot "
                   f"take: train on `teledex-convert to-training {d.root} <new folder>` (depth as a 3-channel picture) "
                   "or drop it with lerobot-edit-dataset remove_feature (docs/recording.md, Training on depth)")
@@ -313,30 +295,17 @@ class Recorder:
     def _metadata(self) -> dict:
         """What every episode's metadata.json shares: hardware, cameras, collection settings."""
         d = self.cfg.dataset
-        rig = getattr(self.robot.robot, "rig", None)
-        parts = {role: part.spec.model for role, part in rig.parts.items()} if rig is not None else {}
-        # the rig as recorded, so exports compute kinematics from this episode's own models and mount
-        rig_record = None if rig is None else {"parts": {role: asdict(part.spec) for role, part in rig.parts.items()},
-                                               "hand_mount": asdict(rig.hand_mount_spec)}
-        cameras = {n: {"type": c.__class__.__name__, "width": c.width, "height": c.height, "fps": c.fps,
-                       "depth": reads_depth(c)} for n, c in self.robot.cameras.items()}
-        video_codec = d.rgb_encoder.vcodec if d.video else "libx264"
-        return {
-            "format": NATIVE_FORMAT,
-            "hardware": {"preset": getattr(self.cfg.robot, "preset", None), "robot_type": self.robot_type,
-                         "arm_type": parts.get("arm"), "hand_type": parts.get("hand"),
-                         "backend": getattr(self.cfg.robot, "backend", None),
-                         "total_dof": len(self.layout.action_names), "rig": rig_record},
-            "cameras": cameras,
-            "collection": {"control_frequency_hz": d.fps, "dt_s": 1 / d.fps, "video_codec": video_codec,
-                           "data_format": "video_compressed", "qpos_dim": len(self.layout.state_names),
-                           "camera_streams": list(cameras), "tactile_dim": len(self.layout.tactile_names),
-                           "tactile_sensors": ["hand"] if self.layout.tactile_names else []},
-            "lerobot": {"repo_id": d.repo_id, "root": str(Path(d.root).resolve())},
-        }
+        robot = self.cfg.robot
+        cameras = {n: RecordedCamera(type(c).__name__, c.width, c.height, c.fps, reads_depth(c))
+                   for n, c in self.robot.cameras.items()}
+        return shared_metadata(self.layout, self.robot_type, cameras, d.rgb_encoder.vcodec if d.video else "libx264",
+                               d.repo_id, Path(d.root),
+                               preset=robot.preset if isinstance(robot, PresetConfig) else None,
+                               backend=robot.backend if isinstance(robot, BackendConfig) else None, rig=self._rig)
 
 
-def _is_disk_full(err: BaseException) -> bool:
+def _is_disk_full(error: BaseException) -> bool:
+    err: BaseException | None = error
     while err is not None:
         if isinstance(err, OSError) and err.errno == errno.ENOSPC:
             return True

@@ -29,6 +29,7 @@ import numpy as np
 import platformdirs
 import yaml
 
+from ..errors import ConfigError, DataError
 from ..operator.hand_model import angles_from_keypoints, keypoints_from_angles
 from ..operator.keypoints import CANONICAL_ANGLE_NAMES, FINGER_CHAINS, NUM_CANONICAL_ANGLES, THUMB_TIP, WRIST
 from .hand_layout import HandKeypointLayout
@@ -60,21 +61,25 @@ class HandCalibration:
 
     @classmethod
     def load(cls, path) -> "HandCalibration":
-        data = yaml.safe_load(Path(path).read_text())
+        fix = "give a calibration written by teledex-calibrate-hand, or run it again"
+        try:
+            data = yaml.safe_load(Path(path).read_text())
+        except (OSError, yaml.YAMLError, UnicodeDecodeError) as error:
+            raise DataError(f"Cannot read calibration {path}: {' '.join(str(error).split())}; {fix}") from error
         if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
-            raise ValueError(f"{path}: not a {FORMAT} file (write it with teledex-calibrate-hand)")
+            raise DataError(f"{path}: not a {FORMAT} file; {fix}")
         try:
             return cls(**data)
         except TypeError as error:
-            raise ValueError(f"{path}: {error}") from error
+            raise DataError(f"{path}: {error}; {fix}") from error
 
     def check_layout(self, layout: HandKeypointLayout, source: str = "calibration") -> None:
-        """Raise ValueError if this calibration was made for other fingers/keypoints than `layout` has."""
+        """Raise DataError if this calibration was made for other fingers/keypoints than `layout` has."""
         for finger in layout.fingers:
             scales = self.segment_scales.get(finger.name)
             if scales is None or len(scales) != len(finger.frames):
-                raise ValueError(f"{source} ({self.operator}, {self.hand}) does not match this hand's finger "
-                                 f"{finger.name!r} ({len(finger.frames)} keypoints); re-run teledex-calibrate-hand")
+                raise DataError(f"{source} ({self.operator}, {self.hand}) does not match this hand's finger "
+                                f"{finger.name!r} ({len(finger.frames)} keypoints); re-run teledex-calibrate-hand")
 
 
 def calibrate(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, pose_keypoints,
@@ -126,8 +131,8 @@ def calibrations_dir() -> Path:
 def operator_dir(operator: str) -> Path:
     """An operator's calibration folder; the name is one folder name, so no calibration is written or read elsewhere."""
     if not OPERATOR_NAME.fullmatch(operator):
-        raise ValueError(f"operator name {operator!r}: use letters, digits, '-', '_' and '.' (not first), e.g. alice "
-                         "or station-2_bob; a calibration elsewhere is given as its .yaml path")
+        raise ConfigError(f"operator name {operator!r}: use letters, digits, '-', '_' and '.' (not first), e.g. alice "
+                          "or station-2_bob; a calibration elsewhere is given as its .yaml path")
     return calibrations_dir() / operator
 
 
@@ -138,9 +143,9 @@ def calibration_file(operator_or_path: str, hand: str, side: str) -> Path:
     path = operator_dir(operator_or_path) / f"{hand}_{side}.yaml"
     if not path.is_file():
         known = sorted(p.name for p in calibrations_dir().glob("*") if p.is_dir())
-        raise ValueError(f"No calibration of operator {operator_or_path!r} for {hand} ({side}) in {calibrations_dir()} "
-                         f"(operators there: {', '.join(known) or 'none'}). Run teledex-calibrate-hand, or give a "
-                         ".yaml path.")
+        raise ConfigError(f"No calibration of operator {operator_or_path!r} for {hand} ({side}) in "
+                          f"{calibrations_dir()} (operators there: {', '.join(known) or 'none'}): run "
+                          "teledex-calibrate-hand, or give a .yaml path")
     return path
 
 

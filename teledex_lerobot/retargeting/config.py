@@ -26,6 +26,7 @@ configs/retargeting/default.yaml lists every field with its default.
 from dataclasses import dataclass, field
 
 from ..config_files import load_config
+from ..errors import ConfigError
 from ..paths import CONFIGS_DIR
 from .conventions import check_convention
 from .dexpilot import DexPilotSettings
@@ -56,11 +57,11 @@ class RetargetingConfig:
     def __post_init__(self):
         check_convention(self.input_convention, self.input_frame)
         if not 0.0 < self.low_pass_alpha <= 1.0:
-            raise ValueError(f"low_pass_alpha must be in (0, 1], got {self.low_pass_alpha}")
+            raise ConfigError(f"low_pass_alpha must be in (0, 1], got {self.low_pass_alpha}")
         if self.low_pass_order < 1:
-            raise ValueError(f"low_pass_order must be >= 1, got {self.low_pass_order}")
+            raise ConfigError(f"low_pass_order must be >= 1, got {self.low_pass_order}")
         if self.hand_scale is not None and not 0.1 <= self.hand_scale <= 10.0:
-            raise ValueError(f"hand_scale must be a robot/operator size ratio in [0.1, 10], got {self.hand_scale}")
+            raise ConfigError(f"hand_scale must be a robot/operator size ratio in [0.1, 10], got {self.hand_scale}")
 
     @classmethod
     def load(cls, source=None) -> "RetargetingConfig":

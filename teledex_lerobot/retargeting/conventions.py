@@ -12,6 +12,7 @@ Frames: "wrist" means the points are already in the operator wrist frame (only t
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..operator.hand_model import keypoints_in_wrist_frame
 from ..operator.keypoints import NUM_KEYPOINTS, OPENXR26_INDEX_FOR_MEDIAPIPE21, WRIST
 
@@ -26,9 +27,10 @@ FRAMES = ("wrist", "world")
 
 def check_convention(convention: str, frame: str) -> None:
     if convention not in CONVENTIONS:
-        raise ValueError(f"unknown keypoint convention {convention!r}; use one of {sorted(CONVENTIONS)}")
+        raise ConfigError(f"input_convention: unknown keypoint convention {convention!r}; use one of "
+                          f"{sorted(CONVENTIONS)}")
     if frame not in FRAMES:
-        raise ValueError(f"unknown keypoint frame {frame!r}; use one of {FRAMES}")
+        raise ConfigError(f"input_frame: unknown keypoint frame {frame!r}; use one of {FRAMES}")
 
 
 def to_internal(points, convention: str = "mediapipe21", frame: str = "wrist", side: str = "right") -> np.ndarray:

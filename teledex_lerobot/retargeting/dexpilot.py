@@ -18,6 +18,7 @@ from itertools import combinations
 
 import numpy as np
 
+from ..errors import ModelError
 from ..kinematics import KinematicModel
 from ..operator.keypoints import FINGER_CHAINS, WRIST
 from .costs import JointDeviationCost, KeypointVectorCost
@@ -43,7 +44,9 @@ class DexPilotRetargeter:
     def __init__(self, model: KinematicModel, layout: HandKeypointLayout, vector_scale: float,
                  settings: DexPilotSettings = DexPilotSettings(), solver_settings: SolverSettings = SolverSettings()):
         if not layout.has_thumb or len(layout.fingers) < 2:
-            raise ValueError("DexPilot needs a thumb and at least one other finger")
+            raise ModelError(f"{model.name}: DexPilot needs a thumb and at least one other finger (the hand's layout "
+                             f"has {list(layout.finger_names)}): name them in keypoint_frames (retargeting config), "
+                             "or use the teledex method")
         self.settings = settings
         self.vector_scale = settings.vector_scale if settings.vector_scale is not None else vector_scale
         self.kinematics = KeypointKinematics(model, (WRIST_FRAME,) + layout.fingertip_frames, layout)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..operator.hand_model import keypoints_from_angles
 from ..operator.keypoints import FINGER_CHAINS, MIDDLE_MCP, WRIST
 from ..operator.object_grasps import HumanGrasp
@@ -42,7 +43,7 @@ class GraspAnchorSettings:
 
     def __post_init__(self):
         if not 0.0 <= self.near_mm < self.far_mm:
-            raise ValueError(f"grasp_anchors: need 0 <= near_mm < far_mm, got {self.near_mm} and {self.far_mm}")
+            raise ConfigError(f"grasp_anchors: need 0 <= near_mm < far_mm, got {self.near_mm} and {self.far_mm}")
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..geometry.sides import check_side
 from ..kinematics import KinematicModel, UrdfError
 from ..operator.hand_model import AVERAGE_ADULT_HAND
@@ -136,7 +137,8 @@ def build_layout(model: KinematicModel, side: str, keypoint_frames: dict | None 
     if base_rotation is not None:
         rotation = np.asarray(base_rotation, dtype=float)
         if rotation.shape != (3, 3) or not np.allclose(rotation @ rotation.T, np.eye(3), atol=1e-4):
-            raise ValueError(f"base_rotation must be a 3x3 rotation matrix, got {rotation.tolist()}")
+            raise ConfigError(f"base_rotation must be a 3x3 rotation matrix (orthonormal rows), got "
+                              f"{rotation.tolist()}")
     rotation, wrist = _axes_and_wrist(geometry, palm_link, fingers, side, offsets, notes, rotation)
     _check_flexion_direction(model, fingers, palm_link, rotation, notes)
     for note in notes:
@@ -199,11 +201,11 @@ def _fingers_from_config(model: KinematicModel, keypoint_frames: dict, offsets: 
     fingers = []
     for name, labelled in keypoint_frames.items():
         if name not in _LABELS:
-            raise ValueError(f"keypoint_frames: unknown finger {name!r}; use {list(_LABELS)}")
+            raise ConfigError(f"keypoint_frames: unknown finger {name!r}; use {list(_LABELS)}")
         unknown = set(labelled) - set(_LABELS[name])
         if unknown or "tip" not in labelled:
-            raise ValueError(f"keypoint_frames.{name}: labels must be among {_LABELS[name]} and include 'tip'; "
-                             f"got {sorted(labelled)}")
+            raise ConfigError(f"keypoint_frames.{name}: labels must be among {_LABELS[name]} and include 'tip'; "
+                              f"got {sorted(labelled)}")
         model.require_frames(list(labelled.values()))
         pairs = [(FINGER_CHAINS[name][_LABELS[name].index(label)], labelled[label])
                  for label in _LABELS[name] if label in labelled]
@@ -212,7 +214,7 @@ def _fingers_from_config(model: KinematicModel, keypoint_frames: dict, offsets: 
             frames[-1] = f"{frames[-1]}{TIP_SUFFIX}"
         fingers.append(FingerFrames(name, tuple(i for i, _ in pairs), tuple(frames)))
     if not fingers:
-        raise ValueError("keypoint_frames is empty; give at least one finger with a 'tip' frame")
+        raise ConfigError("keypoint_frames is empty; give at least one finger with a 'tip' frame")
     return fingers
 
 

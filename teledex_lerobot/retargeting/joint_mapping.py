@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from ..errors import ConfigError
+from ..kinematics.hands import HANDS
 from ..operator.hand_model import angles_from_keypoints
 from ..operator.keypoints import CANONICAL_ANGLE_NAMES
 from ..paths import JOINT_MAPS_DIR
@@ -48,49 +50,68 @@ class JointMap:
 
 
 def joint_map_path(model: str, side: str) -> Path:
-    """The map for a built-in hand: a side-specific file if there is one, else the model's file."""
+    """The map for a hand: the one its descriptor names for the side (configs/hands/<model>.yaml `joint_map`), else a
+    side-specific file in configs/joint_maps/ if there is one, else the model's file there."""
+    described = HANDS[model].joint_map_path(side) if model in HANDS else None
+    if described is not None:
+        return described
     for candidate in (JOINT_MAPS_DIR / f"{model}_{side}.yaml", JOINT_MAPS_DIR / f"{model}.yaml"):
         if candidate.is_file():
             return candidate
-    raise FileNotFoundError(
-        f"No joint map for hand model {model!r} ({side}) in {JOINT_MAPS_DIR}. Write {model}.yaml there "
-        "(format in teledex_lerobot/retargeting/joint_mapping.py) or pass a map file path."
-    )
+    raise ConfigError(f"No joint map for hand model {model!r} ({side}) in {JOINT_MAPS_DIR}: write {model}.yaml there "
+                      "(format in teledex_lerobot/retargeting/joint_mapping.py), or set joint_map to a map file path")
 
 
 def load_joint_map(path: str | Path, joints: list[str], lower: np.ndarray, upper: np.ndarray) -> JointMap:
     """Build the map for `joints` (the driven joints, with their limits) from a map file."""
     try:
         data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise ValueError(f"Cannot read joint map {path}: {err}") from err
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as err:
+        raise ConfigError(f"Cannot read joint map {path}: {' '.join(str(err).split())}; fix the file, or give "
+                          "another") from err
     if not isinstance(data, dict):
-        raise ValueError(f"Joint map {path} must map robot joint names to entries")
+        raise ConfigError(f"Joint map {path} must map robot joint names to entries (got {type(data).__name__}); see "
+                          "the format in teledex_lerobot/retargeting/joint_mapping.py")
     unknown = sorted(set(data) - set(joints))
     if unknown:
-        raise ValueError(f"Joint map {path} names joints the hand does not drive: {unknown}. Driven joints: {joints}")
+        raise ConfigError(f"Joint map {path} names joints the hand does not drive: {unknown}; map only the driven "
+                          f"joints: {joints}")
     unmapped = [j for j in joints if j not in data]
     if unmapped:
-        raise ValueError(f"Joint map {path} has no entry for driven joint(s) {unmapped}; add them.")
+        raise ConfigError(f"Joint map {path} has no entry for driven joint(s) {unmapped}; add them")
     n = len(joints)
     weights = np.zeros((n, len(CANONICAL_ANGLE_NAMES)))
     human_low, human_high = np.zeros(n), np.zeros(n)
     robot_at_low, robot_at_high = np.asarray(lower, float).copy(), np.asarray(upper, float).copy()
     for i, joint in enumerate(joints):
         entry, where = data[joint], f"joint map {path}, joint {joint!r}"
-        if not isinstance(entry, dict) or set(entry) - _ENTRY_KEYS or not {"from", "human_range_rad"} <= set(entry):
-            raise ValueError(f"{where}: needs 'from' and 'human_range_rad' (optional 'robot_range'), got {entry!r}")
+        if not isinstance(entry, dict) or set(entry) - _ENTRY_KEYS or not {"from", "human_range_rad"} <= set(entry) \
+                or not isinstance(entry["from"], dict):
+            raise ConfigError(f"{where}: needs 'from' (a mapping of human angles to weights) and 'human_range_rad' "
+                              f"(optional 'robot_range'), got {entry!r}")
         for angle, weight in entry["from"].items():
             if angle not in CANONICAL_ANGLE_NAMES:
-                raise ValueError(f"{where}: unknown human angle {angle!r}; valid names: {list(CANONICAL_ANGLE_NAMES)}")
-            weights[i, CANONICAL_ANGLE_NAMES.index(angle)] = float(weight)
-        human_low[i], human_high[i] = (float(v) for v in entry["human_range_rad"])
+                raise ConfigError(f"{where}: unknown human angle {angle!r}; valid names: {list(CANONICAL_ANGLE_NAMES)}")
+            weights[i, CANONICAL_ANGLE_NAMES.index(angle)] = _number(weight, f"{where}, from.{angle}")
+        human_low[i], human_high[i] = _range(entry["human_range_rad"], f"{where}, human_range_rad")
         if human_low[i] == human_high[i]:
-            raise ValueError(f"{where}: human_range_rad must span a non-zero range")
+            raise ConfigError(f"{where}: human_range_rad must span a non-zero range; give two different angles")
         if "robot_range" in entry:
-            robot_at_low[i], robot_at_high[i] = (float(v) for v in entry["robot_range"])
+            robot_at_low[i], robot_at_high[i] = _range(entry["robot_range"], f"{where}, robot_range")
     return JointMap(joints, weights, human_low, human_high, robot_at_low, robot_at_high,
                     np.asarray(lower, float), np.asarray(upper, float))
+
+
+def _number(value, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{where}: must be a number, got {value!r}")
+    return float(value)
+
+
+def _range(value, where: str) -> tuple[float, float]:
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        raise ConfigError(f"{where}: must be [low, high] (two numbers), got {value!r}")
+    return _number(value[0], where), _number(value[1], where)
 
 
 def with_operator_ranges(joint_map: JointMap, canonical_angle_ranges_rad: dict) -> JointMap:

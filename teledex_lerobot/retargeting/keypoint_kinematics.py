@@ -27,6 +27,7 @@ the layout's offset from that link) or `WRIST_FRAME` (the wrist point itself).
 import numpy as np
 import pinocchio as pin
 
+from ..errors import ModelError
 from ..kinematics import KinematicModel
 from ..kinematics.pinocchio_model import build_pinocchio_model
 from .hand_layout import TIP_SUFFIX, HandKeypointLayout
@@ -153,7 +154,8 @@ def _build_pinocchio_model(model: KinematicModel, frames, layout: HandKeypointLa
         if frame == WRIST_FRAME:
             link, offset = palm, np.asarray(layout.wrist_offset_m if layout is not None else np.zeros(3))
         if link not in link_anchor:
-            raise ValueError(f"{model.name}: keypoint frame {frame!r} is not below the palm link {palm!r}")
+            raise ModelError(f"{model.name}: keypoint frame {frame!r} is not below the palm link {palm!r}; name a link "
+                             "of the hand in keypoint_frames (retargeting config), or fix the URDF")
         parent_id, placement = link_anchor[link]
         keypoint_parents.append(parent_id)
         # ZYX Euler angles: nq = nv = 3, and zero angles are the identity (unlike a quaternion joint)

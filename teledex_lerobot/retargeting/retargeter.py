@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import ConfigError, DataError
 from ..geometry.sides import check_side
 from ..kinematics import KinematicModel, resolve_urdf
 from ..operator.hand_model import HUMAN_ANGLE_LIMITS_RAD
@@ -74,7 +75,7 @@ class HandRetargeter:
         the fist only. `anchors` (teledex, dexpilot): measured grasps the hand makes when the operator's hand makes
         the matching human grasp (control/hand_grasps.py `grasp_anchors`)."""
         if method not in METHODS:
-            raise ValueError(f"unknown retargeting method {method!r}; use one of {METHODS}")
+            raise ConfigError(f"unknown retargeting method {method!r}; use one of {METHODS}")
         self.model = model
         self.method = method
         self.side = check_side(side)
@@ -159,8 +160,8 @@ class HandRetargeter:
         without a range, or one too narrow to say anything, stay as solved (a joint locked by lower == upper too)."""
         unknown = sorted(set(ranges) - set(self.joint_names))
         if unknown:
-            raise ValueError(f"calibration {self.calibration.operator!r}: joint ranges for {unknown}, which "
-                             f"{self.hand_name} does not have; re-run teledex-calibrate-hand for this hand")
+            raise DataError(f"calibration {self.calibration.operator!r}: joint ranges for {unknown}, which "
+                            f"{self.hand_name} does not have; re-run teledex-calibrate-hand for this hand")
         stretched = [(index, *ranges[joint]) for index, joint in enumerate(self.joint_names)
                      if joint in ranges and ranges[joint][1] - ranges[joint][0] >= _MIN_COVERED_RANGE_RAD]
         if not stretched:
@@ -175,7 +176,7 @@ class HandRetargeter:
                                dataclasses.replace(self.calibration, joint_ranges_rad={}))
         joints, ok = plain.retarget_sequence(keypoints)
         if not ok.any():
-            raise ValueError("no frame of the session could be retargeted (see the warnings); record it again")
+            raise DataError("no frame of the session could be retargeted (see the warnings); record it again")
         low, high = np.percentile(joints[ok], _COVERAGE_PERCENTILES, axis=0)
         return {joint: [float(a), float(b)] for joint, a, b in zip(self.joint_names, low, high, strict=True)}
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..kinematics.least_squares import DampedLeastSquaresSettings, minimise
 from .costs import ResidualTerm, StateIndex
 from .keypoint_kinematics import KeypointKinematics
@@ -29,6 +30,15 @@ class SolverSettings:
     step_tolerance_rad: float = 1e-3  # stop when the last step moved the joints less than this (2-norm)
     initial_damping: float = 1e-7  # λ in (JᵀJ + λI); the costs are in m² and rad²
     max_damping: float = 1e3
+
+    def __post_init__(self):
+        if self.max_iterations < 1:
+            raise ConfigError(f"solver.max_iterations must be at least 1, got {self.max_iterations}")
+        if self.step_tolerance_rad < 0:
+            raise ConfigError(f"solver.step_tolerance_rad must be >= 0, got {self.step_tolerance_rad}")
+        if not 0 < self.initial_damping <= self.max_damping:
+            raise ConfigError(f"solver: need 0 < initial_damping <= max_damping, got {self.initial_damping} and "
+                              f"{self.max_damping}")
 
 
 @dataclass

@@ -8,6 +8,8 @@ import uuid
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
+from .sync_rule import RULE_VERSION, UNSTAMPED_VERSION
+
 ABSENT = object()
 # dotted field name -> (check, what the field must be)
 Fields = dict[str, tuple[Callable[[object], bool], str]]
@@ -92,12 +94,15 @@ def inside(value) -> bool:
 
 
 def sync_policy(value) -> bool:
-    return (isinstance(value, dict) and set(value) <= {"max_age_ms", "tolerance_ms"}
-            and all(positive_number(v) for v in value.values()))
+    """Thresholds, and the version of the rule that judged by them (storage/sync_rule.py; absent: version 1)."""
+    return (isinstance(value, dict) and set(value) <= {"max_age_ms", "tolerance_ms", RULE_VERSION}
+            and all(positive_number(v) for k, v in value.items() if k != RULE_VERSION)
+            and positive_whole(value.get(RULE_VERSION, UNSTAMPED_VERSION)))
 
 
 NAME = "a name (one folder or file name: no '/', not '.' or '..')"
-SYNC_POLICY = "an object {max_age_ms, tolerance_ms} of positive numbers"
+SYNC_POLICY = ("an object {max_age_ms, tolerance_ms, rule_version} of positive numbers (rule_version a whole "
+               "number)")
 
 
 def problem(data, fields: Fields, required=()) -> str | None:

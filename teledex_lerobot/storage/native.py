@@ -1,7 +1,7 @@
 """The native TeleDex episode layout, written (as a sink) and read.
 
     <root>/session_<YYYY-MM-DD_HH-MM-SS>/
-        session.json
+        session.json                 format, ids, the paired LeRobot dataset, rate, robot type, names, sync policy
         episode_<NNNNNN>/            NNNNNN = the episode's index in the paired LeRobotDataset
             telemetry.npz            state_names, action_names, tactile_names; qpos (T, n_state), qvel, action
                                      (T, n_action), tactile (T, n_taxels), environment_state (T, n_env; with
@@ -28,6 +28,9 @@
 
 An episode is staged in episode_<NNNNNN>.partial/ and renamed into place only once every file is complete and
 flushed, so a reader never sees a half-written episode.
+
+This module owns the format: what is written (create_session, shared_metadata, NativeSink) and what is checked on
+read (load_native_episode). The sync policy is stored with the version of the rule that judged by it (sync_rule.py).
 """
 
 import errno
@@ -38,18 +41,24 @@ import shutil
 import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..geometry.camera import CameraInfo
-from ..sync import frame_timing
+from ..sync import SyncPolicy, frame_timing
 from . import fields
 from .errors import DatasetError
 from .fields import ABSENT, NAME, SYNC_POLICY
 from .frame import FrameLayout, RecordedFrame, source_stamps
 from .sink import EpisodeHeader, EpisodeSink
+from .sync_rule import stored_policy
 from .video import H264Writer
+
+if TYPE_CHECKING:  # the rig's models are not loaded to write what they are
+    from ..rig import Rig
 
 NATIVE_FORMAT = "teledex-native/3"  # 3: device_fault
 PARTIAL_SUFFIX = ".partial"
@@ -200,6 +209,57 @@ def telemetry_arrays(layout: FrameLayout, frames: list[RecordedFrame]) -> dict[s
     }
 
 
+def create_session(native_root: Path, lerobot_root: Path, repo_id: str, robot_type: str, layout: FrameLayout,
+                   sync_policy: SyncPolicy) -> Path:
+    """A new session folder under the native root, named by the time now, with its session.json: what every episode
+    of the session shares. The folder."""
+    session_id = f"session_{datetime.now():%Y-%m-%d_%H-%M-%S}"
+    session_dir = Path(native_root) / session_id
+    session_dir.mkdir(parents=True)
+    write_json_atomic(session_dir / "session.json", {
+        "format": NATIVE_FORMAT, "session_id": session_id, "lerobot_root": str(Path(lerobot_root).resolve()),
+        "repo_id": repo_id, "fps": layout.fps, "robot_type": robot_type,
+        "layout": {"state_names": layout.state_names, "action_names": layout.action_names,
+                   "tactile_names": layout.tactile_names, "sources": layout.source_names,
+                   "environment_names": layout.environment_names},
+        "sync_policy": stored_policy(sync_policy)})
+    return session_dir
+
+
+@dataclass(frozen=True)
+class RecordedCamera:
+    """A camera as metadata.json's "cameras" describes it."""
+
+    type: str  # its class's name
+    width: int
+    height: int
+    fps: int
+    depth: bool  # it records a depth stream too
+
+
+def shared_metadata(layout: FrameLayout, robot_type: str, cameras: dict[str, RecordedCamera], video_codec: str,
+                    repo_id: str, lerobot_root: Path, preset: str | None = None, backend: str | None = None,
+                    rig: "Rig | None" = None) -> dict:
+    """What every episode's metadata.json shares (hardware, cameras, collection settings, the paired dataset); the
+    recording adds each episode's own fields. rig: the robot's, recorded with its parts' specs and hand mount, so
+    exports compute kinematics from the episode's own models and mount."""
+    models = {role: part.spec.model for role, part in rig.parts.items()} if rig is not None else {}
+    rig_record = None if rig is None else {"parts": {role: asdict(part.spec) for role, part in rig.parts.items()},
+                                           "hand_mount": asdict(rig.hand_mount_spec)}
+    return {
+        "format": NATIVE_FORMAT,
+        "hardware": {"preset": preset, "robot_type": robot_type, "arm_type": models.get("arm"),
+                     "hand_type": models.get("hand"), "backend": backend, "total_dof": len(layout.action_names),
+                     "rig": rig_record},
+        "cameras": {name: asdict(camera) for name, camera in cameras.items()},
+        "collection": {"control_frequency_hz": layout.fps, "dt_s": 1 / layout.fps, "video_codec": video_codec,
+                       "data_format": "video_compressed", "qpos_dim": len(layout.state_names),
+                       "camera_streams": list(cameras), "tactile_dim": len(layout.tactile_names),
+                       "tactile_sensors": ["hand"] if layout.tactile_names else []},
+        "lerobot": {"repo_id": repo_id, "root": str(Path(lerobot_root).resolve())},
+    }
+
+
 def write_episode_files(folder: Path, telemetry: dict, metadata: dict, cameras: dict[str, CameraInfo],
                         depth: dict[str, dict]) -> None:
     """telemetry.npz, camera_info.json, metadata.json, then manifest.json over everything in the folder; flushed.
@@ -239,13 +299,20 @@ class NativeSink(EpisodeSink):
         self._frames: list[RecordedFrame] = []
         self._own_videos: dict[str, H264Writer] = {}
         self.header: EpisodeHeader | None = None
-        self.staging_dir: Path | None = None
-        self.final_dir: Path | None = None
+
+    @property
+    def final_dir(self) -> Path:
+        """The episode's folder (begun: begin())."""
+        if self.header is None:
+            raise RuntimeError("NativeSink has no episode: begin() one first")  # the caller's bug
+        return self.session_dir / episode_dir_name(self.header.index)
+
+    @property
+    def staging_dir(self) -> Path:
+        return self.final_dir.with_name(self.final_dir.name + PARTIAL_SUFFIX)
 
     def begin(self, header: EpisodeHeader) -> None:
         self.header = header
-        self.final_dir = self.session_dir / episode_dir_name(header.index)
-        self.staging_dir = self.final_dir.with_name(self.final_dir.name + PARTIAL_SUFFIX)
         existing = [d for d in self.session_dir.parent.glob(f"session_*/{self.final_dir.name}")]
         if existing:
             raise NativeFormatError(f"{existing[0]} already exists: the native root and the LeRobot dataset "
@@ -268,7 +335,8 @@ class NativeSink(EpisodeSink):
         if failures:
             raise failures[0]
         if not self._frames:
-            raise ValueError(f"{self.final_dir.name}: no frames to save")
+            raise NativeFormatError(f"{self.final_dir}: the episode has no frames to save",
+                                    "an episode needs at least one frame; record or convert it again")
         if self.staged_video is not None:
             for name in self.cameras:
                 shutil.copyfile(self.staged_video(name), self.staging_dir / "videos" / f"{name}.mp4")
@@ -283,7 +351,7 @@ class NativeSink(EpisodeSink):
     def abort(self) -> None:
         self._close_own_videos()  # a failed encoder's error was raised by add() or stage(): the episode goes anyway
         self._frames = []
-        if self.staging_dir is not None:
+        if self.header is not None:
             shutil.rmtree(self.staging_dir, ignore_errors=True)
 
     def _close_own_videos(self) -> list[RuntimeError]:

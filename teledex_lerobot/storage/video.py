@@ -14,6 +14,8 @@ from pathlib import Path
 import av
 import numpy as np
 
+from .errors import DatasetError
+
 _END = object()
 
 
@@ -95,6 +97,9 @@ def copy_video_segment(source: Path, target: Path, from_s: float, to_s: float) -
         out_stream = dst.add_stream_from_template(in_stream, opaque=True)  # remux: no codec opened
         base_pts = None
         time_base = in_stream.time_base
+        if time_base is None:
+            raise DatasetError(f"{source}: its video stream has no time base, so when its frames show is unknown; "
+                               "restore the file from a copy of the dataset")
         for packet in src.demux(in_stream):
             if packet.pts is None:
                 continue

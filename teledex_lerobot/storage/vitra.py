@@ -58,6 +58,16 @@ def _head_camera(episode: NativeEpisode):
     return camera_name, camera
 
 
+def _ee_frame(episode: NativeEpisode, rig: Rig) -> str:
+    """The arm's frame the hand is mounted on (VITRA's ee_urdf), for a rig of an arm and a hand."""
+    arm = rig.parts["arm"]
+    if arm.mount_frame is None:
+        raise DatasetError(f"{episode.path}/metadata.json: the rig's arm {arm.spec.model!r} has no known mount frame "
+                           "(a URDF arm: where the hand sits on it is unknown), so VITRA's ee_urdf_to_hand_mount "
+                           "cannot be computed; export episodes recorded with a built-in arm (e.g. piper)")
+    return arm.mount_frame
+
+
 def _episode_id(episode: NativeEpisode) -> str:
     episode_id = fields.lookup(episode.metadata, "episode.episode_id")  # a name: checked on load
     return episode_id if episode_id not in (fields.ABSENT, None, "") else episode.path.name
@@ -70,7 +80,7 @@ DepthReader = Callable[[Path, dict], Iterator[np.ndarray]]
 
 
 def _depth_stream(episode: NativeEpisode, camera_name: str) -> str | None:
-    name = f"{camera_name}_depth"  # a camera's depth stream (lerobot_robot_teledex.depth_streams.depth_key)
+    name = f"{camera_name}_depth"  # a camera's depth stream (lerobot_robot_teledex.cameras.depth_streams.depth_key)
     return name if name in episode.depth else None
 
 
@@ -140,24 +150,25 @@ def export_episode(episode: NativeEpisode, rig: Rig, out_dir: Path, read_depth: 
                 arm_dof = len(rig.parts["arm"].keys) if "arm" in rig.parts else 0
                 hand_dof = len(rig.parts["hand"].keys) if "hand" in rig.parts else 0
                 arm_present, hand_present = present and "arm" in rig.parts, present and "hand" in rig.parts
-                ee_to_mount = np.eye(4)
-                if arm_present and hand_present:
+                has_pose = arm_present and hand_present
+                ee_to_mount, mount_vector, mount_in_cam = np.eye(4), np.zeros((frames, 6)), np.zeros((frames, 6))
+                if has_pose:
+                    assert hand_mount_world is not None  # both parts: computed above
                     arm = rig.parts["arm"]
-                    ee = arm.model.frame_pose(arm.full_configuration(q["arm"][0]), arm.mount_frame)
+                    ee = arm.model.frame_pose(arm.full_configuration(q["arm"][0]), _ee_frame(episode, rig))
                     ee_to_mount = np.linalg.inv(ee) @ hand_mount_world[0]
+                    mount_vector = pose_vector(hand_mount_world)
+                    mount_in_cam = pose_vector(np.linalg.inv(camera_pose) @ hand_mount_world)
                 kinematics[f"{s}_ee_urdf_to_hand_mount"] = ee_to_mount
                 kinematics[f"head_camera_to_{s}_arm_base"] = camera_pose if present else np.eye(4)
-                mount_pose = hand_mount_world
                 h5[f"state/{s}_arm_joint"] = q["arm"] if arm_present else np.zeros((frames, arm_dof))
                 h5[f"state/{s}_hand_joint"] = q["hand"] if hand_present else np.zeros((frames, hand_dof))
                 h5[f"action/{s}_arm_joint"] = (action_columns("arm") if arm_present
                                                else np.zeros((frames, arm_dof)))
                 h5[f"action/{s}_hand_joint"] = (action_columns("hand") if hand_present
                                                 else np.zeros((frames, hand_dof)))
-                has_pose = arm_present and hand_present
-                h5[f"state/{s}_hand_mount_pose"] = pose_vector(mount_pose) if has_pose else np.zeros((frames, 6))
-                h5[f"state/{s}_hand_mount_pose_in_cam"] = (
-                    pose_vector(np.linalg.inv(camera_pose) @ mount_pose) if has_pose else np.zeros((frames, 6)))
+                h5[f"state/{s}_hand_mount_pose"] = mount_vector
+                h5[f"state/{s}_hand_mount_pose_in_cam"] = mount_in_cam
                 h5[f"mask/{s}_arm"] = np.full(frames, arm_present)
                 h5[f"mask/{s}_hand"] = np.full(frames, hand_present)
             if (depth_name := _depth_stream(episode, camera_name)) is not None:
@@ -176,9 +187,11 @@ def export_vitra(native_root: Path, out_dir: Path, read_depth: DepthReader, prog
     if not episodes:
         raise DatasetError(f"No episodes under {native_root}")
     rigs = [rig_of(episode) for episode in episodes]
-    for episode in episodes:
+    for episode, rig in zip(episodes, rigs, strict=True):
         _head_camera(episode)
         episode.field("collection.control_frequency_hz")
+        if "arm" in rig.parts and "hand" in rig.parts:
+            _ee_frame(episode, rig)
     ids = [_episode_id(episode) for episode in episodes]
     if len(set(ids)) != len(ids):
         raise DatasetError(f"Two episodes under {native_root} share an id ({sorted(i for i in ids if ids.count(i) > 1)}"

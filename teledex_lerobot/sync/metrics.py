@@ -19,6 +19,7 @@ Frame timing (from the frames' check times alone, so the live recorder and an of
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import ConfigError
 from .timesync import NO_STAMP
@@ -80,7 +81,7 @@ class FrameTiming:
     after_gap: np.ndarray  # (T,) bool
 
 
-def frame_timing(frame_ns: np.ndarray, fps: float, previous_ns: int | None = None) -> FrameTiming:
+def frame_timing(frame_ns: npt.ArrayLike, fps: float, previous_ns: int | None = None) -> FrameTiming:
     """The timing of consecutive stored frames; previous_ns: the check time of the frame stored just before them (a
     sink fed one frame at a time), None when they start the episode. The one rule for both formats, the recorder's
     figures and the report."""

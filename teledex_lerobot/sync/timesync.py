@@ -5,9 +5,14 @@ one monotonic clock (teledex_lerobot.clock). A frame is valid when
 - freshness: every source captured within `max_age_ms` of the check, and
 - consistency: the spread of the capture times (max_diff) is at most `tolerance_ms`.
 The packet keeps every raw timestamp so the check can be redone offline with other thresholds.
+
+The rule (how the thresholds judge the timestamps) has a version, SYNC_RULE_VERSION, which every recording stores
+beside its thresholds (storage/sync_rule.py): a conversion re-judges each stored frame by the version its recording
+was judged by. A change of the rule is a new version in SYNC_RULES, the old one kept, so older recordings still
+convert.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import ConfigError
@@ -53,9 +58,9 @@ class SyncPacket:
         return [NO_STAMP if stamp is None else stamp for stamp in stamps]
 
 
-def validate_timestamps(timestamps_ns: Mapping[str, int | None], checked_ns: int, policy: SyncPolicy) -> SyncPacket:
-    if not timestamps_ns:
-        raise ValueError("validate_timestamps needs at least one source")
+def _rule_1(timestamps_ns: Mapping[str, int | None], checked_ns: int, policy: SyncPolicy) -> SyncPacket:
+    """Fresh: every source has a capture time at most max_age_ms before the check; consistent: the spread of the
+    capture times reported is at most tolerance_ms."""
     max_age_ns = policy.max_age_ms * 1e6
     stale = tuple(sorted(name for name, stamp in timestamps_ns.items()
                          if stamp is None or checked_ns - stamp > max_age_ns))
@@ -64,3 +69,16 @@ def validate_timestamps(timestamps_ns: Mapping[str, int | None], checked_ns: int
     consistent = max_diff_ns <= policy.tolerance_ms * 1e6
     fresh = not stale
     return SyncPacket(fresh and consistent, fresh, consistent, int(max_diff_ns), stale, dict(timestamps_ns), checked_ns)
+
+
+SyncRule = Callable[[Mapping[str, int | None], int, SyncPolicy], SyncPacket]
+SYNC_RULES: dict[int, SyncRule] = {1: _rule_1}  # version -> rule; every version a recording may have been judged by
+SYNC_RULE_VERSION = 1  # today's rule: what recordings are judged by, and stamped with
+
+
+def validate_timestamps(timestamps_ns: Mapping[str, int | None], checked_ns: int, policy: SyncPolicy,
+                        rule_version: int = SYNC_RULE_VERSION) -> SyncPacket:
+    """The frame judged by the rule of that version (a version SYNC_RULES holds: readers check it first)."""
+    if not timestamps_ns:
+        raise ValueError("validate_timestamps needs at least one source")
+    return SYNC_RULES[rule_version](timestamps_ns, checked_ns, policy)

@@ -4,6 +4,8 @@ import os
 import sys
 from dataclasses import dataclass
 
+from ..errors import ConfigError
+
 VIEWERS = ("spawn", "web", "connect", "none")
 
 
@@ -32,22 +34,22 @@ class LiveViewConfig:
 
     def validate(self) -> None:
         if self.viewer not in VIEWERS:
-            raise ValueError(f"live_view.viewer must be one of {VIEWERS} (got {self.viewer!r})")
+            raise ConfigError(f"live_view.viewer must be one of {VIEWERS} (got {self.viewer!r})")
         if self.viewer == "connect" and not self.url.startswith(("rerun://", "rerun+http://", "rerun+https://")):
-            raise ValueError(f"live_view.url must look like rerun+http://127.0.0.1:9876/proxy (got {self.url!r})")
+            raise ConfigError(f"live_view.url must look like rerun+http://127.0.0.1:9876/proxy (got {self.url!r})")
         for name in ("grpc_port", "web_port"):
             if not 0 < getattr(self, name) < 65536:
-                raise ValueError(f"live_view.{name} must be a port number 1-65535 (got {getattr(self, name)})")
+                raise ConfigError(f"live_view.{name} must be a port number 1-65535 (got {getattr(self, name)})")
         if self.max_hz <= 0 or self.image_max_hz <= 0:
-            raise ValueError(f"live_view.max_hz and image_max_hz must be > 0 (got {self.max_hz}, {self.image_max_hz})")
+            raise ConfigError(f"live_view.max_hz and image_max_hz must be > 0 (got {self.max_hz}, {self.image_max_hz})")
         if not 1 <= self.jpeg_quality <= 100:
-            raise ValueError(f"live_view.jpeg_quality must be 1-100 (got {self.jpeg_quality})")
+            raise ConfigError(f"live_view.jpeg_quality must be 1-100 (got {self.jpeg_quality})")
         if self.enabled and self.viewer == "none" and not self.rrd_dir:
-            raise ValueError("live_view.viewer=none shows nothing: give live_view.rrd_dir to save .rrd files, or "
-                             "choose viewer=spawn, web or connect")
+            raise ConfigError("live_view.viewer=none shows nothing: give live_view.rrd_dir to save .rrd files, or "
+                              "choose viewer=spawn, web or connect")
         if self.enabled and self.viewer == "spawn" and not has_desktop():
-            raise ValueError("live_view.viewer=spawn opens a window, but there is no desktop here (DISPLAY and "
-                             "WAYLAND_DISPLAY are unset): use live_view.viewer=web and open the address it logs")
+            raise ConfigError("live_view.viewer=spawn opens a window, but there is no desktop here (DISPLAY and "
+                              "WAYLAND_DISPLAY are unset): use live_view.viewer=web and open the address it logs")
 
 
 def has_desktop() -> bool:

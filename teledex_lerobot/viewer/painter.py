@@ -68,7 +68,7 @@ def sync_summary(packet: SyncPacket) -> str:
     verdict = "valid" if packet.valid else "INVALID"
     text = f"{verdict} · spread {packet.max_diff_ms:.1f} ms"
     if lags and max(lags.values()) > 0:
-        source = max(lags, key=lags.get)
+        source = max(lags, key=lags.__getitem__)
         text += f" · lagging: {source} by {lags[source]:.1f} ms"
     if packet.stale_sources:
         text += f" · stale: {', '.join(packet.stale_sources)}"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import rerun as rr
 import rerun.blueprint as rrb
+from rerun.sinks import LogSinkLike
 
 logger = logging.getLogger(__name__)
 
@@ -24,7 +25,7 @@ class RerunOutput:
         self.live_url = live_url
         self.file_path: Path | None = None
         self.blueprint: rrb.Blueprint | None = None
-        self._static: dict[str, object] = {}
+        self._static: dict[str, rr.AsComponents] = {}
         self._apply_sinks()
 
     @property
@@ -43,7 +44,7 @@ class RerunOutput:
         self._apply_sinks()
 
     def _apply_sinks(self) -> None:
-        sinks = []
+        sinks: list[LogSinkLike] = []
         if self.live_url is not None:
             sinks.append(rr.GrpcSink(self.live_url))
         if self.file_path is not None:
@@ -52,7 +53,7 @@ class RerunOutput:
         for entity, archetype in self._static.items():
             self.stream.log(entity, archetype, static=True)
 
-    def log_static(self, entity: str, archetype) -> None:
+    def log_static(self, entity: str, archetype: rr.AsComponents) -> None:
         self._static[entity] = archetype
         self.stream.log(entity, archetype, static=True)
 

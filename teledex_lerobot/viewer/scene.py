@@ -15,7 +15,7 @@ from ..kinematics import UrdfError
 from ..operator.keypoints import FINGER_CHAINS, INDEX_MCP, PINKY_MCP, WRIST
 from ..presets import HandMount, PartSpec
 from ..retargeting.hand_layout import build_layout
-from ..rig import Rig
+from ..rig import Rig, RigPart
 
 logger = logging.getLogger(__name__)
 
@@ -66,17 +66,22 @@ class RigDrawing:
         segments = [segments for _, segments in self.rig.drawing_segments(q_by_role)]
         return np.concatenate(segments) + self.offset_m
 
+    def _hand_part(self) -> RigPart:
+        assert self.hand is not None, "only a rig with a hand draws one"  # the painter asks only such rigs
+        return self.hand
+
     def hand_segments(self, q_hand: np.ndarray) -> np.ndarray:
         """(m, 2, 3) the robot hand's link segments in the operator wrist frame."""
-        segments = self.hand.model.link_segments(self.hand.full_configuration(q_hand))
+        hand = self._hand_part()
+        segments = hand.model.link_segments(hand.full_configuration(q_hand))
         return segments @ self.base_rotation.T
 
     def fingertips(self, q_hand: np.ndarray) -> np.ndarray:
         """(F, 3) the robot hand's fingertips (order finger_names) in the operator wrist frame; (0, 3) if unknown."""
         if not self.fingertip_frames:
             return np.zeros((0, 3))
-        q = self.hand.full_configuration(q_hand)
-        return self.hand.model.frame_positions(q, self.fingertip_frames) @ self.base_rotation.T
+        hand = self._hand_part()
+        return hand.model.frame_positions(hand.full_configuration(q_hand), self.fingertip_frames) @ self.base_rotation.T
 
 
 def rig_offset(index: int) -> np.ndarray:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import rerun_cli
 
+from ..errors import DeviceError, UserError
 from .config import LiveViewConfig
 
 logger = logging.getLogger(__name__)
@@ -50,8 +51,8 @@ def start_viewer(config: LiveViewConfig) -> tuple[str | None, subprocess.Popen |
     if config.viewer == "connect":
         address = urllib.parse.urlparse(config.url)
         if not listening(address.port or 9876, address.hostname or LOOPBACK):
-            raise RuntimeError(f"live view: no Rerun viewer listens at {config.url}: start one there (`rerun`), or "
-                               "use --robot.live_view.viewer=spawn or web")
+            raise DeviceError(f"live view: no Rerun viewer listens at {config.url} (--robot.live_view.url): start "
+                              "one there (`rerun`), or use --robot.live_view.viewer=spawn or web")
         return config.url, None
     url = grpc_url(config.grpc_port)
     if listening(config.grpc_port):
@@ -72,13 +73,15 @@ def start_viewer(config: LiveViewConfig) -> tuple[str | None, subprocess.Popen |
         if process.poll() is not None:
             log.seek(0)
             reason = log.read().decode(errors="replace").strip().splitlines()
-            hint = " (no display? use --robot.live_view.viewer=web)" if config.viewer == "spawn" else ""
-            raise RuntimeError(f"live view: the Rerun viewer exited at start{hint}: "
-                               f"{reason[-1] if reason else 'no message'}")
+            fix = ("no display? use --robot.live_view.viewer=web" if config.viewer == "spawn" else
+                   "fix what it says (a port in use: --robot.live_view.web_port), or use viewer=connect")
+            raise UserError(f"live view: the Rerun viewer exited at start: {reason[-1] if reason else 'no message'}; "
+                            f"{fix}")
         if time.monotonic() > deadline:
             process.terminate()
-            raise RuntimeError(f"live view: the Rerun viewer did not listen on {LOOPBACK}:{config.grpc_port} "
-                               f"within {START_TIMEOUT_S:.0f} s")
+            raise DeviceError(f"live view: the Rerun viewer did not listen on {LOOPBACK}:{config.grpc_port} "
+                              f"(--robot.live_view.grpc_port) within {START_TIMEOUT_S:.0f} s: choose another port, or "
+                              "use --robot.live_view.viewer=connect to a viewer you start")
         time.sleep(0.1)
     if config.viewer == "web":
         logger.info("live view: open %s", web_page_url(config.web_port, config.grpc_port))

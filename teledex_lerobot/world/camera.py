@@ -7,6 +7,7 @@ import mujoco
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from ..errors import ConfigError
 from ..geometry.camera import DEPTH_SCALE_M, PinholeIntrinsics
 from .world import World
 
@@ -25,7 +26,8 @@ class WorldRenderer:
     def __init__(self, world: World, camera: str, width: int, height: int):
         """width: each eye's, for a stereo pair (its frame is twice as wide)."""
         if camera not in world.cameras:
-            raise ValueError(f"The world has no camera {camera!r}; it has {sorted(world.cameras)}.")
+            raise ConfigError(f"The world has no camera {camera!r}; choose one of {sorted(world.cameras)}, or build "
+                              "the world with that camera")
         self.world, self.camera = world, camera
         self.width, self.height = width, height
         self.baseline_m = float(world.model.camera(camera).ipd[0])  # 0: one camera
@@ -68,38 +70,39 @@ class WorldRenderer:
 
     def render(self) -> np.ndarray:
         """RGB uint8 (H, W, 3) of the world now; a stereo pair's (H, 2 W, 3), left eye | right eye."""
-        self._update_scene()
+        renderer = self._update_scene()
         if not self.baseline_m:
-            return self._renderer.render()
-        cameras = self._renderer.scene.camera
+            return renderer.render()
+        cameras = renderer.scene.camera
         eyes = [{field: np.copy(getattr(camera, field)) for field in _GL_CAMERA_FIELDS} for camera in cameras]
         images = []
         for eye in eyes:  # both GL cameras made this eye: their average is the eye
             for camera in cameras:
                 for field, value in eye.items():
                     setattr(camera, field, value)
-            images.append(self._renderer.render())
+            images.append(renderer.render())
         return np.concatenate(images, axis=1)
 
     def render_rgbd(self) -> tuple[np.ndarray, np.ndarray]:
         """Colour and depth of the world now (one camera, not a stereo pair), one scene: RGB uint8 (H, W, 3) and depth
         along the optical axis, uint16 millimetres (H, W, 1); 0 where nothing is seen within 65.535 m (as a RealSense
         marks no return)."""
-        self._update_scene()
-        rgb = self._renderer.render()
-        self._renderer.enable_depth_rendering()
+        renderer = self._update_scene()
+        rgb = renderer.render()
+        renderer.enable_depth_rendering()
         try:
-            depth_m = self._renderer.render()
+            depth_m = renderer.render()
         finally:
-            self._renderer.disable_depth_rendering()
+            renderer.disable_depth_rendering()
         model = self.world.model
         far_m = model.vis.map.zfar * model.stat.extent
         units = np.rint(depth_m / DEPTH_SCALE_M)
         seen = (depth_m < _NOTHING_SEEN * far_m) & (units <= np.iinfo(np.uint16).max)
         return rgb, np.where(seen, units, 0).astype(np.uint16)[..., None]
 
-    def _update_scene(self) -> None:
-        """The scene of the world now (its state copied under the world's lock)."""
+    def _update_scene(self) -> mujoco.Renderer:
+        """The renderer (made on first use, in this thread), its scene the world now (its state copied under the
+        world's lock)."""
         world = self.world
         if self._renderer is None:
             self._renderer = mujoco.Renderer(world.model, self.height, self.width)
@@ -111,6 +114,7 @@ class WorldRenderer:
         mujoco.mj_kinematics(world.model, self._data)
         mujoco.mj_camlight(world.model, self._data)
         self._renderer.update_scene(self._data, camera=self.camera)
+        return self._renderer
 
     def close(self) -> None:
         if self._renderer is not None:

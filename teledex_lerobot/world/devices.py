@@ -36,7 +36,8 @@ class WorldRunner:
         self.world = world
         self.dynamics = dynamics
         self.lockstep = lockstep
-        self.clock: Clock = LockstepClock() if lockstep else MONOTONIC
+        self._lockstep_clock = LockstepClock() if lockstep else None  # what advance() moves
+        self.clock: Clock = self._lockstep_clock or MONOTONIC
         # every part, registered as it is built (before the physics thread can run); the connected ones keep it running
         self.devices: dict[str, WorldJointDevice] = {}
         self._connected: set[str] = set()
@@ -86,13 +87,14 @@ class WorldRunner:
 
     def advance(self, duration_ns: int) -> None:
         """Lockstep: step the physics by duration_ns (whole physics steps), the clock with it."""
-        if not self.lockstep:
+        clock = self._lockstep_clock
+        if clock is None:
             raise RuntimeError("advance() is for a lockstep world; a real-time world steps itself")
         dt_ns = int(round(self.world.model.opt.timestep * 1e9))
         with self.world.lock:
             for _ in range(max(1, round(duration_ns / dt_ns))):
-                self._physics_step(self.clock.now_ns(), dt_ns)
-                self.clock.advance(dt_ns)
+                self._physics_step(clock.now_ns(), dt_ns)
+                clock.advance(dt_ns)
 
     def stop(self) -> None:
         self._stop.set()

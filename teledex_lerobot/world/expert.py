@@ -13,17 +13,20 @@ limits. Placing is closed-loop: once lifted, the object's pose in the hand is me
 the object, not the hand, reaches the goal.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.spatial.transform import Rotation, Slerp
 
 from ..control.hand_grasps import hand_shape
+from ..errors import ConfigError
 from ..kinematics import solve_ik
 from ..rig import Rig
 from .grasps import Grasp, grasp_for, heading_frame
 from .tasks.bottle import BASE_FLOOR_M, BASE_HEIGHT_M, BOTTLE_HALF_HEIGHT_M
 from .tasks.cube import HALF_HEIGHT_M
+from .world import World
 
 MIN_JOINT_MARGIN_RAD = 0.05
 # Headings tried for a round object, as offsets from the grasp's preferred heading, nearest first.
@@ -63,7 +66,7 @@ class Segment:
 
     name: str
     duration_s: float
-    target: object  # callable(world) -> 4x4 world pose of the hand base, or None to stay
+    target: Callable[[World], np.ndarray] | None  # world -> 4x4 world pose of the hand base; None: stay
     hand_q: np.ndarray | None  # None: release from where the hand is measured at the segment's start
     arm_q: np.ndarray | None = None  # the arm's full configuration at the target, solved when planning
     joint_path: bool = False  # move along the arm's joint-space path to arm_q, not a straight line
@@ -84,10 +87,16 @@ class ScriptedExpert:
 
     def __init__(self, rig: Rig, task_name: str):
         if "arm" not in rig.parts or "hand" not in rig.parts:
-            raise ValueError("The scripted expert needs a rig with an arm and a hand.")
+            raise ConfigError(f"The scripted expert needs a rig with an arm and a hand (the rig is {rig.name}); choose "
+                              "a preset with both, e.g. piper_linkerhand_o6_single")
         self.rig = rig
         self.task_name = task_name
         self.arm, self.hand = rig.parts["arm"], rig.parts["hand"]
+        if self.arm.mount_frame is None:
+            raise ConfigError(f"The scripted expert needs the hand mounted on the arm, but the arm "
+                              f"{self.arm.spec.model!r} has no known mount frame (a URDF arm has none); choose a "
+                              "built-in arm, e.g. the preset piper_linkerhand_o6_single")
+        self.mount_frame: str = self.arm.mount_frame
         self.grasp: Grasp = grasp_for(self.hand.spec.model, task_name)
         self.preshape = self._shape(self.grasp.preshape)
         self.closed = self._shape(self.grasp.closed)
@@ -110,7 +119,7 @@ class ScriptedExpert:
         self._segment_goal_q = self._segment_start_q
         self.hand_progress = 0.0
         self._segment_start_arm = self._q_arm_full.copy()
-        self._warm_start = None
+        self._warm_start: np.ndarray | None = None
         self._object_in_hand: np.ndarray | None = None
         self._held_name = ""
         self.segments = self._plan_cube(world) if self.task_name == "cube_assembly" else self._plan_bottle(world)
@@ -136,7 +145,7 @@ class ScriptedExpert:
         in the world (set by reset)."""
         mount_world = hand_pose_world @ np.linalg.inv(self.rig.hand_mount)
         mount_in_base = np.linalg.inv(self.arm_base) @ mount_world
-        return solve_ik(self.arm.model, self.arm.mount_frame, mount_in_base, q_init, max_iters=200,
+        return solve_ik(self.arm.model, self.mount_frame, mount_in_base, q_init, max_iters=200,
                         orientation_weight=0.3)
 
     def solve_within_margin(self, hand_pose_world: np.ndarray, starts: tuple[np.ndarray, ...]) -> np.ndarray | None:
@@ -151,7 +160,7 @@ class ScriptedExpert:
         return None
 
     def _hand_pose_at(self, q_arm_full: np.ndarray) -> np.ndarray:
-        return self.arm_base @ self.arm.model.frame_pose(q_arm_full, self.arm.mount_frame) @ self.rig.hand_mount
+        return self.arm_base @ self.arm.model.frame_pose(q_arm_full, self.mount_frame) @ self.rig.hand_mount
 
     def _headings(self, position_m: np.ndarray, object_yaw: float) -> list[float]:
         base = self.arm_base[:3, 3]
@@ -171,8 +180,10 @@ class ScriptedExpert:
             grasp = frame @ self.grasp.hand_in_heading()
             q_pre = self.solve_within_margin(self._pre_grasp(frame, grasp),
                                              (self._q_arm_full, self.arm.home_full, *self._ik_starts))
+            if q_pre is None:
+                continue
             # the descent stays on the pre-grasp's IK branch (another branch would swing the wrist through the object)
-            q_grasp = None if q_pre is None else self.solve_within_margin(grasp, (q_pre,))
+            q_grasp = self.solve_within_margin(grasp, (q_pre,))
             if q_grasp is not None:
                 return frame, q_pre, q_grasp
         raise UnreachableGrasp(f"No heading reaches the {self.task_name} object at {np.round(position_m, 3)} "
@@ -296,9 +307,10 @@ class ScriptedExpert:
         hand_q = self._segment_start_q + smooth * (self._segment_goal_q - self._segment_start_q)
         self._warm_start = None
         if segment.arm_q is not None:
-            self._warm_start = self._segment_start_arm + smooth * (segment.arm_q - self._segment_start_arm)
+            warm_start = self._segment_start_arm + smooth * (segment.arm_q - self._segment_start_arm)
+            self._warm_start = warm_start
             if segment.joint_path:
-                return self._hand_pose_at(self._warm_start), hand_q
+                return self._hand_pose_at(warm_start), hand_q
         goal = self._segment_goal(world, segment)
         start = self._segment_start_pose
         rotations = Rotation.from_matrix(np.stack([start[:3, :3], goal[:3, :3]]))

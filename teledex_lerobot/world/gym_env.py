@@ -40,7 +40,8 @@ class TeledexWorldEnv(gym.Env):
         low = np.concatenate([p.lower for p in self.rig.parts.values()])
         high = np.concatenate([p.upper for p in self.rig.parts.values()])
         self.action_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32))
-        spaces = {"agent_pos": gym.spaces.Box(-np.inf, np.inf, (len(self.rig.action_keys),), np.float64)}
+        spaces: dict[str, gym.spaces.Space] = {
+            "agent_pos": gym.spaces.Box(-np.inf, np.inf, (len(self.rig.action_keys),), np.float64)}
         if observe_objects:
             spaces["environment_state"] = gym.spaces.Box(-np.inf, np.inf, (len(object_state_names(task)),),
                                                          np.float64)

@@ -22,11 +22,12 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from ..errors import ConfigError
-from ..kinematics.urdf import JointSpec, UrdfDescription
+from ..kinematics.urdf import JointLimits, JointSpec, UrdfDescription
 from ..rig import Rig, RigPart
 from ..robot_body import (
     FINGER_BONE_RADIUS_M,
     WRIST_CAMERA_FOVY_DEG,
+    PalmBox,
     PartBody,
     bone_ends_m,
     bone_radius_m,
@@ -86,27 +87,37 @@ def _fmt(values) -> str:
     return " ".join(f"{float(v):.6g}" for v in values)
 
 
+def _limits(joint: JointSpec) -> JointLimits:
+    assert joint.limits is not None, f"moving joint {joint.name} has no limits"  # urdf.py gives every moving joint some
+    return joint.limits
+
+
 def _urdf_inertials(description: UrdfDescription) -> dict[str, ET.Element]:
-    """<inertial> elements by link name, where the URDF file has them."""
+    """<inertial> elements by link name, where the URDF file has them (with a mass value and an inertia)."""
     try:
         root = ET.parse(description.source).getroot()
     except (OSError, ET.ParseError):
         return {}
     found = {}
     for link in root.findall("link"):
-        inertial = link.find("inertial")
-        if inertial is not None and inertial.find("mass") is not None and inertial.find("inertia") is not None:
-            found[link.get("name")] = inertial
+        name, inertial = link.get("name"), link.find("inertial")
+        if name is None or inertial is None:
+            continue
+        mass = inertial.find("mass")
+        if mass is not None and mass.get("value") is not None and inertial.find("inertia") is not None:
+            found[name] = inertial
     return found
 
 
 def _inertial_element(inertial: ET.Element) -> ET.Element:
+    """An MJCF <inertial> from a URDF one that _urdf_inertials kept."""
     origin = inertial.find("origin")
     xyz = [float(v) for v in (origin.get("xyz", "0 0 0") if origin is not None else "0 0 0").split()]
     rpy = [float(v) for v in (origin.get("rpy", "0 0 0") if origin is not None else "0 0 0").split()]
-    mass = max(float(inertial.find("mass").get("value")), 1e-4)
-    i = inertial.find("inertia")
-    get = lambda key: float(i.get(key, 0.0))  # noqa: E731
+    mass_element, inertia = inertial.find("mass"), inertial.find("inertia")
+    assert mass_element is not None and inertia is not None  # _urdf_inertials keeps only inertials with both
+    mass = max(float(mass_element.attrib["value"]), 1e-4)
+    get = lambda key: float(inertia.get(key, 0.0))  # noqa: E731
     tensor = np.array([[get("ixx"), get("ixy"), get("ixz")], [get("ixy"), get("iyy"), get("iyz")],
                        [get("ixz"), get("iyz"), get("izz")]])
     rotation = Rotation.from_euler("xyz", rpy).as_matrix()
@@ -174,12 +185,12 @@ class PartBuilder:
         mimic = self.mimics.get(joint.name)
         if driven or (mimic is not None and mimic.joint in self.driven):
             kind = "slide" if joint.type == "prismatic" else "hinge"
-            limits = joint.limits
+            limits = _limits(joint)
             attributes = {"name": self.name(joint.name), "type": kind, "axis": _fmt(joint.axis),
                           "armature": f"{HAND_ARMATURE if self.is_hand else ARM_ARMATURE}"}
             if math.isfinite(limits.lower) and math.isfinite(limits.upper):
                 attributes["range"] = _fmt([limits.lower, limits.upper])
-            ET.SubElement(child, "joint", **attributes)
+            ET.SubElement(child, "joint", attributes)
             if mimic is not None:
                 self.equalities.append(ET.Element(
                     "joint", joint1=self.name(joint.name), joint2=self.name(mimic.joint),
@@ -205,28 +216,26 @@ class PartBuilder:
         density = HAND_DENSITY_KG_M3 if self.is_hand else ARM_DENSITY_KG_M3
         ends = bone_ends_m(kept)
         if self.palm is not None and link == self.palm.link:
-            self._palm(body, contact, density)
+            self._palm(body, self.palm, contact, density)
             return True
         added = False
         for index, end in enumerate(ends):
             radius = bone_radius_m(self.part.role, float(np.linalg.norm(end)))
             extra = {"class": GRIP_CLASS} if self.is_hand else {}
-            ET.SubElement(body, "geom", name=f"{self.name(link)}/bone{index}", type="capsule",
+            ET.SubElement(body, "geom", {**contact, **extra}, name=f"{self.name(link)}/bone{index}", type="capsule",
                           fromto=_fmt([0, 0, 0, *end]), size=f"{radius}", density=f"{density}",
-                          rgba=("0.95 0.6 0.3 1" if self.is_hand else "0.75 0.78 0.85 1"), **contact, **extra)
+                          rgba=("0.95 0.6 0.3 1" if self.is_hand else "0.75 0.78 0.85 1"))
             added = True
         return added
 
-    def _palm(self, body: ET.Element, contact: dict, density: float) -> None:
+    def _palm(self, body: ET.Element, palm: PalmBox, contact: dict[str, str], density: float) -> None:
         """The palm box replaces the palm link's bones."""
-        palm = self.palm
-        orientation = {}
+        attributes = {"class": GRIP_CLASS, **contact}
         if not np.allclose(palm.rotation, np.eye(3), atol=1e-9):
             x, y, z, w = Rotation.from_matrix(palm.rotation).as_quat()
-            orientation["quat"] = _fmt([w, x, y, z])
-        ET.SubElement(body, "geom", name=f"{self.name('palm')}", type="box", pos=_fmt(palm.centre_m),
-                      size=_fmt(palm.half_size_m), **orientation, density=f"{density}", rgba="0.95 0.6 0.3 1",
-                      **{"class": GRIP_CLASS}, **contact)
+            attributes["quat"] = _fmt([w, x, y, z])
+        ET.SubElement(body, "geom", attributes, name=f"{self.name('palm')}", type="box", pos=_fmt(palm.centre_m),
+                      size=_fmt(palm.half_size_m), density=f"{density}", rgba="0.95 0.6 0.3 1")
 
 
 def add_wrist_camera(worldbody: ET.Element, rig: Rig, name: str, baseline_m: float = 0.0) -> None:
@@ -238,6 +247,7 @@ def add_wrist_camera(worldbody: ET.Element, rig: Rig, name: str, baseline_m: flo
                          "view (top, front, side, oblique)")
     pose = PartBody(hand, None).wrist_camera_pose()
     body = worldbody.find(f".//body[@name='hand/{hand.model.description.root_link}']")
+    assert body is not None, "add_robot emits the hand before its wrist camera"
     right, up = pose[:3, 0], -pose[:3, 1]  # MuJoCo cameras look along their -z with y up
     ET.SubElement(body, "camera", name=name, pos=_fmt(pose[:3, 3]), xyaxes=_fmt([*right, *up]),
                   fovy=f"{WRIST_CAMERA_FOVY_DEG}", ipd=repr(float(baseline_m)))
@@ -269,7 +279,7 @@ def arm_base_height_m(rig: Rig) -> float:
 def actuator_gains(part: RigPart) -> list[tuple[float, float]]:
     """(kp, force limit) per driven joint: full URDF effort at a fixed position error."""
     error = HAND_FULL_EFFORT_ERROR_RAD if part.role == "hand" else ARM_FULL_EFFORT_ERROR_RAD
-    efforts = {j.name: j.limits.effort for j in part.model.description.actuated_joints}
+    efforts = {j.name: _limits(j).effort for j in part.model.description.actuated_joints}
     gains = []
     for joint in part.joints:
         effort = efforts[joint]
@@ -294,7 +304,9 @@ def add_robot(worldbody: ET.Element, actuators: ET.Element, equality: ET.Element
         builders["hand"] = PartBuilder(hand)
         mount = rig.hand_mount
         if arm is not None and arm.mount_frame is not None:
-            parent = arm_root.find(f".//body[@name='{builders['arm'].name(arm.mount_frame)}']")
+            mount_body = arm_root.find(f".//body[@name='{builders['arm'].name(arm.mount_frame)}']")
+            assert mount_body is not None, "kept_arm_links keeps the path to the mount frame"
+            parent = mount_body
         else:  # a hand alone (or on an arm without a mount frame): welded where asked, or at the arm's base
             parent = worldbody if arm is None else arm_root
             if free_hand_pose is not None:
@@ -305,7 +317,7 @@ def add_robot(worldbody: ET.Element, actuators: ET.Element, equality: ET.Element
             hand_root.insert(0, ET.Element("freejoint", name="hand/free"))
             ET.SubElement(worldbody, "body", name=HAND_TARGET_BODY, mocap="true", pos=_fmt(mount[:3, 3]),
                           quat=_fmt((w, x, y, z)))
-            equality.append(ET.Element("weld", body1=HAND_TARGET_BODY, body2=hand_root.get("name"),
+            equality.append(ET.Element("weld", body1=HAND_TARGET_BODY, body2=hand_root.attrib["name"],
                                        solref=HAND_WELD_SOLREF))
     for builder in builders.values():
         for element in builder.equalities:

@@ -77,7 +77,7 @@ class OperatorExpert:
         self.controller.state_machine.press("L2")
         self._person(np.random.default_rng([world.episode_seed, PERSON_STREAM]))
         self._phase, self._from = "", self._posture(OPEN_HAND)
-        self._correction = np.zeros(3)
+        self._correction: np.ndarray = np.zeros(3)
         self._to = self._from
 
     def _person(self, rng: np.random.Generator) -> None:
@@ -124,5 +124,7 @@ class OperatorExpert:
     def act(self, world) -> dict[str, np.ndarray]:
         # The control chain runs on the world's clock: its filters see simulated time, whatever the machine's speed.
         world_ns = int(world.time_s * 1e9)
+        if self.controller is None:
+            raise RuntimeError("OperatorExpert.act() before reset(world): reset it at each episode's start")
         return self.controller.step(self.frame(world, world_ns), world_ns,
                                     lambda: {role: world.joint_positions(role) for role in self.rig.parts})

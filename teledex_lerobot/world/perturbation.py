@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ConfigError
+
 # How fast the offset fades in a precise phase: its half-life.
 FADE_HALF_LIFE_S = 0.1
 # The stream the perturbation draws from, beside the layout's (seed alone) and the randomisation's (1).
@@ -29,9 +31,10 @@ class PerturbationConfig:
 
     def validate(self) -> None:
         if self.arm_std_rad < 0 or self.hand_std_rad < 0 or self.correlation_time_s <= 0:
-            raise ValueError("teleop.perturbation: arm_std_rad and hand_std_rad >= 0, correlation_time_s > 0")
+            raise ConfigError(f"teleop.perturbation needs arm_std_rad and hand_std_rad >= 0 and correlation_time_s > 0 "
+                              f"(got {self.arm_std_rad}, {self.hand_std_rad}, {self.correlation_time_s})")
         if not 0 <= self.episode_share <= 1:
-            raise ValueError(f"teleop.perturbation.episode_share must be in [0, 1] (got {self.episode_share})")
+            raise ConfigError(f"teleop.perturbation.episode_share must be in [0, 1] (got {self.episode_share})")
 
     @property
     def enabled(self) -> bool:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from ..errors import ConfigError
+
 # The stream the randomisation draws from, beside the layout's (seed alone).
 STREAM = 1
 
@@ -31,9 +33,10 @@ class RandomizationConfig:
         for name in ("mass_scale", "friction_scale"):
             low_high = getattr(self, name)
             if len(low_high) != 2 or not 0 < low_high[0] <= low_high[1]:
-                raise ValueError(f"world.randomize.{name} must be [low, high] with 0 < low <= high (got {low_high})")
+                raise ConfigError(f"world.randomize.{name} must be [low, high] with 0 < low <= high, e.g. [0.8, 1.2] "
+                                  f"(got {low_high})")
         if self.layout_spread < 0:
-            raise ValueError(f"world.randomize.layout_spread must be >= 0 (got {self.layout_spread})")
+            raise ConfigError(f"world.randomize.layout_spread must be >= 0 (got {self.layout_spread})")
 
     @property
     def varies_model(self) -> bool:
@@ -67,13 +70,15 @@ class Randomizer:
         model.light_diffuse[:] = nominal["light_diffuse"]
         drawn: dict = {}
         masses = {}
+        mass_low, mass_high = config.mass_scale
         for body in self.free_bodies:
-            factor = rng.uniform(*config.mass_scale)
+            factor = rng.uniform(mass_low, mass_high)
             model.body_mass[body] *= factor
             model.body_inertia[body] *= factor
             masses[model.body(body).name] = round(float(model.body_mass[body]), 6)
         drawn["mass_kg"] = masses
-        friction = rng.uniform(*config.friction_scale)
+        friction_low, friction_high = config.friction_scale
+        friction = rng.uniform(friction_low, friction_high)
         model.geom_friction[self.grip_geoms, 0] *= friction
         drawn["friction"] = round(float(model.geom_friction[self.grip_geoms[0], 0]), 6)
         if config.colors:

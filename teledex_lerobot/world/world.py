@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass, field
 import mujoco
 import numpy as np
 
-from ..geometry.camera import VIEWS, WRIST_VIEW
+from ..errors import ConfigError
+from ..geometry.camera import WRIST_VIEW, view_pose
 from ..rig import Rig
 from .mjcf import (
     GRIP_CLASS,
@@ -33,7 +34,7 @@ TABLE_FAR_EDGE_M = 0.9
 TABLE_HALF_WIDTH_M = 0.6
 TABLE_THICKNESS_M = 0.04
 FLOOR_M = -0.75  # what falls off the table lands here
-CAMERA_FOVY_DEG = 55.0  # as the stick-figure camera (robots/lerobot_robot_teledex/rig_renderer.py)
+CAMERA_FOVY_DEG = 55.0  # as the stick-figure camera (robots/lerobot_robot_teledex/cameras/rig_renderer.py)
 # How the world's time passes (world/devices.py): with the wall clock, one control period per recorded tick, or
 # whichever suits who drives (teledex-record: lockstep for a scripted teleoperator, real time for a person).
 REAL_TIME, LOCKSTEP, AUTO = "real_time", "lockstep", "auto"
@@ -55,14 +56,16 @@ class ContactConfig:
 
     def validate(self) -> None:
         if self.cone not in ("elliptic", "pyramidal"):
-            raise ValueError(f"world.contact.cone must be 'elliptic' or 'pyramidal' (got {self.cone!r})")
+            raise ConfigError(f"world.contact.cone must be 'elliptic' or 'pyramidal' (got {self.cone!r})")
         if self.impratio < 1 or self.noslip_iterations < 0 or not 0 < self.timestep_s <= 0.01:
-            raise ValueError("world.contact: impratio >= 1, noslip_iterations >= 0, 0 < timestep_s <= 0.01")
+            raise ConfigError(f"world.contact needs impratio >= 1, noslip_iterations >= 0, 0 < timestep_s <= 0.01 (got "
+                              f"{self.impratio}, {self.noslip_iterations}, {self.timestep_s})")
         if self.friction <= 0 or self.condim not in (3, 4, 6):
-            raise ValueError("world.contact: friction > 0 and condim one of 3, 4, 6")
+            raise ConfigError(f"world.contact needs friction > 0 and condim one of 3, 4, 6 (got {self.friction}, "
+                              f"{self.condim})")
         if self.solref_timeconst_s < 2 * self.timestep_s:
-            raise ValueError(f"world.contact.solref_timeconst_s must be >= 2 timesteps ({2 * self.timestep_s} s); "
-                             "MuJoCo would silently clamp it")
+            raise ConfigError(f"world.contact.solref_timeconst_s must be >= 2 timesteps ({2 * self.timestep_s} s; got "
+                              f"{self.solref_timeconst_s}): MuJoCo would silently clamp it")
 
 
 @dataclass
@@ -88,29 +91,13 @@ class WorldConfig:
         self.contact.validate()
         self.randomize.validate()
         if self.clock not in CLOCKS:
-            raise ValueError(f"world.clock must be one of {', '.join(CLOCKS)} (got {self.clock!r})")
+            raise ConfigError(f"world.clock must be one of {', '.join(CLOCKS)} (got {self.clock!r})")
 
 
 def object_state_names(task_name: str) -> list[str]:
     """Names of a task's object-state values (position m, quaternion wxyz per object), in World.object_state()
     order."""
     return [f"{name}_{c}" for name in make_task(task_name).objects for c in ("x", "y", "z", "qw", "qx", "qy", "qz")]
-
-
-def camera_pose(view: str, centre_m: np.ndarray, distance_m: float = CAMERA_DISTANCE_M) -> np.ndarray:
-    """4x4 pose of a camera's optical frame (x right, y down, z forward) looking at centre_m from a named view."""
-    if view not in VIEWS:
-        raise ValueError(f"Unknown camera view {view!r}; choose one of {sorted([*VIEWS, WRIST_VIEW])}")
-    direction, up_hint = (np.asarray(v, dtype=float) for v in VIEWS[view])
-    direction /= np.linalg.norm(direction)
-    forward = -direction
-    right = np.cross(forward, up_hint)
-    right /= np.linalg.norm(right)
-    down = np.cross(forward, right)
-    pose = np.eye(4)
-    pose[:3, :3] = np.stack([right, down, forward], axis=1)
-    pose[:3, 3] = np.asarray(centre_m, dtype=float) + distance_m * direction
-    return pose
 
 
 def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[str, str],
@@ -165,7 +152,7 @@ def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[
         if view == WRIST_VIEW:
             add_wrist_camera(worldbody, rig, name, baseline_m)
             continue
-        pose = camera_pose(view, task.workspace_centre_m())
+        pose = view_pose(view, task.workspace_centre_m(), CAMERA_DISTANCE_M)
         right, up = pose[:3, 0], -pose[:3, 1]
         ET.SubElement(worldbody, "camera", name=name, pos=" ".join(f"{v:.6g}" for v in pose[:3, 3]),
                       xyaxes=" ".join(f"{v:.6g}" for v in (*right, *up)), fovy=f"{CAMERA_FOVY_DEG}",

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from lerobot.teleoperators import TeleoperatorConfig
 
+from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.presets import PartSpec, load_preset
 from teledex_lerobot.rig import Rig
 from teledex_lerobot.station import describe, find_station
@@ -35,10 +36,10 @@ class TeledexRigTeleopConfig(TeleoperatorConfig):
             return {"": Rig.from_preset(load_preset(self.preset))}
         station = find_station(self.station)
         if station is None or station.rigs is None:
-            raise ValueError(f"No rig to drive: no TeleDex robot in {describe(self.station)}. Build the robot first "
-                             "(lerobot-record, lerobot-teleoperate and teledex-record do; the teleoperator then drives "
-                             "the robot's rig) with the same --robot.station as --teleop.station, or give the "
-                             "teleoperator one: --teleop.preset=<preset> or --teleop.arm_model / hand_model.")
+            raise ConfigError(f"No rig to drive: no TeleDex robot in {describe(self.station)}. Build the robot first "
+                              "(lerobot-record, lerobot-teleoperate and teledex-record do; the teleoperator then "
+                              "drives the robot's rig) with the same --robot.station as --teleop.station, or give the "
+                              "teleoperator one: --teleop.preset=<preset> or --teleop.arm_model / hand_model.")
         return {prefix: Rig.from_parts(parts.arm, parts.hand, parts.hand_mount)
                 for prefix, parts in station.rigs.items()}
 
@@ -46,6 +47,6 @@ class TeledexRigTeleopConfig(TeleoperatorConfig):
         """The single rig driven; several followers need `rigs()`."""
         rigs = self.rigs()
         if list(rigs) != [""]:
-            raise ValueError(f"The robot has several followers ({', '.join(p.rstrip('_') for p in rigs)}); this "
-                             "teleoperator drives one rig: give it --teleop.preset or --teleop.arm_model/hand_model.")
+            raise ConfigError(f"The robot has several followers ({', '.join(p.rstrip('_') for p in rigs)}); this "
+                              "teleoperator drives one rig: give it --teleop.preset or --teleop.arm_model/hand_model.")
         return rigs[""]

@@ -106,7 +106,8 @@ class TeledexXRConfig(TeledexInputConfig):
             raise ConfigError(f"view_hz must be in 0..120 (frames per second to the page; 0 = none), got "
                               f"{self.view_hz}")
         if not 0 <= self.view_port <= 65535:
-            raise ConfigError(f"view_port must be a TCP port (0 = no view page), got {self.view_port}")
+            raise ConfigError(f"--teleop.view_port={self.view_port} is no TCP port: give one from 1 to 65535, or 0 "
+                              "for no view page")
 
 
 @TeleoperatorConfig.register_subclass("teledex_keypoints")

@@ -23,10 +23,13 @@ current one go (a new pairing URL for the WebXR page).
 import logging
 import math
 import time
-from functools import cached_property
+from functools import cached_property, partial
+from typing import NamedTuple
 
+import numpy as np
 from lerobot.teleoperators import Teleoperator
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
+from lerobot.utils.errors import DeviceNotConnectedError
 from lerobot.utils.keyboard_input import create_key_listener
 
 from teledex_lerobot.clock import now_ns
@@ -51,6 +54,14 @@ from .config_teledex_input import TeledexGloveConfig, TeledexInputConfig, Telede
 logger = logging.getLogger(__name__)
 STATUS_PERIOD_NS = 200_000_000  # how often headset pages get the teleop's status (and at once on a change)
 HAND_OVER_KEY = "h"  # the console key that lets the current operator's input go (see hand_over)
+
+
+class _Connection(NamedTuple):
+    """What an input has from connect() to disconnect()."""
+
+    receiver: InputReceiver
+    source: InputSource
+    station: Station  # its robot's, or its own
 
 
 class TeledexInputTeleop(Teleoperator):
@@ -88,16 +99,14 @@ class TeledexInputTeleop(Teleoperator):
     def followers(self) -> dict[str, RigController]:
         """The controller of each rig driven, by key prefix ("" for a single rig). Built on first use when the rig is
         the robot's: lerobot-teleoperate builds the teleoperator before the robot."""
-        if self._followers is None:
-            self._set_up()
-        return self._followers
+        return self._followers if self._followers is not None else self._set_up()
 
     @property
     def control(self) -> ControlConfig:
         """The (first) follower's control config: it also sets the buttons, keyboard keys, gestures and start."""
         return next(iter(self.followers.values())).config
 
-    def _set_up(self) -> None:
+    def _set_up(self) -> dict[str, RigController]:
         config = self.config
         if config.followers:
             rigs = {f"{name}_": Rig.from_preset(load_preset(preset)) for name, preset in config.followers.items()}
@@ -115,6 +124,7 @@ class TeledexInputTeleop(Teleoperator):
         self.pinches = PinchButtons(first.pinch_close_m, first.pinch_open_m)
         self.diagnostics = Diagnostics(first.diagnostics_period_s)
         self._followers = followers
+        return followers
 
     def _control_config(self, own: str | None) -> ControlConfig:
         """The follower's control config (or the teleop's, or the device's default), with the command line's
@@ -143,6 +153,12 @@ class TeledexInputTeleop(Teleoperator):
     @property
     def is_connected(self) -> bool:
         return self.receiver is not None
+
+    @property
+    def _connection(self) -> _Connection:
+        if self.receiver is None or self._source is None or self.station is None:
+            raise DeviceNotConnectedError(f"{self} is not connected: call connect() first")
+        return _Connection(self.receiver, self._source, self.station)
 
     @property
     def is_calibrated(self) -> bool:
@@ -230,20 +246,22 @@ class TeledexInputTeleop(Teleoperator):
         self.episodes += 1
         self._episode_ends_ns = self.clock() + int(duration_s * 1e9)
 
-    def _measured(self, prefix: str, controller: RigController):
-        parts = {role: self.station.read_measured([prefix + key for key in part.keys], self._connected_ns)
+    def _measured(self, prefix: str, controller: RigController) -> dict[str, np.ndarray] | None:
+        station = self._connection.station
+        parts = {role: station.read_measured([prefix + key for key in part.keys], self._connected_ns)
                  for role, part in controller.rig.parts.items()}
-        return None if any(q is None for q in parts.values()) else parts
+        measured = {role: q for role, q in parts.items() if q is not None}
+        return measured if len(measured) == len(parts) else None
 
     def _check_rig(self) -> None:
         """Once the robot has published its measured pose: its keys must be ours, or nothing is commanded."""
-        published = self.station.keys_published_since(self._connected_ns)
+        published = self._connection.station.keys_published_since(self._connected_ns)
         if not published:
             return
         if published != set(self.action_features):
-            raise ValueError(f"{self} drives {list(self.action_features)}, but the robot measures {sorted(published)}: "
-                             "they are different rigs. Leave --teleop.preset (and arm_model/hand_model) empty to drive "
-                             "the robot's own rig.")
+            raise ConfigError(f"{self} drives {list(self.action_features)}, but the robot measures "
+                              f"{sorted(published)}: they are different rigs. Leave --teleop.preset (and arm_model/"
+                              "hand_model) empty to drive the robot's own rig.")
         self._rig_checked = True
 
     @check_if_not_connected
@@ -252,13 +270,14 @@ class TeledexInputTeleop(Teleoperator):
         if not self._rig_checked:
             self._check_rig()
         now = self.clock()
-        frame = self.receiver.latest()
+        connection = self._connection
+        frame = connection.receiver.latest()
         if self.auto_start and self.state_machine.state == TeleopState.ZERO_POS and all(
                 c.at(c.home, c.config.zero_pose_tolerance_rad) for c in self.followers.values()):
             self.state_machine.press("L2")
         action, ik_s = {}, 0.0
         for prefix, controller in self.followers.items():
-            commands = controller.step(frame, now, lambda p=prefix, c=controller: self._measured(p, c))
+            commands = controller.step(frame, now, partial(self._measured, prefix, controller))
             ik_s += controller.last_ik_s
             action.update({prefix + key: value for key, value in controller.rig.join(commands).items()})
         self.frame = frame
@@ -266,7 +285,7 @@ class TeledexInputTeleop(Teleoperator):
         stale = any(c.stale for c in self.followers.values())
         self.diagnostics.add_tick(time.perf_counter() - started, ik_s, stale)
         self._report(frame, now, stale)
-        view = self.station.live_view
+        view = connection.station.live_view
         if view is not None:
             view.operator(frame, self.state_machine.state.value, stale)
         return action
@@ -281,22 +300,24 @@ class TeledexInputTeleop(Teleoperator):
     def _report(self, frame, now: int, stale: bool) -> None:
         analog = frame.analog if frame is not None else {}
         state, activity = self.state_machine.state.value, self.activity
+        receiver, source, _ = self._connection
         line = self.diagnostics.maybe_report(
             now, input_age_ms=None if frame is None else (now - frame.received_ns) / 1e6,
-            packets=self.receiver.packets, parse_failures=self.receiver.parse_failures,
+            packets=receiver.packets, parse_failures=receiver.parse_failures,
             triggers=(analog.get("left_trigger", 0.0), analog.get("right_trigger", 0.0)), stale=stale, state=state,
             arm=activity)
         if line is not None:
             logger.info(self.input_diagnostics())
-        source = self._source.display
-        if source is None:
+        display = source.display
+        if display is None:
             return
         grasps = [c.strategy.grasps.name for c in self.followers.values() if c.strategy.grasps is not None]
         left_s = None if self._episode_ends_ns is None else max(0, math.ceil((self._episode_ends_ns - now) / 1e9))
         shown = (state, stale, activity, self.episodes, left_s, *grasps)
-        if shown != self._status_shown or now - self._status_sent_ns >= STATUS_PERIOD_NS:
+        sent_ns = self._status_sent_ns
+        if shown != self._status_shown or sent_ns is None or now - sent_ns >= STATUS_PERIOD_NS:
             self._status_sent_ns, self._status_shown = now, shown
-            source.publish_status({
+            display.publish_status({
                 "state": state, "stale": stale, "arm": activity,
                 "engaged": activity == "following" and state == TeleopState.TELEOPERATION.value,
                 "holding": any(c.activity.startswith("holding") for c in self.followers.values()),
@@ -307,7 +328,7 @@ class TeledexInputTeleop(Teleoperator):
         # a quarter period early is on time: a loop ticking at view_hz sends every tick despite its jitter
         if self.config.view_hz > 0 and now - self._view_sent_ns >= 0.75e9 / self.config.view_hz:
             self._view_sent_ns = now
-            self._show_view(source, now)
+            self._show_view(display, now)
 
     def _show_view(self, source: OperatorDisplay, now: int) -> None:
         """The robot's newest camera frames, each with its calibration, and its drawing (measured with what it
@@ -316,7 +337,7 @@ class TeledexInputTeleop(Teleoperator):
         prefix, controller = next(iter(self.followers.items()))
         if self._scene is None:
             self._scene = HeadsetScene(controller.rig)
-        station, scene = self.station, self._scene
+        station, scene = self._connection.station, self._scene
         view = station.latest_view(self._connected_ns)
         measured, commanded = self._measured(prefix, controller), dict(controller.last_sent)
         touching = view.touching if view is not None else frozenset()
@@ -334,10 +355,11 @@ class TeledexInputTeleop(Teleoperator):
         left out of the newest sample and why, and how much later than captured it arrived (beyond the link's
         minimum)."""
         frame = self.frame
-        parts = [*self._source.diagnostics(), f"bad_fields={self.receiver.bad_fields}",
+        receiver, source, _ = self._connection
+        parts = [*source.diagnostics(), f"bad_fields={receiver.bad_fields}",
                  # every follower sees the same poses: the strictest bounds' count
                  f"implausible_poses={max(c.implausible_poses for c in self.followers.values())}"]
-        if frame is not None:
+        if frame is not None and frame.capture_ns is not None:
             parts.append(f"input_delay_ms={(frame.received_ns - frame.capture_ns) / 1e6:.1f}")
             if frame.invalid_devices:
                 parts.append("invalid=" + ",".join(f"{k}({v})" for k, v in frame.invalid_devices.items()))
@@ -347,11 +369,12 @@ class TeledexInputTeleop(Teleoperator):
     def send_feedback(self, feedback: dict) -> None:
         """A loop that passes the robot's observation here gives the controllers its measured pose (TeleDex robots
         publish it themselves, in the station); other keys are ignored. No haptics yet."""
-        self.station.publish_measured({key: feedback[key] for key in self.action_features if key in feedback})
+        self._connection.station.publish_measured({key: feedback[key] for key in self.action_features
+                                                   if key in feedback})
 
     @check_if_not_connected
     def disconnect(self) -> None:
-        self._source.stop()
+        self._connection.source.stop()
         if self._recorder is not None:
             self._recorder.close()
         if self._key_listener is not None:

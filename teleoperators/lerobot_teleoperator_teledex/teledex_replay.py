@@ -1,6 +1,7 @@
 """Replay teleoperator: a recorded input file, played in real time through the same parser and control chain as the
 live device that sent it."""
 
+from teledex_lerobot.errors import DataError
 from teledex_lerobot.inputs import PARSERS
 from teledex_lerobot.inputs.datagram_file import datagram_file_path, read_header
 
@@ -21,7 +22,8 @@ class TeledexReplay(TeledexInputTeleop):
         path = datagram_file_path(config.replay_file)
         header = read_header(path)
         if header["parser"] not in PARSERS:
-            raise ValueError(f"{path}: its parser {header['parser']!r} is not one of {sorted(PARSERS)}")
+            raise DataError(f"{path}: its parser {header['parser']!r} is not one of {sorted(PARSERS)}: give "
+                            "--teleop.replay_file a file recorded by a TeleDex input (record_to)")
         self.parser = header["parser"]
         self.default_control = header.get("control") or DEVICE_CONTROLS[self.parser]
         super().__init__(config)

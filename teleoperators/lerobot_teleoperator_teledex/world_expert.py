@@ -17,12 +17,15 @@ from functools import cached_property
 
 from lerobot.teleoperators import Teleoperator, TeleoperatorConfig
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
+from lerobot.utils.errors import DeviceNotConnectedError
 
+from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.station import Station, join_station
 from teledex_lerobot.world.devices import WorldRunner
 from teledex_lerobot.world.expert import ScriptedExpert
 from teledex_lerobot.world.operator_expert import OperatorExpert
 from teledex_lerobot.world.perturbation import PerturbationConfig, TargetPerturbation
+from teledex_lerobot.world.world import World
 
 from .config_rig import TeledexRigTeleopConfig
 
@@ -46,7 +49,7 @@ class TeledexWorldExpertConfig(TeledexRigTeleopConfig):
 
     def __post_init__(self):
         if self.route not in ROUTES:
-            raise ValueError(f"route must be one of {ROUTES} (got {self.route!r})")
+            raise ConfigError(f"--teleop.route={self.route!r}: choose one of {', '.join(ROUTES)}")
         self.perturbation.validate()
 
 
@@ -58,7 +61,7 @@ class TeledexWorldExpert(Teleoperator):
         super().__init__(config)
         self.config = config
         self.rig = config.rig()
-        self.expert = None
+        self.expert: ScriptedExpert | OperatorExpert | None = None  # made for the world it first reads
         self.connected = False
         self.sample_capture_ns: int | None = None
         self.episodes_started = 0
@@ -99,11 +102,17 @@ class TeledexWorldExpert(Teleoperator):
         self.expert = None
         self._planned_episode: int | None = None
 
-    def _expert_for(self, world):
+    def _expert_for(self, world: World) -> ScriptedExpert | OperatorExpert:
         if self.expert is None:
             scripted = ScriptedExpert(self.rig, world.config.task)
             self.expert = scripted if self.config.route == "joints" else OperatorExpert(self.rig, scripted)
         return self.expert
+
+    @property
+    def _station(self) -> Station:
+        if self.station is None:
+            raise DeviceNotConnectedError(f"{self} is not connected: call connect() first")
+        return self.station
 
     def attach_world(self, runner: WorldRunner) -> None:
         """The world to read (teledex-record passes the robot's); without, the one of the robot in its station."""
@@ -111,21 +120,22 @@ class TeledexWorldExpert(Teleoperator):
 
     @check_if_not_connected
     def get_action(self) -> dict[str, float]:
-        runner = self.runner or self.station.world()
+        runner = self.runner or self._station.world()
         world = runner.world
-        self._expert_for(world)
+        expert = self._expert_for(world)
         with world.lock:
-            if self._planned_episode is not None and self.config.lay_out_next_episode and self._finished(world):
+            if self._planned_episode is not None and self.config.lay_out_next_episode and \
+                    self._finished(world, expert):
                 runner.reset_episode()
             if world.episode_index != self._planned_episode:
-                self.expert.reset(world)
+                expert.reset(world)
                 self.perturbation.reset(world.episode_seed)
                 self._planned_episode = world.episode_index
                 self._episode_start_s = world.time_s
                 self.episodes_started += 1
                 self._tick_s = world.time_s
-            targets = self.expert.act(world)
-            self._precise = self.expert.precise_phase
+            targets = expert.act(world)
+            self._precise = expert.precise_phase
             self._last_tick_s, self._tick_s = self._tick_s, world.time_s
         self.sample_capture_ns = runner.clock.now_ns()
         return self.rig.join(targets)
@@ -142,9 +152,9 @@ class TeledexWorldExpert(Teleoperator):
                                            {r: p.upper for r, p in parts.items()})
         return self.rig.join(executed)
 
-    def _finished(self, world) -> bool:
+    def _finished(self, world: World, expert: ScriptedExpert | OperatorExpert) -> bool:
         elapsed = world.time_s - self._episode_start_s
-        plan_s = self.expert.plan_duration_s
+        plan_s = expert.plan_duration_s
         return elapsed >= min(world.task.episode_s, plan_s + self.config.settle_s)
 
     def send_feedback(self, feedback: dict) -> None:

@@ -15,6 +15,7 @@ from teledex_lerobot.control.relative_arm import CartesianRelativeArm
 from teledex_lerobot.control.rig_controller import RigController
 from teledex_lerobot.control.state_machine import ButtonKeys, TeleopState, TeleopStateMachine
 from teledex_lerobot.control.strategy import RigStrategy
+from teledex_lerobot.errors import UserError
 from teledex_lerobot.inputs.frame import OperatorFrame
 from teledex_lerobot.operator.poses import FIST
 from teledex_lerobot.presets import PartSpec, load_preset
@@ -157,7 +158,7 @@ def test_starts_where_the_robot_is_and_emergency_holds_there(rig):
     """No command before the measured pose is known; Emergency holds the measured pose exactly, whatever the
     input; ZeroPos, asked for, then ramps home."""
     controller = RigController(rig, ControlConfig.load("xr_hybrid"))
-    with pytest.raises(RuntimeError, match="measured pose is unknown"):
+    with pytest.raises(UserError, match="measured pose is unknown"):
         controller.step(frame(0), 0, unknown_pose)
     standing = {"arm": rig.parts["arm"].home + 0.3, "hand": rig.parts["hand"].home + 0.1}
     for t in range(10):

@@ -18,8 +18,8 @@ from device_harness import (
 )
 from piper_sdk import C_PiperInterface_V2
 
-from lerobot_robot_teledex.config_teledex import TeledexConfig
-from lerobot_robot_teledex.teledex_robot import Teledex
+from lerobot_robot_teledex.robots.config_teledex import TeledexConfig
+from lerobot_robot_teledex.robots.teledex_robot import Teledex
 from teledex_lerobot.can.port import CanPortConfig
 from teledex_lerobot.cli import doctor
 from teledex_lerobot.clock import now_ns

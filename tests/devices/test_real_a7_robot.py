@@ -4,8 +4,8 @@ driver against both simulators: the same features as backend=sim, and it moves."
 import pytest
 from device_harness import RELAXED_FEEDBACK_TIMEOUT_MS, unique_channel, wait_until
 
-from lerobot_robot_teledex.config_teledex import TeledexConfig
-from lerobot_robot_teledex.teledex_robot import Teledex
+from lerobot_robot_teledex.robots.config_teledex import TeledexConfig
+from lerobot_robot_teledex.robots.teledex_robot import Teledex
 from teledex_lerobot.can.port import CanPortConfig
 from teledex_lerobot.devices.linker_a7.simulator import A7SimConfig, A7Simulator
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator

@@ -7,9 +7,9 @@ import pytest
 from device_harness import RELAXED_FEEDBACK_TIMEOUT_MS, unique_channel, wait_until
 from piper_sdk import C_PiperInterface_V2
 
-from lerobot_robot_teledex.config_teledex import TeledexConfig, TeledexHandConfig
-from lerobot_robot_teledex.followers import TeledexFollowers, TeledexFollowersConfig
-from lerobot_robot_teledex.teledex_robot import Teledex, TeledexHand
+from lerobot_robot_teledex.robots.config_teledex import TeledexConfig, TeledexHandConfig
+from lerobot_robot_teledex.robots.followers import TeledexFollowers, TeledexFollowersConfig
+from lerobot_robot_teledex.robots.teledex_robot import Teledex, TeledexHand
 from teledex_lerobot.can.port import CanPortConfig
 from teledex_lerobot.devices.agilex.simulator import PiperSimConfig, PiperSimulator
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator

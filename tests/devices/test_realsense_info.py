@@ -19,7 +19,7 @@ import realsense_playback as playback  # noqa: E402  (imports librealsense, star
 from lerobot.cameras.realsense import RealSenseCamera, RealSenseCameraConfig  # noqa: E402
 from realsense_playback import FPS, HEIGHT, SERIAL, WIDTH  # noqa: E402
 
-from lerobot_robot_teledex.camera_info import camera_info  # noqa: E402
+from lerobot_robot_teledex.cameras.camera_info import camera_info  # noqa: E402
 
 PLAYBACK = Path(playback.__file__)
 

@@ -29,7 +29,7 @@ from lerobot.datasets.depth_utils import dequantize_depth, quantize_depth  # noq
 from realsense_playback import FPS, RGBD, SERIAL, rgbd_wall_units  # noqa: E402
 
 from lerobot_robot_teledex import TeledexConfig  # noqa: E402
-from lerobot_robot_teledex.config_realsense_camera import TeledexRealSenseCameraConfig  # noqa: E402
+from lerobot_robot_teledex.cameras.config_realsense_camera import TeledexRealSenseCameraConfig  # noqa: E402
 from teledex_lerobot.recording.lerobot_dataset import read_depth_video  # noqa: E402
 from teledex_lerobot.storage.native import load_native_episode, native_episode_dirs  # noqa: E402
 

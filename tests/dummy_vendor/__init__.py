@@ -1,6 +1,8 @@
 """A dummy vendor, laid out as every vendor folder under teledex_lerobot/devices/ is: its kinematic model
-(acme_gripper.urdf), CAN protocol, settings, driver and wire-protocol simulator, declared in VENDOR. Adding it to
-teledex_lerobot/devices/registry.py's VENDORS line (the test calls register_vendor instead) is all it takes."""
+(acme_gripper.urdf), CAN protocol, settings, driver and wire-protocol simulator, declared in VENDOR. Its gripper is
+given by its URDF path: the test registers the vendor with register_vendor. Its hand, acme_hand, is described
+(hand/acme_hand.yaml, with the folder beside it): copied into configs/hands/, the descriptor brings the vendor into
+the registry by naming this module, as docs/extending.md's hand recipe says."""
 
 from pathlib import Path
 
@@ -23,5 +25,9 @@ def _tactile(settings: AcmeConfig) -> TactileLayout | None:
     return TactileLayout(PADS, (2, 2)) if settings.tactile else None
 
 
-VENDOR = Vendor("acme", AcmeConfig, (DeviceModel(MODEL, AcmeGripperDevice, _simulator, tactile=_tactile),),
+HAND = "acme_hand"  # its descriptor: hand/acme_hand.yaml
+HAND_FILES = Path(__file__).with_name("hand")  # what the hand recipe puts in configs/hands/
+
+VENDOR = Vendor("acme", AcmeConfig, (DeviceModel(MODEL, AcmeGripperDevice, _simulator, tactile=_tactile),
+                                     DeviceModel(HAND, AcmeGripperDevice, _simulator, tactile=_tactile)),
                 BUS_SIGNATURE)

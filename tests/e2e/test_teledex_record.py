@@ -12,6 +12,8 @@ import pytest
 from commands import command, command_env, run
 from vitra_format import vitra_problems
 
+from teledex_lerobot.sync import SYNC_RULE_VERSION
+
 pytestmark = pytest.mark.slow
 
 FPS = 25
@@ -137,7 +139,8 @@ def test_sync_report_both_formats_agree(recorded, work):
     lerobot, native = results
     for key in ("frames", "valid_frames", "timing", "policies"):
         assert lerobot["overall"][key] == native["overall"][key], key
-    assert lerobot["overall"]["policies"] == [{"max_age_ms": 1000.0, "tolerance_ms": TOLERANCE_MS}]
+    assert lerobot["overall"]["policies"] == [{"max_age_ms": 1000.0, "tolerance_ms": TOLERANCE_MS,
+                                               "rule_version": SYNC_RULE_VERSION}]
     assert set(native["overall"]["source_lag"]) == {"arm", "hand", "top", "wrist", "input"}
     assert 5_000 < (work / "r.png").stat().st_size < 200_000
 
@@ -145,7 +148,7 @@ def test_sync_report_both_formats_agree(recorded, work):
 def test_bad_starts_fail_in_one_line_and_change_nothing(recorded, work):
     before = sorted(p.relative_to(recorded) for p in recorded.rglob("*"))
     cases = [(record_args(recorded, "local/rec", 1, 1), "already exists: pass --resume=true"),
-             (record_args(recorded, "local/rec", 1, 1, "--resume=true", f"--dataset.fps={2 * FPS}"),
+             (record_args(recorded, "local/rec", 1, 1, "--resume=true", f"--dataset.fps={FPS // 2}"),
               "fps: dataset has 25"),
              (record_args(work / "none", "local/none", 1, 1, "--resume=true"), "does not exist")]
     for args, message in cases:

@@ -5,6 +5,7 @@ which run_command reports as one line with exit code 2, and each kind is still t
 import ast
 import builtins
 import importlib
+import sys
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,8 @@ def test_a_wrong_configuration_value_is_a_config_error(configure):
         configure()
 
 
-def test_the_root_imports_nothing():
+def test_the_root_imports_nothing_but_the_standard_library():
     tree = ast.parse((PACKAGE / "errors.py").read_text())
-    assert not [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert not [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    assert imported <= sys.stdlib_module_names, imported

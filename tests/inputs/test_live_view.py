@@ -17,6 +17,7 @@ from lerobot_robot_teledex import Teledex, TeledexConfig, TeledexFollowers, Tele
 from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 from lerobot_teleoperator_teledex import TeledexReplay, TeledexReplayConfig
 from teledex_lerobot.clock import now_ns
+from teledex_lerobot.errors import DeviceError
 from teledex_lerobot.inputs.frame import OperatorFrame
 from teledex_lerobot.operator.hand_model import keypoints_from_angles
 from teledex_lerobot.presets import load_preset
@@ -64,8 +65,8 @@ def test_a_recording_loop_reads_back_with_every_panel_true_to_the_robot(tmp_path
     robot.connect()
     packets = []
     try:
-        view = robot.station.live_view
-        assert view is not None and teleop.station is robot.station  # the teleoperator feeds the robot's view
+        view = robot.robot.station.live_view
+        assert view is not None and teleop.station is robot.robot.station  # the teleoperator feeds the robot's view
         view.start_episode(0, 2.0)
         for _ in range(40):
             robot.get_observation()
@@ -78,7 +79,7 @@ def test_a_recording_loop_reads_back_with_every_panel_true_to_the_robot(tmp_path
     finally:
         teleop.disconnect()
         robot.disconnect()
-    assert robot.station.live_view is None  # the robot that started the view stopped it
+    assert robot.robot.station.live_view is None  # the robot that started the view stopped it
 
     assert len(list(tmp_path.glob("session_*.rrd"))) == 1  # what came before the episode
     rows = read_rrd(tmp_path / "episode_000000.rrd")
@@ -252,7 +253,7 @@ def test_connecting_to_no_viewer_is_one_clear_error():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # nothing listens there once the probe is closed
-    with pytest.raises(RuntimeError, match=f"no Rerun viewer listens at rerun\\+http://127.0.0.1:{port}/proxy"):
+    with pytest.raises(DeviceError, match=f"no Rerun viewer listens at rerun\\+http://127.0.0.1:{port}/proxy"):
         LiveView(LiveViewConfig(enabled=True, viewer="connect", url=f"rerun+http://127.0.0.1:{port}/proxy"))
 
 

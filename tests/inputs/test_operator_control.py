@@ -85,7 +85,7 @@ def test_no_drive_back_after_the_world_resets_the_robot_home(told):
         action = teleop.get_action()
         commanded.append(action[joint1])
         robot.send_action(action)
-        robot.advance(TICK_NS)
+        robot.world.advance(TICK_NS)
 
     teleop.connect()
     robot.connect()

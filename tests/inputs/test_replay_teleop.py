@@ -14,6 +14,7 @@ from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnected
 from lerobot_robot_teledex import TeledexArm, TeledexArmConfig, TeledexHand, TeledexHandConfig
 from lerobot_teleoperator_teledex import TeledexReplay, TeledexReplayConfig
 from teledex_lerobot.control.state_machine import TeleopState
+from teledex_lerobot.errors import UserError
 from teledex_lerobot.inputs.datagram_file import read_datagrams
 from teledex_lerobot.paths import STREAMS_DIR
 
@@ -59,7 +60,7 @@ def test_contract_keys_and_the_robot_it_drives():
     teleop.connect()
     with pytest.raises(DeviceAlreadyConnectedError):
         teleop.connect()
-    with pytest.raises(RuntimeError, match="measured pose is unknown"):
+    with pytest.raises(UserError, match="measured pose is unknown"):
         teleop.get_action()  # no robot has told where it is: nothing is commanded
     robot.connect()
     try:

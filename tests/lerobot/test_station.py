@@ -15,6 +15,7 @@ from lerobot_teleoperator_teledex import (
     TeledexWorldExpertConfig,
 )
 from teledex_lerobot.capabilities import FaultReportingRobot
+from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.station import find_station, join_station
 from teledex_lerobot.world.world import WorldConfig
 
@@ -78,7 +79,7 @@ def test_a_station_goes_with_its_robot_and_the_latest_robot_alive_is_found():
     gc.collect()
     assert find_station("shared") is None
     own = join_station("shared")  # a teleoperator with no robot: a station of its own, with no world
-    with pytest.raises(RuntimeError, match="No MuJoCo world is running in station 'shared'.*--robot.backend=mujoco"):
+    with pytest.raises(ConfigError, match="No MuJoCo world is running in station 'shared'.*--robot.backend=mujoco"):
         own.world()
 
 
@@ -91,7 +92,7 @@ def test_the_world_is_in_its_robots_station_only_while_connected():
     robot.connect()
     expert.connect()
     try:
-        assert robot.station.world_runner is robot.world_runner is not None
+        assert robot.world is not None and robot.station.world_runner is robot.world.runner is not None
         assert other.station.world_runner is None
         expert.get_action()  # reads the world of the robot in its station
     finally:

@@ -4,6 +4,7 @@ import pytest
 
 from lerobot_robot_teledex import TeledexArm, TeledexArmConfig, TeledexConfig, TeledexHand, TeledexHandConfig
 from lerobot_teleoperator_teledex import TeledexReplay, TeledexReplayConfig
+from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.kinematics import UrdfError
 
 
@@ -18,7 +19,7 @@ def test_unknown_backend():
 
 
 def test_missing_urdf(tmp_path):
-    with pytest.raises(FileNotFoundError, match="URDF file not found"):
+    with pytest.raises(UrdfError, match="URDF file not found"):
         TeledexArm(TeledexArmConfig(model=str(tmp_path / "missing.urdf"), backend="fake"))
 
 
@@ -35,7 +36,7 @@ def test_unknown_model_name():
 
 
 def test_hand_given_as_arm():
-    with pytest.raises(ValueError, match="is a hand, but it was given as the arm"):
+    with pytest.raises(ConfigError, match="linkerhand_o6 is a hand, and --robot.type=teledex_arm drives an arm"):
         TeledexArm(TeledexArmConfig(model="linkerhand_o6", backend="fake"))
 
 

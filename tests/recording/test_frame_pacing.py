@@ -6,7 +6,7 @@ loaded machine). Judged on the decisions, on a simulated clock, not on this mach
 import numpy as np
 
 from lerobot_robot_teledex import TeledexArm, TeledexArmConfig
-from lerobot_robot_teledex.frame_pacing import FramePacing
+from lerobot_robot_teledex.robots.frame_pacing import FramePacing
 from teledex_lerobot.clock import LockstepClock
 
 MS = 1_000_000

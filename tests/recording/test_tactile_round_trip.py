@@ -11,7 +11,7 @@ from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot.datasets import LeRobotDataset
 
 from lerobot_robot_teledex import TeledexHandConfig
-from lerobot_robot_teledex.config_render_camera import TeledexRenderCameraConfig
+from lerobot_robot_teledex.cameras.config_render_camera import TeledexRenderCameraConfig
 from lerobot_teleoperator_teledex import TeledexReplayConfig
 from teledex_lerobot.devices.linkerhand.config import LinkerHandConfig
 from teledex_lerobot.devices.linkerhand.simulator import LinkerHandSimConfig, LinkerHandSimulator

@@ -9,6 +9,7 @@ from lerobot.robots import Robot, RobotConfig
 
 from lerobot_robot_teledex import Teledex, TeledexConfig
 from lerobot_robot_teledex.sync_validated import ROBOT_SOURCE, SyncValidatedRobot
+from teledex_lerobot.capabilities import RecordableRobot
 from teledex_lerobot.clock import now_ns
 from teledex_lerobot.sync import SyncPolicy, validate_timestamps
 
@@ -121,7 +122,24 @@ def test_wrapper_on_any_lerobot_robot(camera_age_s, valid):
     assert set(packet.timestamps_ns) == {ROBOT_SOURCE, "wrist"}
     assert packet.valid is valid
     assert packet.max_diff_ms == pytest.approx(camera_age_s * 1e3, abs=5)
-    assert robot.name == "plain"  # everything else passes through to the robot
+    assert robot.name == "plain"  # LeRobot's Robot interface passes through to the robot
+
+
+def test_the_wrapper_answers_what_the_recording_asks_and_forwards_nothing_else():
+    plain = SyncValidatedRobot(_PlainRobot(0.01))
+    assert isinstance(plain, RecordableRobot)
+    assert not plain.lockstep and not plain.judges_episodes
+    assert plain.episode_outcome() is None and plain.world_episode() is None
+    assert not plain.start_episode(0)  # no episodes to start: the input is not told
+    assert plain.device_faults() == {} and plain.fault_lookback_ns == 0
+    assert not hasattr(plain, "is_calibrated")  # anything else is the robot's own: plain.robot
+    teledex = SyncValidatedRobot(Teledex(TeledexConfig(backend="fake", preset_cameras=False)))
+    assert teledex.robot.world is None and not teledex.judges_episodes
+    teledex.connect()
+    try:
+        assert teledex.start_episode(0)  # a TeleDex robot is told, with nothing to lay out: the input restarts
+    finally:
+        teledex.disconnect()
 
 
 def test_observation_parts_are_sampled_at_the_camera_frame_time():

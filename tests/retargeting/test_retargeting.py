@@ -174,6 +174,28 @@ def test_a_partial_section_keeps_the_other_defaults():
         RetargetingConfig.load({"low_pass_order": 0})
 
 
+def test_bad_retargeting_settings_and_joint_maps_are_config_errors(tmp_path):
+    """A value the user wrote (a retargeting config, a joint map file) is refused as a ConfigError naming it."""
+    from teledex_lerobot.errors import ConfigError
+    from teledex_lerobot.retargeting import RetargetingConfig
+    from teledex_lerobot.retargeting.joint_mapping import load_joint_map
+
+    with pytest.raises(ConfigError, match="solver.max_iterations must be at least 1"):
+        RetargetingConfig.load({"solver": {"max_iterations": 0}})
+    with pytest.raises(ConfigError, match="input_convention: unknown keypoint convention 'kinect'"):
+        RetargetingConfig.load({"input_convention": "kinect"})
+    path = tmp_path / "map.yaml"
+    for entry, problem in (("{from: {index_mcp_flex: 1.0}, human_range_rad: [0.0]}", "human_range_rad: must be"),
+                           ("{from: index_mcp_flex, human_range_rad: [0.0, 1.0]}", "needs 'from' \\(a mapping"),
+                           ("{from: {index_mcp_flex: x}, human_range_rad: [0.0, 1.0]}", "from.index_mcp_flex: must")):
+        path.write_text(f"j: {entry}\n")
+        with pytest.raises(ConfigError, match=problem):
+            load_joint_map(path, ["j"], np.zeros(1), np.ones(1))
+    path.write_text("j: [unclosed\n")
+    with pytest.raises(ConfigError, match="Cannot read joint map"):
+        load_joint_map(path, ["j"], np.zeros(1), np.ones(1))
+
+
 def test_output_filter_order_one_is_the_exponential_filter_and_stages_do_not_overshoot():
     from teledex_lerobot.retargeting.output_filter import CascadedLowPass
 

@@ -34,12 +34,12 @@ def as_the_page_has_it(robot: Teledex, name: str, image: np.ndarray) -> tuple[Ca
 def turn_the_arm(robot: Teledex, turn_rad: float) -> dict:
     """The arm's base joint set to `turn_rad` (positive: toward the robot's +y, the operator's left); the next
     observation."""
-    world = robot.world_runner.world
+    world = robot.world.running.world
     base_joint = robot.rig.parts["arm"].joints[0]
     with world.lock:
         world.data.qpos[world.model.joint(f"arm/{base_joint}").qposadr[0]] = turn_rad
         world.step(1)
-    robot.advance(40_000_000)
+    robot.world.advance(40_000_000)
     return robot.get_observation()
 
 
@@ -71,7 +71,7 @@ def test_the_frames_calibration_puts_each_half_where_it_is(seed):
     robot = connected({"top": "top", "wrist": "wrist"}, seed)
     try:
         observation = robot.get_observation()
-        world = robot.world_runner.world
+        world = robot.world.running.world
         base = world.base_pose()
         table_top_z = -float(base[2, 3])
         _, top_header = as_the_page_has_it(robot, "top", observation["top"])
@@ -109,7 +109,7 @@ def hand_to(robot: Teledex, hand_pose: np.ndarray) -> dict:
                              for role, part in robot.rig.parts.items()})
     for _ in range(75):
         robot.send_action(action)
-        robot.advance(40_000_000)
+        robot.world.advance(40_000_000)
     return robot.get_observation()
 
 

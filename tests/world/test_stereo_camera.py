@@ -17,7 +17,7 @@ from lerobot_robot_teledex import (
     TeledexRenderCameraConfig,
     TeledexWorldCameraConfig,
 )
-from lerobot_robot_teledex.camera_info import stream_infos
+from lerobot_robot_teledex.cameras.camera_info import stream_infos
 from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.geometry.camera import CameraInfo
 from teledex_lerobot.presets import load_preset
@@ -139,7 +139,7 @@ def test_a_recorded_pair_keeps_its_calibration_in_camera_info_json(tmp_path):
         images = []
         for _ in range(3):
             images.append(robot.get_observation()["top"])
-            robot.advance(40_000_000)
+            robot.world.advance(40_000_000)
         infos = stream_infos(robot.cameras)
     finally:
         robot.disconnect()

@@ -177,7 +177,7 @@ def test_robot_reset_episode_lays_out_the_episode_and_the_expert_replans():
     robot.connect()
     try:
         robot.send_action(teleop.get_action())  # the expert finds the world this process's robot runs
-        world = robot.world_runner.world
+        world = robot.world.running.world
         world.set_targets("arm", robot.rig.parts["arm"].home + 0.3)  # the robot away from home
         assert robot.reset_episode(3) == 3  # world seed 0 + episode 3
         expected = World(robot.rig, WorldConfig(task="cube_assembly", seed=3))

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from lerobot_robot_teledex import render_camera
-from lerobot_robot_teledex.config_teledex import TeledexConfig
-from lerobot_robot_teledex.config_world_camera import TeledexWorldCameraConfig
-from lerobot_robot_teledex.world_camera import TeledexWorldCamera
+from lerobot_robot_teledex.cameras import render_camera
+from lerobot_robot_teledex.cameras.config_world_camera import TeledexWorldCameraConfig
+from lerobot_robot_teledex.cameras.world_camera import TeledexWorldCamera
+from lerobot_robot_teledex.robots.config_teledex import TeledexConfig
 from teledex_lerobot.errors import DeviceError
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
@@ -82,8 +82,10 @@ def _world_camera(renderer_render) -> TeledexWorldCamera:
     devices = make_world_devices(Rig.from_preset(load_preset(config.preset)), config)
     camera = TeledexWorldCamera(config.cameras["top"])
     camera.attach_world(next(iter(devices.values())).runner)
-    render = camera.renderer.render
-    camera.renderer.render = lambda: renderer_render(render)
+    renderer = camera.world_renderer
+    assert renderer is not None
+    render = renderer.render
+    renderer.render = lambda: renderer_render(render)
     return camera
 
 

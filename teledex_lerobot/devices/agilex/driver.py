@@ -22,6 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import can
 import numpy as np
@@ -30,12 +31,16 @@ from ...can.identify import BusSignature
 from ...can.liveness import BusLiveness, WallToMonotonic
 from ...can.port import CanPortConfig
 from ...clock import now_ns
+from ...errors import ModelError
 from ..device_fault import DeviceUnavailable
 from ..joint_device import JointState
 from ..real_config import SharedRealConfig
 from ..real_device import RealJointDevice
 from . import protocol as pp
 from .config import PiperConfig
+
+if TYPE_CHECKING:
+    from piper_sdk import C_PiperInterface_V2
 
 logger = logging.getLogger(__name__)
 
@@ -58,12 +63,13 @@ class PiperJointDevice(RealJointDevice):
                  signatures: Iterable[BusSignature] = ()):
         super().__init__("piper", part, port, config, signatures)
         if len(self.device_target) != len(PIPER_JOINTS):
-            raise ValueError(f"Piper device vector is {list(PIPER_JOINTS)}; got {len(self.device_target)} values")
+            raise ModelError(f"{self.name}: the piper model has {len(self.device_target)} joints where the Piper has "
+                             f"{list(PIPER_JOINTS)}: restore configs/urdf/piper.urdf")
         self.settings = settings
         self._drives_arm = bool(np.any(self.driven < 6))
         self._drives_gripper = bool(np.any(self.driven == 6))
-        self._sdk = None
-        self._clock: WallToMonotonic | None = None
+        self._sdk: C_PiperInterface_V2 | None = None
+        self._clock = WallToMonotonic()  # measured again at every connect (_open)
         self.firmware: str | None = None
         self._comm_lock = threading.Lock()
         self.comm_error_frames = 0  # status frames that flagged a joint communication error
@@ -94,7 +100,12 @@ class PiperJointDevice(RealJointDevice):
                 clock=self._clock)
             self.liveness.attach(can_bus.recv_bus)
             parse = can_bus.callback_function
-            can_bus.callback_function = lambda message: (self._observe(message), parse(message))
+
+            def observe_then_parse(message: can.Message) -> None:
+                self._observe(message)
+                parse(message)
+
+            can_bus.callback_function = observe_then_parse
             sdk.ConnectPort()
         except Exception:
             if sdk is not None:
@@ -108,13 +119,13 @@ class PiperJointDevice(RealJointDevice):
         self._enable()
 
     def _rearm(self) -> None:
-        if self._drives_arm and not all(self._sdk.GetArmEnableStatus()):
+        if self._drives_arm and not all(self.sdk.GetArmEnableStatus()):
             logger.info("%s: the motors are disabled (power cycled?): enabling them again", self.name)
             self._enable()
 
     def _enable(self) -> None:
         """CAN + joint mode, every motor enabled, the target where the arm is now (the next command must not jump)."""
-        sdk = self._sdk
+        sdk = self.sdk
         sdk.MotionCtrl_2(pp.CTRL_MODE_CAN, pp.MOVE_MODE_J, self.settings.speed_percent, 0x00)
         deadline = time.monotonic() + self.config.connect_timeout_s
         while not sdk.EnablePiper():  # sends EnableArm(7); True once all six motors report driver-enabled
@@ -138,7 +149,7 @@ class PiperJointDevice(RealJointDevice):
         self._release(sdk)
 
     def _send(self, device_target: np.ndarray) -> None:
-        sdk = self._sdk
+        sdk = self.sdk
         if self._drives_arm:
             sdk.MotionCtrl_2(pp.CTRL_MODE_CAN, pp.MOVE_MODE_J, self.settings.speed_percent, 0x00)
             sdk.JointCtrl(*(int(v) for v in pp.rad_to_millideg(device_target[:6])))
@@ -164,7 +175,7 @@ class PiperJointDevice(RealJointDevice):
         return JointState(positions, velocities, self._clock.to_monotonic_ns(stamp_s))
 
     def _device_error(self) -> str | None:
-        sdk = self._sdk
+        sdk = self.sdk
         status = sdk.GetArmStatus().arm_status
         problems = []
         arm_status = _enum_value(status.arm_status)
@@ -235,8 +246,15 @@ class PiperJointDevice(RealJointDevice):
             logger.warning("%s: the arm flags a communication error on joints %s", self.name, joints or "(none named)")
 
     # --- helpers ---
+    @property
+    def sdk(self) -> "C_PiperInterface_V2":
+        """The vendor SDK's interface to the arm, while connected."""
+        if self._sdk is None:
+            raise DeviceUnavailable(f"{self.name} is not connected: call connect() first")
+        return self._sdk
+
     def _measured_full(self, joints=None) -> np.ndarray:
-        sdk = self._sdk
+        sdk = self.sdk
         joints = joints or sdk.GetArmJointMsgs()
         state = joints.joint_state
         millideg = [state.joint_1, state.joint_2, state.joint_3, state.joint_4, state.joint_5, state.joint_6]
@@ -245,13 +263,13 @@ class PiperJointDevice(RealJointDevice):
 
     def _send_gripper(self, width_m: float) -> None:
         effort = int(round(self.settings.gripper_effort_nm * 1000))  # 0.001 N*m
-        self._sdk.GripperCtrl(int(pp.m_to_um(width_m)), effort, 0x01, 0x00)
+        self.sdk.GripperCtrl(int(pp.m_to_um(width_m)), effort, 0x01, 0x00)
 
     def _wait_firmware(self) -> str | None:
         """The reply to the query ConnectPort sent; None (logged) if the arm never answers, which is not fatal."""
         deadline = now_ns() + int(0.5e9)
         while now_ns() < deadline:
-            version = self._sdk.GetPiperFirmwareVersion()
+            version = self.sdk.GetPiperFirmwareVersion()
             if isinstance(version, str):
                 return version
             time.sleep(0.01)

@@ -48,7 +48,7 @@ class PiperSimConfig:
         time_constant_s=0.02, noise_std=0.0, latency_ms=0.0))
 
 
-class PiperSimulator(BusSimulator):
+class PiperSimulator(BusSimulator[FirstOrderJointDevice]):
     loop_name = "piper-sim-feedback"
 
     def __init__(self, config: PiperSimConfig | None = None):

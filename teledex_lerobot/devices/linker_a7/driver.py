@@ -27,12 +27,15 @@ and fails to unpack them. A simulator in another process is reached on the teled
 import threading
 import time
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...can.identify import BusSignature
 from ...can.liveness import BusLiveness, WallToMonotonic
 from ...can.port import CanPortConfig
+from ...errors import ModelError
+from ...geometry.sides import Side, check_side
 from ..device_fault import DeviceUnavailable
 from ..joint_device import JointState
 from ..real_config import SharedRealConfig
@@ -40,12 +43,15 @@ from ..real_device import RealJointDevice
 from . import protocol as ap
 from .config import LinkerA7Config
 
+if TYPE_CHECKING:
+    from linkerbot.arm.a7 import A7
+
 TEMPERATURE_POLL_S = 0.05
 OVER_TEMPERATURE_C = 70.0
 HANDSHAKE_RETRY_S = 0.05
 
 
-def open_a7(side: str, channel: str, interface: str, timeout_s: float):
+def open_a7(side: Side, channel: str, interface: str, timeout_s: float) -> "A7":
     """linkerbot's A7(...), retried until timeout_s: it gives each motor one 20 ms handshake, which a loaded host can
     miss. A failed constructor leaves its CAN dispatcher running, so each attempt is built in two steps to be able
     to stop it. The last attempt's linkerbot error propagates."""
@@ -57,7 +63,7 @@ def open_a7(side: str, channel: str, interface: str, timeout_s: float):
     while True:
         arm = A7.__new__(A7)
         try:
-            arm.__init__(side, channel, interface)
+            A7.__init__(arm, side, channel, interface)
             return arm
         except (StateError, SdkTimeoutError):
             _stop_dispatcher(arm)
@@ -83,16 +89,17 @@ class LinkerA7JointDevice(RealJointDevice):
 
     def __init__(self, part, port: CanPortConfig, config: SharedRealConfig, settings: LinkerA7Config,
                  signatures: Iterable[BusSignature] = ()):
-        side = part.spec.side
+        side = check_side(part.spec.side)
         super().__init__(f"linker_a7-{side}", part, port, config, signatures)
         if len(self.device_target) != ap.JOINTS:
-            raise ValueError(f"The Linker Arm A7 has {ap.JOINTS} joints; got {len(self.device_target)}")
+            raise ModelError(f"{self.name}: the linker_a7 model has {len(self.device_target)} joints where the arm has "
+                             f"{ap.JOINTS}: restore the built-in linker_a7 URDF")
         port.refuse_echoing("linkerbot's A7")
         self.side = side
         self.settings = settings
         self.motor_ids = ap.motor_ids(side)
-        self._arm = None
-        self._clock: WallToMonotonic | None = None
+        self._arm: A7 | None = None
+        self._clock = WallToMonotonic()  # measured again at every connect (_open)
         self._previous_angles: list | None = None  # linkerbot AngleState per motor, last seen
         self._velocities = np.zeros(ap.JOINTS)
         self._velocity_lock = threading.Lock()  # read() and the watchdog both update the velocities
@@ -108,21 +115,21 @@ class LinkerA7JointDevice(RealJointDevice):
         self._clock = WallToMonotonic()
         self._previous_angles = None
         self._velocities[:] = 0.0
-        self._arm = self._construct_arm()
+        self._arm = arm = self._construct_arm()
         motors = set(self.motor_ids)
         self.liveness = BusLiveness(lambda message: f"motor {message.arbitration_id}"
                                     if message.arbitration_id in motors else None, polled=True, clock=self._clock)
-        self.liveness.attach(self._arm._can_dispatcher._bus)  # private: the bus linkerbot's threads read and write
-        self._arm.start_polling({SensorType.POSITION: 1.0 / self.settings.poll_hz,
-                                 SensorType.TEMPERATURE: TEMPERATURE_POLL_S})
+        self.liveness.attach(arm._can_dispatcher._bus)  # private: the bus linkerbot's threads read and write
+        arm.start_polling({SensorType.POSITION: 1.0 / self.settings.poll_hz,
+                           SensorType.TEMPERATURE: TEMPERATURE_POLL_S})
 
     def _startup(self) -> None:
-        arm = self._arm
+        arm = self.arm
         arm.enable()
         arm.set_velocities([self.settings.speed_rad_s] * ap.JOINTS)
         arm.set_accelerations([self.settings.acceleration_rad_s2] * ap.JOINTS)
         # start from where the arm is, not from home: the first command must not jump
-        self.device_target = self._latest_state().positions.copy()
+        self.device_target = self._measured().positions.copy()
 
     def _close(self) -> None:
         # No disable: a disabled A7 goes limp and drops under gravity.
@@ -132,7 +139,7 @@ class LinkerA7JointDevice(RealJointDevice):
 
     def _send(self, device_target: np.ndarray) -> None:
         # Within limit_tolerance_rad of a limit is the limit: linkerbot's own check (kept) has no tolerance.
-        self._arm._set_angles(np.clip(device_target, self.device_lower, self.device_upper).tolist())
+        self.arm._set_angles(np.clip(device_target, self.device_lower, self.device_upper).tolist())
 
     def _latest_state(self) -> JointState | None:
         arm = self._arm
@@ -162,6 +169,13 @@ class LinkerA7JointDevice(RealJointDevice):
                 "1 Mbit/s. Run teledex-doctor.")
 
     # --- helpers ---
+    @property
+    def arm(self) -> "A7":
+        """linkerbot's A7, while connected."""
+        if self._arm is None:
+            raise DeviceUnavailable(f"{self.name} is not connected: call connect() first")
+        return self._arm
+
     def _differentiate(self, angles: list) -> np.ndarray:
         """Per-motor velocity between the two latest distinct readings of each motor (each has its own stamp)."""
         previous = self._previous_angles
@@ -172,7 +186,7 @@ class LinkerA7JointDevice(RealJointDevice):
         self._previous_angles = angles
         return self._velocities.copy()
 
-    def _construct_arm(self):
+    def _construct_arm(self) -> "A7":
         from linkerbot.exceptions import StateError
         from linkerbot.exceptions import TimeoutError as SdkTimeoutError
 

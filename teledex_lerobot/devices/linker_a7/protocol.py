@@ -13,6 +13,7 @@ import can
 import numpy as np
 
 from ...can.identify import BusSignature
+from ...errors import ConfigError
 
 JOINTS = 7
 FIRST_ID = {"right": 51, "left": 61}
@@ -52,7 +53,7 @@ GAIN_WRITES = {SET_POSITION_KP: POSITION_KP, SET_VELOCITY_KP: VELOCITY_KP, SET_V
 
 def motor_ids(side: str) -> tuple[int, ...]:
     if side not in FIRST_ID:
-        raise ValueError(f"A7 side must be one of {sorted(FIRST_ID)} (got {side!r})")
+        raise ConfigError(f"A7 side must be one of {sorted(FIRST_ID)} (got {side!r})")
     return tuple(range(FIRST_ID[side], FIRST_ID[side] + JOINTS))
 
 

@@ -46,7 +46,7 @@ class A7SimConfig:
         time_constant_s=0.02, noise_std=0.0, latency_ms=0.0))
 
 
-class A7Simulator(BusSimulator):
+class A7Simulator(BusSimulator[FirstOrderJointDevice]):
     loop_name = "a7-sim-profile"
 
     def __init__(self, config: A7SimConfig | None = None):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...errors import ConfigError, ModelError
 from .protocol import RAW_MAX
 
 SAME, NEGATED, REVERSED = "same", "negated", "reversed"
@@ -113,8 +114,9 @@ class ByteScale:
 def byte_scale(model: str, side: str, lower, upper) -> ByteScale:
     """The scale of a hand whose URDF limits (its joint order) are lower, upper."""
     if (model, side) not in VENDOR_MAPPING:
-        raise ValueError(f"No LinkerHand byte mapping for {model!r} {side!r}; known: {sorted(VENDOR_MAPPING)}")
+        raise ConfigError(f"No LinkerHand byte mapping for {model!r} {side!r}: give one of {sorted(VENDOR_MAPPING)}")
     joints = VENDOR_MAPPING[model, side]
     if len(joints) != len(lower):
-        raise ValueError(f"{model} {side}: {len(lower)} joint limits for {len(joints)} mapped joints")
+        raise ModelError(f"the {model} {side} model has {len(lower)} joints where the hand has {len(joints)}: restore "
+                         f"the built-in {model} URDF")
     return ByteScale(lower, upper, [joint.open_at_upper for joint in joints])

@@ -18,13 +18,14 @@ import numpy as np
 from ...can.identify import BusSignature
 from ...can.liveness import BusLiveness, WallToMonotonic
 from ...can.port import CanPortConfig
+from ...errors import ModelError
 from ..joint_device import JointState
 from ..real_config import SharedRealConfig
 from ..real_device import RealJointDevice
 from . import protocol as lp
 from .byte_map import byte_scale
 from .config import LinkerHandConfig
-from .identity import check_hand_model
+from .identity import HandIdentity, check_hand_model
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +45,8 @@ class LinkerHandCanDevice(RealJointDevice):
         self.settings = settings
         self.layout = lp.layout_for(model)
         if len(self.device_target) != self.layout.dof:
-            raise ValueError(f"{model} has {self.layout.dof} joints; got {len(self.device_target)}")
+            raise ModelError(f"{self.name}: the {model} model has {len(self.device_target)} joints where the hand has "
+                             f"{self.layout.dof}: restore the built-in {model} URDF")
         self.spec_side = side
         self.scale = byte_scale(model, side, self.device_lower, self.device_upper)
         self.hand_id = self.layout.hand_id(side)
@@ -55,13 +57,13 @@ class LinkerHandCanDevice(RealJointDevice):
         self._state_lock = threading.Lock()
         self._stop_io = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._clock: WallToMonotonic | None = None
+        self._clock = WallToMonotonic()  # measured again at every connect (_open)
         self._raw_vector = np.zeros(self.layout.raw_size, dtype=np.int64)
         self._published: JointState | None = None
         motors = self.layout.motor_count
         self.temperatures_c = np.zeros(motors, dtype=np.int64)
         self.fault_codes = np.zeros(motors, dtype=np.int64)
-        self.identity = None  # identity.HandIdentity, read at connect
+        self.identity: HandIdentity | None = None  # read at connect; None: the hand did not say
         self._tactile_rows: dict[str, np.ndarray] = {}
         self._tactile: dict[str, np.ndarray] = {}
 
@@ -93,7 +95,7 @@ class LinkerHandCanDevice(RealJointDevice):
         self._send_frames(lp.value_frames(self.layout.torque_frames, [self.settings.torque_raw]
                                           * self.layout.motor_count))
         # start from where the hand is: undriven joints hold their measured position, not home
-        self.device_target = self._latest_state().positions.copy()
+        self.device_target = self._measured().positions.copy()
 
     def _close(self) -> None:
         self._stop_io.set()

@@ -12,19 +12,25 @@ after ten consecutive bus errors; re-arming then rebuilds the O6 object.
 
 import threading
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...can.identify import BusSignature
 from ...can.liveness import BusLiveness, WallToMonotonic
 from ...can.port import CanPortConfig
+from ...geometry.sides import check_side
+from ..device_fault import DeviceUnavailable
 from ..joint_device import JointState
 from ..real_config import SharedRealConfig
 from ..real_device import RealJointDevice
 from . import protocol as lp
 from .byte_map import byte_scale
 from .config import LinkerHandConfig
-from .identity import check_hand_model
+from .identity import HandIdentity, check_hand_model
+
+if TYPE_CHECKING:
+    from linkerbot.hand.o6 import O6
 
 O6_SCALE = 100.0  # linkerbot's unit for angles, speeds and torques
 STATUS_POLL_S = 0.05  # faults must be seen within 100 ms
@@ -47,14 +53,21 @@ class O6JointDevice(RealJointDevice):
                  signatures: Iterable[BusSignature] = ()):
         super().__init__(f"linkerhand_o6-{part.spec.side}", part, port, config, signatures)
         port.refuse_echoing("linkerbot's O6")  # it would read its own angle commands back as the hand's angles
-        self.side = part.spec.side
+        self.side = check_side(part.spec.side)
         self.scale = byte_scale("linkerhand_o6", self.side, self.device_lower, self.device_upper)
         self.settings = settings
-        self._hand = None
-        self._clock: WallToMonotonic | None = None
+        self._hand: O6 | None = None
+        self._clock = WallToMonotonic()  # measured again at every connect (_open)
         self._previous: JointState | None = None
         self._previous_lock = threading.Lock()  # read() and the watchdog both derive velocities
-        self.identity = None  # identity.HandIdentity, read at connect
+        self.identity: HandIdentity | None = None  # read at connect; None: the hand did not say
+
+    @property
+    def hand(self) -> "O6":
+        """linkerbot's O6, while connected."""
+        if self._hand is None:
+            raise DeviceUnavailable(f"{self.name} is not connected: call connect() first")
+        return self._hand
 
     def tactile(self) -> dict[str, np.ndarray]:
         """Latest 10x4 tactile matrix per finger (0-255); empty unless real.linkerhand.tactile."""
@@ -71,23 +84,24 @@ class O6JointDevice(RealJointDevice):
         self.identity = check_hand_model("linkerhand_o6", self.side, self.port, self.name)
         self._clock = WallToMonotonic()
         self._previous = None
-        self._hand = self._construct_hand(O6)
+        self._hand = hand = self._construct_hand(O6)
         hand_id = lp.layout_for("linkerhand_o6").hand_id(self.side)
         self.liveness = BusLiveness(lambda message: "" if message.arbitration_id == hand_id else None, polled=True,
                                     clock=self._clock)
-        self.liveness.attach(self._hand._dispatcher._bus)  # private: the bus linkerbot's threads read and write
+        self.liveness.attach(hand._dispatcher._bus)  # private: the bus linkerbot's threads read and write
         intervals = {SensorSource.ANGLE: 1.0 / self.settings.poll_hz, SensorSource.FAULT: STATUS_POLL_S,
                      SensorSource.TEMPERATURE: STATUS_POLL_S}
         if self.settings.tactile:
             intervals[SensorSource.FORCE_SENSOR] = TACTILE_POLL_S
-        self._hand.start_polling(intervals)
+        hand.start_polling(intervals)
 
-    def _construct_hand(self, o6_class):
+    def _construct_hand(self, o6_class: "type[O6]") -> "O6":
         """O6(...), built in two steps: a failed constructor leaves its CAN dispatcher running, and O6.__del__
         then raises on the attributes it never set."""
         hand = o6_class.__new__(o6_class)
         try:
-            hand.__init__(side=self.side, interface_name=self.port.channel, interface_type=self.port.interface)
+            o6_class.__init__(hand, side=self.side, interface_name=self.port.channel,
+                              interface_type=self.port.interface)
         except BaseException:
             dispatcher = getattr(hand, "_dispatcher", None)
             if dispatcher is not None:
@@ -108,9 +122,9 @@ class O6JointDevice(RealJointDevice):
         return hand is None or hand._bus_error is not None or hand._dispatcher._bus_error is not None
 
     def _startup(self) -> None:
-        self._hand.speed.set_speeds(raw_to_linkerbot([self.settings.speed_raw] * 6))
-        self._hand.torque.set_torques(raw_to_linkerbot([self.settings.torque_raw] * 6))
-        self.device_target = self._latest_state().positions.copy()
+        self.hand.speed.set_speeds(raw_to_linkerbot([self.settings.speed_raw] * 6))
+        self.hand.torque.set_torques(raw_to_linkerbot([self.settings.torque_raw] * 6))
+        self.device_target = self._measured().positions.copy()
 
     def _close(self) -> None:
         hand, self._hand = self._hand, None
@@ -118,7 +132,7 @@ class O6JointDevice(RealJointDevice):
             hand.close()
 
     def _send(self, device_target: np.ndarray) -> None:
-        self._hand.angle.set_angles(raw_to_linkerbot(self.scale.to_bytes(device_target)))
+        self.hand.angle.set_angles(raw_to_linkerbot(self.scale.to_bytes(device_target)))
 
     def _latest_state(self) -> JointState | None:
         snapshot = self._hand.angle.get_snapshot() if self._hand is not None else None
@@ -138,13 +152,13 @@ class O6JointDevice(RealJointDevice):
 
     def _device_error(self) -> str | None:
         problems = []
-        faults = self._hand.fault.get_snapshot()
+        faults = self.hand.fault.get_snapshot()
         if faults is not None:
             codes = faults.faults.to_raw()
             if any(codes):
                 problems.append(f"motor fault codes {codes} (bits: 1 voltage, 2 encoder, 4 over-temperature, "
                                 "8 over-current, 32 overload)")
-        temperatures = self._hand.temperature.get_snapshot()
+        temperatures = self.hand.temperature.get_snapshot()
         if temperatures is not None:
             values = temperatures.temperatures.to_list()
             if max(values) >= OVER_TEMPERATURE_C:

@@ -13,6 +13,7 @@ import can
 import numpy as np
 
 from ...can.identify import BusSignature
+from ...errors import ConfigError
 
 RIGHT_HAND_ID, LEFT_HAND_ID = 0x27, 0x28
 RAW_MAX = 255
@@ -88,7 +89,7 @@ LAYOUTS: dict[str, HandLayout] = {
 
 def layout_for(model: str) -> HandLayout:
     if model not in LAYOUTS:
-        raise ValueError(f"No LinkerHand CAN layout for {model!r}; known: {sorted(LAYOUTS)}")
+        raise ConfigError(f"No LinkerHand CAN layout for {model!r}: give one of {sorted(LAYOUTS)}")
     return LAYOUTS[model]
 
 

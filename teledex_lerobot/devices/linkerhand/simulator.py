@@ -45,7 +45,7 @@ class LinkerHandSimConfig:
         time_constant_s=0.03, noise_std=0.0, latency_ms=0.0))
 
 
-class LinkerHandSimulator(BusSimulator):
+class LinkerHandSimulator(BusSimulator[FirstOrderJointDevice]):
     def __init__(self, config: LinkerHandSimConfig | None = None):
         super().__init__()
         self.config = config or LinkerHandSimConfig()
@@ -57,7 +57,7 @@ class LinkerHandSimulator(BusSimulator):
         self.scale = byte_scale(self.config.model, self.config.side, self.lower, self.upper)
         self.serial_number = self.config.serial_number or \
             f"LH{MODEL_CODES[self.layout.model]}-01-001-{self.config.side[0].upper()}-A-1-A"
-        self._target_raw = np.full(self.layout.dof, lp.RAW_MAX, dtype=np.int64)  # starts open
+        self._target_raw: np.ndarray = np.full(self.layout.dof, lp.RAW_MAX, dtype=np.int64)  # starts open
         self._dynamics = FirstOrderJointDevice(self.scale.to_radians(self._target_raw),
                                               self.model.velocity_limits[: self.layout.dof],
                                               self.config.dynamics, self.config.dynamics.feedback_hz or 500.0)

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ...errors import DeviceError
 from ...geometry.camera import DEPTH_SCALE_M, CameraInfo
 
 logger = logging.getLogger(__name__)
@@ -60,12 +61,13 @@ def _stream_info(camera, stream) -> CameraInfo:
     import pyrealsense2 as rs  # as above
 
     if camera.rs_profile is None:
-        raise RuntimeError(f"{camera}: connect the camera before reading its intrinsics")
+        raise DeviceError(f"{camera} is not connected: call connect() before reading its intrinsics")
     if camera.rotation is not None:
         logger.warning("%s: images are rotated (%s); camera_info.json records no intrinsics for it", camera,
                        camera.config.rotation)
         return CameraInfo(camera.width, camera.height)
     k = camera.rs_profile.get_stream(stream).as_video_stream_profile().get_intrinsics()
+    coefficients: tuple[float, ...]
     if k.model == rs.distortion.none:
         model, coefficients = "plumb_bob", (0.0,) * 5
     else:

@@ -1,5 +1,6 @@
 """The report's two tasks, by name."""
 
+from ...errors import ConfigError
 from .base import ObjectPose, Task
 from .bottle import BottlePegInHole
 from .cube import CubeAssembly
@@ -9,8 +10,8 @@ TASKS: dict[str, type[Task]] = {task.name: task for task in (BottlePegInHole, Cu
 
 def make_task(name: str) -> Task:
     if name not in TASKS:
-        raise ValueError(f"Unknown world task {name!r}; choose one of {sorted(TASKS)} (e.g. --robot.world.task="
-                         f"{next(iter(TASKS))}).")
+        raise ConfigError(f"Unknown world task {name!r}; choose one of {sorted(TASKS)} (e.g. --robot.world.task="
+                          f"{next(iter(TASKS))}).")
     return TASKS[name]()
 
 

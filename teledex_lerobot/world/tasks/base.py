@@ -46,26 +46,26 @@ def yaw_quat(yaw_rad: float) -> np.ndarray:
     return np.array([np.cos(yaw_rad / 2), 0.0, 0.0, np.sin(yaw_rad / 2)])
 
 
-def free_body(worldbody: ET.Element, name: str, rgba: str, mass_kg: float, geoms: list[dict]) -> ET.Element:
+def free_body(worldbody: ET.Element, name: str, rgba: str, mass_kg: float, geoms: list[dict[str, str]]) -> ET.Element:
     """A free-moving object: its geoms share the mass by volume."""
     body = ET.SubElement(worldbody, "body", name=name, pos="0 0 0.5")
     ET.SubElement(body, "freejoint", name=f"{name}/free")
     volume = sum(_volume(g) for g in geoms)
     for index, geom in enumerate(geoms):
-        ET.SubElement(body, "geom", name=f"{name}/geom{index}", rgba=rgba, density=f"{mass_kg / volume:.6g}",
-                      contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY), **{"class": GRIP_CLASS}, **geom)
+        ET.SubElement(body, "geom", {"class": GRIP_CLASS, **geom}, name=f"{name}/geom{index}", rgba=rgba,
+                      density=f"{mass_kg / volume:.6g}", contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY))
     return body
 
 
-def static_body(worldbody: ET.Element, name: str, rgba: str, geoms: list[dict]) -> ET.Element:
+def static_body(worldbody: ET.Element, name: str, rgba: str, geoms: list[dict[str, str]]) -> ET.Element:
     body = ET.SubElement(worldbody, "body", name=name, pos="0 0 0")
     for index, geom in enumerate(geoms):
-        ET.SubElement(body, "geom", name=f"{name}/geom{index}", rgba=rgba, contype=str(SCENE_CONTYPE),
-                      conaffinity=str(SCENE_CONAFFINITY), **{"class": GRIP_CLASS}, **geom)
+        ET.SubElement(body, "geom", {"class": GRIP_CLASS, **geom}, name=f"{name}/geom{index}", rgba=rgba,
+                      contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY))
     return body
 
 
-def _volume(geom: dict) -> float:
+def _volume(geom: dict[str, str]) -> float:
     size = [float(v) for v in geom["size"].split()]
     if geom["type"] == "box":
         return 8 * size[0] * size[1] * size[2]

@@ -19,6 +19,7 @@ from lerobot.cameras.realsense import RealSenseCamera
 
 from teledex_lerobot.clock import from_perf_counter
 from teledex_lerobot.devices.realsense.camera_info import depth_in_millimetres, sensor_depth_scale_m
+from teledex_lerobot.errors import DeviceError
 
 from .config_realsense_camera import TeledexRealSenseCameraConfig
 
@@ -65,8 +66,8 @@ class TeledexRealSenseCamera(RealSenseCamera):
         except ConnectionError as err:
             if self.config.playback_file is None:
                 raise
-            raise ConnectionError(f"{self} cannot play {self.config.playback_file} ({err.__cause__}); give the "
-                                  "recorded camera's serial as serial_number_or_name") from err
+            raise DeviceError(f"{self} cannot play {self.config.playback_file} ({err.__cause__}); give the "
+                              "recorded camera's serial as serial_number_or_name") from err
 
     def _configure_rs_pipeline_config(self, rs_config) -> None:
         if self.config.playback_file is not None:
@@ -91,12 +92,15 @@ class TeledexRealSenseCamera(RealSenseCamera):
 
     def _postprocess_image(self, image, depth_frame: bool = False):
         if depth_frame:
+            assert self.sensor_depth_scale_m is not None  # read at connect by a camera with use_depth
             image = depth_in_millimetres(image, self.sensor_depth_scale_m)
         return super()._postprocess_image(image, depth_frame)
 
     def _take_newest(self) -> np.ndarray:
         with self.frame_lock:
-            self._taken = _Frameset(self.latest_color_frame, self.latest_depth_frame, self.latest_timestamp,
+            arrived_s = self.latest_timestamp
+            assert arrived_s is not None  # LeRobot's read found a frameset published, stamped with it
+            self._taken = _Frameset(self.latest_color_frame, self.latest_depth_frame, arrived_s,
                                     self._depth_after_colour_s)
             self.new_frame_event.clear()  # taken: the next async_read waits for a newer one
         return self._taken.colour
@@ -111,7 +115,7 @@ class TeledexRealSenseCamera(RealSenseCamera):
 
     def read_latest_depth(self, max_age_ms: int = 500) -> np.ndarray:
         """The depth map of the colour image last read (uint16 mm, (H, W, 1)); without colour, the newest."""
-        if self.aligns_depth and self._taken is not None:
+        if self.aligns_depth and self._taken is not None and self._taken.depth is not None:
             return self._taken.depth
         return super().read_latest_depth(max_age_ms)
 

@@ -6,6 +6,8 @@ from pathlib import Path
 from lerobot.cameras import CameraConfig
 from lerobot.cameras.realsense import RealSenseCameraConfig
 
+from teledex_lerobot.errors import ConfigError
+
 
 @CameraConfig.register_subclass("teledex_realsense")
 @dataclass
@@ -22,8 +24,8 @@ class TeledexRealSenseCameraConfig(RealSenseCameraConfig):
         if self.playback_file is None:
             return
         if not Path(self.playback_file).is_file():
-            raise ValueError(f"playback_file {self.playback_file!r} is not a file: give the path of a RealSense "
-                             "recording (.db3 or .bag)")
+            raise ConfigError(f"playback_file {self.playback_file!r} is not a file: give the path of a RealSense "
+                              "recording (.db3 or .bag)")
         if not self.serial_number_or_name.isdigit():
-            raise ValueError(f"serial_number_or_name {self.serial_number_or_name!r}: with playback_file give the "
-                             "recorded camera's serial number (digits); names are looked up on connected cameras")
+            raise ConfigError(f"serial_number_or_name {self.serial_number_or_name!r}: with playback_file give the "
+                              "recorded camera's serial number (digits); names are looked up on connected cameras")

@@ -9,6 +9,7 @@ frame time of the camera's rate, and stamped with that clock.
 import numpy as np
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 
+from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.world.camera import WorldRenderer
 from teledex_lerobot.world.devices import WorldRunner
 
@@ -27,6 +28,7 @@ class TeledexWorldCamera(TeledexRenderCamera):
         super().__init__(config)
         self.use_depth = config.use_depth
         self.runner: WorldRunner | None = None
+        self.world_renderer: WorldRenderer | None = None  # its view of the world (attach_world)
         self._on_demand = False  # connected to a lockstep world
 
     def __str__(self) -> str:
@@ -40,18 +42,28 @@ class TeledexWorldCamera(TeledexRenderCamera):
         world = runner.world
         name = next((n for n, view in world.cameras.items() if view == self.config.view), None)
         if name is None:
-            raise RuntimeError(f"{self}: the world has no camera with view {self.config.view!r} "
-                               f"(its cameras: {world.cameras}); name it in the robot's cameras.")
+            raise ConfigError(f"{self}: the world has no camera with view {self.config.view!r}: give the camera one "
+                              f"of the world's views, {sorted(set(world.cameras.values()))} (--robot.cameras)")
         self.runner = runner
-        self.renderer = WorldRenderer(world, name, self.config.width, self.height)  # width: one eye's
-        self._scene = lambda: None
+        self.world_renderer = WorldRenderer(world, name, self.config.width, self.config.height)  # width: one eye's
+
+    def _attached(self) -> tuple[WorldRunner, WorldRenderer]:
+        """The world it renders and its renderer (attach_world)."""
+        if self.runner is None or self.world_renderer is None:
+            raise ConfigError(f"{self} has no world to render: the teledex_world camera only works in a TeleDex "
+                              "robot's cameras with --robot.backend=mujoco")
+        return self.runner, self.world_renderer
+
+    def _check_attached(self) -> None:
+        self._attached()
 
     @property
     def is_connected(self) -> bool:
         return self._on_demand or super().is_connected
 
     def _capture(self) -> tuple[np.ndarray, np.ndarray | None]:
-        return self.renderer.render_rgbd() if self.use_depth else (self.renderer.render(), None)
+        _, renderer = self._attached()
+        return renderer.render_rgbd() if self.use_depth else (renderer.render(), None)
 
     def connect(self, warmup: bool = True) -> None:
         if not self.lockstep:
@@ -60,6 +72,7 @@ class TeledexWorldCamera(TeledexRenderCamera):
         if self._on_demand:
             raise DeviceAlreadyConnectedError(f"{self} is already connected.")
         self._check_present()
+        self._attached()
         self._on_demand = True
         if warmup:
             self.read()
@@ -78,30 +91,36 @@ class TeledexWorldCamera(TeledexRenderCamera):
         """The depth map of the colour frame last read (a frame published in between does not split the pair; none
         read yet: the latest frame's), uint16 millimetres (H, W, 1)."""
         if not self.use_depth:
-            raise RuntimeError(f"{self}: cannot read depth, the camera was configured with use_depth=false")
+            raise ConfigError(f"{self}: cannot read depth, the camera was configured with use_depth=false; set "
+                              "use_depth=true in its --robot.cameras entry")
         if self._returned_depth is None:
             self.read_latest(max_age_ms)
+        assert self._returned_depth is not None  # a use_depth camera captures a depth map with every frame
         return self._returned_depth
 
     def _frame_now(self) -> np.ndarray:
         """The frame of the camera's latest frame time: rendered when the clock has reached a new one."""
-        now = self.runner.clock.now_ns()
+        runner, _ = self._attached()
+        now = runner.clock.now_ns()
+        last_ns = self._frame_capture_ns
         # 1 ms of slack for rounding: a 25 fps camera in a 25 Hz loop captures every tick
-        due = self._frame is None or now - self._frame_capture_ns >= 1e9 / self.fps - 1e6 \
-            or now < self._frame_capture_ns
+        due = last_ns is None or now - last_ns >= 1e9 / self.fps - 1e6 or now < last_ns
         if due and self._simulated_fault != SIMULATED_STALL:
             self._frame, self._depth = self._capture()
             self._frame_capture_ns = self._frame_published_ns = now
             self._frame_counter += 1
+        if self._frame is None:  # stalled before its first frame
+            raise TimeoutError(f"{self}: no frame yet")
         self._returned_depth = self._depth
         return self._frame
 
     def disconnect(self) -> None:
         if self._on_demand:
             self._on_demand = False
-            self.renderer.close()  # rendered in this thread, whose OpenGL context it is
+            if self.world_renderer is not None:
+                self.world_renderer.close()  # rendered in this thread, whose OpenGL context it is
         elif not super().is_connected:
             raise DeviceNotConnectedError(f"{self} is not connected.")
         else:
             super().disconnect()
-        self.renderer = None  # a capture thread's OpenGL context ended with the thread
+        self.world_renderer = None  # a capture thread's OpenGL context ended with the thread

@@ -7,7 +7,7 @@ policy has something visual to learn from.
 import cv2
 import numpy as np
 
-from teledex_lerobot.geometry.camera import VIEWS, WRIST_VIEW, PinholeIntrinsics
+from teledex_lerobot.geometry.camera import PinholeIntrinsics, view_pose
 
 _BACKGROUND_BGR = (46, 38, 34)
 _GRID_BGR = (80, 72, 66)
@@ -27,17 +27,7 @@ class RigRenderer:
         if mount is not None:
             self._place(np.eye(4))
             return
-        if view not in VIEWS:
-            raise ValueError(f"Unknown view {view!r}; choose one of {sorted([*VIEWS, WRIST_VIEW])}")
-        direction, up_hint = (np.asarray(v, dtype=float) for v in VIEWS[view])
-        direction /= np.linalg.norm(direction)
-        forward = -direction
-        right = np.cross(forward, up_hint)
-        right /= np.linalg.norm(right)
-        pose = np.eye(4)
-        pose[:3, :3] = np.stack([right, np.cross(forward, right), forward], axis=1)
-        pose[:3, 3] = np.asarray(centre_m, dtype=float) + distance_m * direction
-        self._place(pose)
+        self._place(view_pose(view, centre_m, distance_m))
         self._background = self._draw_background()
 
     def _place(self, world_from_camera: np.ndarray) -> None:
@@ -80,7 +70,7 @@ class RigRenderer:
         pixels, in_front = self.project(segments)
         # keep far-off points inside int range; cv2 clips lines to the image itself
         pixels = np.clip(np.round(pixels), -1e5, 1e5).astype(int)
-        for (start, end), visible in zip(pixels, in_front.all(axis=1), strict=True):
+        for (start, end), visible in zip(pixels, in_front[:, 0] & in_front[:, 1], strict=True):
             if not visible:
                 continue
             a, b = (int(start[0]), int(start[1])), (int(end[0]), int(end[1]))

@@ -13,6 +13,7 @@ from lerobot.utils.decorators import check_if_already_connected, check_if_not_co
 
 from teledex_lerobot.devices.real_config import RigPorts, check_distinct_ports
 from teledex_lerobot.devices.registry import RealHardwareConfig
+from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.station import open_station
 from teledex_lerobot.viewer import LiveViewConfig
@@ -48,27 +49,47 @@ class TeledexFollowersConfig(RobotConfig):
         if self.preset:
             followers = load_preset(self.preset).followers
             if not followers:
-                raise ValueError(f"Preset {self.preset!r} is one rig: use --robot.type=teledex --robot.preset="
-                                 f"{self.preset}, or give --robot.followers")
+                raise ConfigError(f"Preset {self.preset!r} is one rig: use --robot.type=teledex --robot.preset="
+                                  f"{self.preset}, or give --robot.followers")
             self.followers = dict(followers)
         if not self.followers:
-            raise ValueError("followers must name at least one follower: {name: preset}")
+            raise ConfigError("--robot.followers is empty: name at least one follower, --robot.followers='{<name>: "
+                              "<preset>}'")
         unknown = sorted(set(self.ports) - set(self.followers))
         if unknown:
-            raise ValueError(f"--robot.ports names {unknown}, which are not followers ({', '.join(self.followers)})")
+            raise ConfigError(f"--robot.ports names {unknown}, which are not followers: key the ports by the "
+                              f"followers' names ({', '.join(self.followers)})")
         if self.backend == "real":
             missing = [name for name in self.followers if name not in self.ports]
             if missing:
-                raise ValueError(f"backend=real needs each follower's CAN ports; missing for {', '.join(missing)}: "
-                                 "--robot.ports='{" + ", ".join(f"{name}: {{arm: {{channel: can0}}, hand: "
-                                                                f"{{channel: can1}}}}" for name in self.followers)
-                                 + "}' with each follower's own channels")
+                raise ConfigError(f"backend=real needs each follower's CAN ports; missing for {', '.join(missing)}: "
+                                  "--robot.ports='{" + ", ".join(f"{name}: {{arm: {{channel: can0}}, hand: "
+                                                                 f"{{channel: can1}}}}" for name in self.followers)
+                                  + "}' with each follower's own channels")
             for name, ports in self.ports.items():
                 ports.arm.validate(f"ports.{name}.arm")
                 ports.hand.validate(f"ports.{name}.hand")
             check_distinct_ports(self.ports, {name: _roles(preset) for name, preset in self.followers.items()})
         self.live_view.validate()
         super().__post_init__()
+
+    def follower_configs(self) -> dict[str, TeledexConfig]:
+        """Each follower's rig config: its preset, the backend and limits they share, its own ports."""
+        configs = {}
+        for name, preset in self.followers.items():
+            ports = self.ports.get(name, RigPorts())
+            configs[name] = TeledexConfig(preset=preset, backend=self.backend, max_step_s=self.max_step_s,
+                                          preset_cameras=self.with_cameras,
+                                          real=replace(self.real, arm=ports.arm, hand=ports.hand))
+        return configs
+
+    def recording_fps(self) -> int | None:
+        rates = {config.recording_fps() for config in self.follower_configs().values()}
+        return rates.pop() if len(rates) == 1 else None  # followers at different rates: no rate of their own
+
+    def camera_fps(self) -> dict[str, int]:
+        return {f"{name}_{camera}": fps for name, config in self.follower_configs().items()
+                for camera, fps in config.camera_fps().items()}
 
 
 def _roles(preset: str) -> tuple[str, ...]:
@@ -86,12 +107,7 @@ class TeledexFollowers(Robot):
         # one station for every follower: each publishes its measured pose there, under its prefixed keys
         self.station = open_station(config.station, self)
         self.robots = {}
-        for name, preset in config.followers.items():
-            ports = config.ports.get(name, RigPorts())
-            robot_config = TeledexConfig(preset=preset, backend=config.backend, max_step_s=config.max_step_s,
-                                         real=replace(config.real, arm=ports.arm, hand=ports.hand))
-            if not config.with_cameras:  # the preset filled them in
-                robot_config.cameras = {}
+        for name, robot_config in config.follower_configs().items():
             self.robots[name] = Teledex(robot_config, station=self.station)
             self.robots[name].measured_key_prefix = f"{name}_"
         self.station.announce_rigs({f"{name}_": robot.rig_parts() for name, robot in self.robots.items()})

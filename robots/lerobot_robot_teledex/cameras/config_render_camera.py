@@ -14,9 +14,11 @@ MAX_STEREO_BASELINE_M = 0.3
 @CameraConfig.register_subclass("teledex_render")
 @dataclass(kw_only=True)
 class TeledexRenderCameraConfig(CameraConfig):
-    width: int | None = 320
-    height: int | None = 240
-    fps: int | None = 30
+    # The frame's size in pixels (each eye's, for a stereo pair) and rate: always set, as a rendered camera has no
+    # size or rate of its own to fall back on.
+    width: int = 320
+    height: int = 240
+    fps: int = 30
     # Fixed viewpoint around the rig: front, side, top or oblique.
     view: str = "front"
     # Delay between the state a frame shows and the frame's availability, like a real camera pipeline.

@@ -1,7 +1,9 @@
 """What camera_info.json records for a LeRobot camera: resolution, intrinsics and pose where the camera knows them;
 for its depth stream, the same of the depth map as recorded and its depth scale."""
 
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from teledex_lerobot.devices.realsense.camera_info import realsense_camera_info, realsense_depth_info
 from teledex_lerobot.geometry.camera import DEPTH_SCALE_M, CameraInfo
@@ -10,28 +12,34 @@ from .depth_streams import depth_key, reads_depth
 from .render_camera import TeledexRenderCamera
 from .world_camera import TeledexWorldCamera
 
+if TYPE_CHECKING:
+    from lerobot.cameras.realsense import RealSenseCamera
 
-def _realsense_classes() -> tuple[type, ...]:
-    """(LeRobot's RealSenseCamera, ours), or () without pyrealsense2."""
+    from .realsense_camera import TeledexRealSenseCamera
+
+
+def _realsense_classes() -> "tuple[type[RealSenseCamera], type[TeledexRealSenseCamera]] | None":
+    """(LeRobot's RealSenseCamera, ours), or None without pyrealsense2."""
     try:  # imported here: the modules import pyrealsense2, which fails without libusb
         from lerobot.cameras.realsense import RealSenseCamera
 
         from .realsense_camera import TeledexRealSenseCamera
     except ImportError:
-        return ()  # then no RealSense camera can exist either
+        return None  # then no RealSense camera can exist either
     return RealSenseCamera, TeledexRealSenseCamera
 
 
 def camera_info(camera) -> CameraInfo:
-    if isinstance(camera, TeledexWorldCamera) and camera.renderer is not None:
-        k, mount, baseline_m = camera.renderer.intrinsics, camera.renderer.mount, camera.renderer.baseline_m
+    if isinstance(camera, TeledexWorldCamera) and camera.world_renderer is not None:
+        renderer = camera.world_renderer
+        k, mount = renderer.intrinsics, renderer.mount
         # a stereo pair: the left eye's intrinsics and pose, in its frame of both eyes side by side
-        stereo = {"stereo_baseline_m": baseline_m} if baseline_m else {}
+        stereo_baseline_m = renderer.baseline_m or None
         if mount is not None:
             return CameraInfo(camera.width, k.height, k.fx, k.fy, k.cx, k.cy, mounted_on=mount[0],
-                              part_from_camera=mount[1].tolist(), **stereo)
+                              part_from_camera=mount[1].tolist(), stereo_baseline_m=stereo_baseline_m)
         return CameraInfo(camera.width, k.height, k.fx, k.fy, k.cx, k.cy,
-                          world_from_camera=camera.renderer.base_from_camera.tolist(), **stereo)
+                          world_from_camera=renderer.base_from_camera.tolist(), stereo_baseline_m=stereo_baseline_m)
     if isinstance(camera, TeledexRenderCamera) and camera.renderer is not None:
         k = camera.renderer.intrinsics
         return CameraInfo(k.width, k.height, k.fx, k.fy, k.cx, k.cy,
@@ -56,7 +64,7 @@ def depth_info(camera) -> CameraInfo:
     return CameraInfo(camera.width, camera.height)
 
 
-def stream_infos(cameras: dict) -> dict[str, CameraInfo]:
+def stream_infos(cameras: Mapping) -> dict[str, CameraInfo]:
     """camera_info.json's entries: each camera's colour stream by its name, its depth stream as <name>_depth."""
     infos = {}
     for name, camera in cameras.items():

@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from teledex_lerobot.errors import DataError
 from teledex_lerobot.storage.repair import committed_episodes
 from teledex_lerobot.storage.teledex_columns import SIDECAR_DIR
 
@@ -33,22 +34,26 @@ def _flag(argv: list[str], name: str) -> str | None:
 
 def replayed_episode(argv: list[str] | None = None) -> ReplayedEpisode | None:
     """The episode this process replays, when it is lerobot-replay of a teledex-record world recording; else None.
-    Raises ValueError naming the flag when the dataset or episode cannot be read."""
+    Raises DataError naming the flag when the dataset has no such episode."""
     argv = sys.argv if argv is None else argv
     if not argv or Path(argv[0]).name != REPLAY_COMMAND:
         return None
-    episode, root, repo_id = _flag(argv, "dataset.episode"), _flag(argv, "dataset.root"), _flag(argv,
-                                                                                                "dataset.repo_id")
-    if episode is None or (root is None and repo_id is None):
+    episode, root_flag, repo_id = (_flag(argv, "dataset.episode"), _flag(argv, "dataset.root"),
+                                   _flag(argv, "dataset.repo_id"))
+    if episode is None:
         return None
-    if root is None:
+    if root_flag is not None:
+        root = Path(root_flag)
+    elif repo_id is not None:
         root = Path(os.environ.get("HF_LEROBOT_HOME", Path.home() / ".cache" / "huggingface" / "lerobot")) / repo_id
+    else:
+        return None
     index = int(episode)
-    match = [e for e in committed_episodes(Path(root)) if int(e["episode_index"]) == index]
+    match = [e for e in committed_episodes(root) if int(e["episode_index"]) == index]
     if not match:
-        raise ValueError(f"--dataset.episode={index}: {root} has no such episode")
-    sidecar = Path(root) / SIDECAR_DIR / f"{match[0]['episode_uuid']}.json"
+        raise DataError(f"--dataset.episode={index}: {root} has no such episode; give one of its episodes' indices")
+    sidecar = root / SIDECAR_DIR / f"{match[0]['episode_uuid']}.json"
     world = json.loads(sidecar.read_text())["metadata"].get("world") if sidecar.is_file() else None
     if not world:
         return None  # not recorded in the world by teledex-record: LeRobot replays it as usual
-    return ReplayedEpisode(Path(root), index, int(world["seed"]))
+    return ReplayedEpisode(root, index, int(world["seed"]))

@@ -12,6 +12,7 @@ from lerobot.configs import FeatureType, PolicyFeature
 from lerobot.envs.configs import EnvConfig
 from lerobot.utils.constants import ACTION, OBS_ENV_STATE, OBS_IMAGES, OBS_STATE
 
+from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
 from teledex_lerobot.world.tasks import TASKS
@@ -44,7 +45,7 @@ class TeledexEnvConfig(EnvConfig):
 
     def __post_init__(self):
         if self.task not in TASKS:
-            raise ValueError(f"--env.task must be one of {sorted(TASKS)} (got {self.task!r})")
+            raise ConfigError(f"--env.task={self.task!r}: the task must be one of {sorted(TASKS)}")
         rig = Rig.from_preset(load_preset(self.preset))
         joints = len(rig.action_keys)
         self.features = {ACTION: PolicyFeature(type=FeatureType.ACTION, shape=(joints,)),

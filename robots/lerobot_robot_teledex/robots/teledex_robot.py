@@ -3,6 +3,7 @@
 import logging
 import threading
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 from lerobot.cameras import make_cameras_from_configs
@@ -21,18 +22,18 @@ from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
 from teledex_lerobot.robot_body import RigBody
 from teledex_lerobot.station import DrawnObject, RigParts, Station, open_station
-from teledex_lerobot.world.devices import WorldJointDevice, WorldRunner
-from teledex_lerobot.world.episode import EpisodeOutcome
-from teledex_lerobot.world.world import object_state_names
 
-from .camera_info import camera_info
+from ..cameras.camera_info import camera_info
+from ..cameras.capture_time import camera_capture_ns
+from ..cameras.depth_streams import depth_key, reads_depth
+from ..cameras.render_camera import DrawnScene, TeledexRenderCamera
+from ..cameras.world_camera import TeledexWorldCamera
 from .config_teledex import WORLD_BACKEND, TeledexArmConfig, TeledexConfig, TeledexHandConfig, TeledexRobotConfig
-from .depth_streams import depth_key, reads_depth
 from .frame_pacing import FramePacing
-from .render_camera import DrawnScene, TeledexRenderCamera
-from .replay_layout import ReplayedEpisode, replayed_episode
-from .sync_validated import camera_capture_ns
-from .world_camera import TeledexWorldCamera
+from .robot_world import RobotWorld
+
+if TYPE_CHECKING:  # Rerun takes seconds to import: only when a view starts
+    from teledex_lerobot.viewer.live_view import LiveView
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +58,10 @@ class TeledexRobotBase(Robot):
 
     What it shares with the teleoperators of its process (its rig, measured pose, view, world and live view) goes to
     its station (teledex_lerobot/station.py): its own, opened under --robot.station, or, given `station`, the one of
-    the teledex_followers robot it is a follower of (which announces the rigs)."""
+    the teledex_followers robot it is a follower of (which announces the rigs).
+
+    With backend=mujoco its parts share a simulated world, `world` (robot_world.py: episodes laid out and judged,
+    lockstep); None on every other backend."""
 
     config_class = TeledexRobotConfig
     name = "teledex_base"
@@ -85,13 +89,10 @@ class TeledexRobotBase(Robot):
         self._sent_range: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # the rig's kinematic models are not thread-safe; every render camera draws from its own thread
         self._scene_lock = threading.Lock()
-        self._view = None  # the station's live view, fed while it runs
-        # backend=mujoco: the world the devices share, how its episode is going, and when the episode began (no
-        # observation may carry a measurement or frame captured before that)
-        self.world_runner: WorldRunner | None = None
-        self.outcome: EpisodeOutcome | None = None
+        self._view: LiveView | None = None  # the station's live view, fed while it runs
+        self.world = RobotWorld(config.world) if config.backend == WORLD_BACKEND else None
+        # when the episode began (reset_episode): no observation may carry a measurement or frame captured before
         self._episode_started_ns: int | None = None
-        self._replaying: ReplayedEpisode | None = None  # lerobot-replay of a world episode (replay_layout.py)
         # Cameras are devices: one whose read fails (lost) or whose newest frame is older than camera_stall_ms
         # (stalled) latches a fault, reported with the parts' until clear_faults() finds it delivering again. Each
         # camera's last frame (and depth map) stands in for the frames it does not deliver meanwhile.
@@ -121,15 +122,8 @@ class TeledexRobotBase(Robot):
 
     @cached_property
     def environment_state_keys(self) -> list[str]:
-        """backend=mujoco with world.observe_objects: the task's object poses (observation values about the scene,
-        not the robot: teledex-record writes them to observation.environment_state)."""
-        world = self.config.world
-        return object_state_names(world.task) if self.config.backend == WORLD_BACKEND and world.observe_objects else []
-
-    @property
-    def judges_episodes(self) -> bool:
-        """backend=mujoco: the world tells whether each episode succeeded (episode_outcome)."""
-        return self.config.backend == WORLD_BACKEND
+        """The world's object poses it observes (RobotWorld.environment_state_keys); none without a world."""
+        return self.world.environment_state_keys if self.world is not None else []
 
     @cached_property
     def observation_features(self) -> dict[str, type | tuple]:
@@ -166,70 +160,36 @@ class TeledexRobotBase(Robot):
                 device.disconnect()
             raise
         self.devices = devices
-        self.world_runner = next((d.runner for d in devices.values() if isinstance(d, WorldJointDevice)), None)
-        if self.world_runner is not None:
-            self.station.world_runner = self.world_runner  # for the world expert teleoperator
-            self.outcome = EpisodeOutcome(self.world_runner.world)
-            self._replaying = replayed_episode()
-            if self._replaying is not None:
-                self.world_runner.reset_episode(self._replaying.seed)
-                print(f"Replaying episode {self._replaying.index} of {self._replaying.root} in its own layout (seed "
-                      f"{self._replaying.seed})", flush=True)
+        if self.world is not None:
+            self.world.connect(devices, self.station)
         self._attach_render_cameras()
         for cam in self.cameras.values():
             cam.connect()
         self._cameras_connected = True
         self.station.cameras.update({name: camera_info(cam) for name, cam in self.cameras.items()})
-        if self.world_runner is not None:
-            self.station.table_top_z_m = -float(self.world_runner.world.base_pose()[2, 3])
         self.pacing = FramePacing()
         self._publish_measured(self.rig.join(self.measured_positions()))
         self._attach_view()
         self.configure()
         logger.info("%s connected (backend=%s)", self, self.config.backend)
 
+    @check_if_not_connected
     def reset_episode(self, episode_index: int | None = None) -> int | None:
-        """Start an episode. The recorder calls it before recording each one. A simulated world (backend=mujoco)
-        lays out episode `episode_index`'s scene (layout seed = world.seed + episode_index; None: the next one)
-        with the robot at home, and returns the seed; other backends have nothing to reset (people reset a real
-        scene) and return None."""
-        runner = self.world_runner
-        if runner is None:
+        """Start an episode (capabilities.EpisodicRobot: the recorder calls it before recording each one). Its world
+        (backend=mujoco) lays out episode `episode_index`'s scene with the robot at home and returns the layout seed
+        (RobotWorld.reset_episode); other backends have nothing to reset (people reset a real scene): None."""
+        if self.world is None:
             return None
-        seed = runner.reset_episode(None if episode_index is None else self.config.world.seed + episode_index)
-        self.outcome = EpisodeOutcome(runner.world)
+        seed = self.world.reset_episode(episode_index)
         self._episode_started_ns = self.clock.now_ns()
         self._publish_measured(self.rig.join(self.measured_positions()))
         return seed
 
     @property
     def clock(self) -> Clock:
-        """The clock every capture time of this robot is taken on: its lockstep world's, else the machine's."""
-        return self.world_runner.clock if self.world_runner is not None else MONOTONIC
-
-    @property
-    def lockstep(self) -> bool:
-        """Nothing moves until advance() is called (backend=mujoco with --robot.world.clock=lockstep)."""
-        return self.world_runner is not None and self.world_runner.lockstep
-
-    def advance(self, duration_ns: int) -> None:
-        """Lockstep: step the world by duration_ns (one control period, called by the recorder once per tick)."""
-        if not self.lockstep:
-            raise RuntimeError(f"{self} does not run in lockstep (--robot.backend=mujoco --robot.world.clock="
-                               "lockstep); its time passes by itself")
-        self.world_runner.advance(duration_ns)
-
-    def episode_outcome(self) -> dict | None:
-        """backend=mujoco: whether the task succeeded and the stages it reached so far, judged once per control tick
-        (each observation); None elsewhere (people judge a real scene: the recorder's s / f keys)."""
-        return None if self.outcome is None else self.outcome.as_dict()
-
-    def world_episode(self) -> dict | None:
-        """backend=mujoco: what laid out this episode (task, seed, clock, the randomised values), for its metadata."""
-        if self.world_runner is None:
-            return None
-        return {**self.world_runner.world.episode_description(), "clock": "lockstep" if self.lockstep else
-                "real_time"}
+        """The clock every capture time of this robot is taken on: its world's (a lockstep world's own), else the
+        machine's."""
+        return self.world.clock if self.world is not None else MONOTONIC
 
     @property
     def is_calibrated(self) -> bool:
@@ -261,35 +221,24 @@ class TeledexRobotBase(Robot):
                        if getattr(cam, "capture_ns", None) and name not in self._camera_faults]
         reference_ns = max(frame_times) if frame_times else self.clock.now_ns()
         states = {role: device.read_nearest(reference_ns) for role, device in self.devices.items()}
-        if self.outcome is not None:
-            with self.world_runner.world.lock:
-                self.outcome.update()
+        if self.world is not None:
+            self.world.judge()
         self._observation_capture_ns = {role: state.capture_ns for role, state in states.items()}
         joints = self.rig.join({role: state.positions for role, state in states.items()})
         self._publish_measured(joints)
         self._publish_view(images)
         if self._view is not None:
             self._view.robot_state(self.view_name, joints, images, self.device_faults())
-        return {**joints, **self._taxels(), **self._object_state(), **images, **depths}
-
-    def _object_state(self) -> dict[str, float]:
-        if not self.environment_state_keys:
-            return {}
-        world = self.world_runner.world
-        with world.lock:
-            return dict(zip(self.environment_state_keys, world.object_state().tolist(), strict=True))
+        objects = self.world.object_state() if self.world is not None else {}
+        return {**joints, **self._taxels(), **objects, **images, **depths}
 
     def _publish_view(self, images: dict) -> None:
-        """For an operator's display (the station's view): the camera frames, what the hand touches, and the world's
-        objects in the rig's base frame (the frame its kinematics draws the robot in)."""
-        objects, touching = {}, frozenset()
-        if self.world_runner is not None:
-            world = self.world_runner.world
-            with world.lock:
-                from_world = np.linalg.inv(world.base_pose())
-                objects = {name: DrawnObject(from_world @ world.body_pose(name), *box)
-                           for name, box in world.task.drawn_boxes.items()}
-                touching = world.hand_links_touching() if "hand" in self.rig.parts else frozenset()
+        """For an operator's display (the station's view): the camera frames, and in a world what the hand touches
+        and the world's objects (RobotWorld.drawn_objects)."""
+        objects: dict[str, DrawnObject] = {}
+        touching: frozenset[str] = frozenset()
+        if self.world is not None:
+            objects, touching = self.world.drawn_objects(hand="hand" in self.rig.parts)
         self.station.publish_view(images, objects, touching)
 
     def _publish_measured(self, joints: dict[str, float]) -> None:
@@ -311,16 +260,18 @@ class TeledexRobotBase(Robot):
     def rig_parts(self) -> RigParts:
         """What this robot's rig is built from, for teleoperators that drive the robot's own rig."""
         specs = {role: part.spec for role, part in self.rig.parts.items()}
-        source = getattr(self.config, "preset", "") or " + ".join(spec.model for spec in specs.values())
+        preset = self.config.preset if isinstance(self.config, TeledexConfig) else ""
+        source = preset or " + ".join(spec.model for spec in specs.values())
         return RigParts(specs.get("arm"), specs.get("hand"), self.rig.hand_mount_spec, source)
 
     def _taxels(self) -> dict[str, float]:
-        if not self.tactile_keys:
+        layout = self.tactile_layout
+        if layout is None or not self.tactile_keys:
             return {}
         matrices = self.devices["hand"].tactile()
-        zeros = np.zeros(self.tactile_layout.shape)  # until the first complete matrix of a sensor has arrived
+        zeros = np.zeros(layout.shape)  # until the first complete matrix of a sensor has arrived
         values = np.concatenate([np.asarray(matrices.get(sensor, zeros), float).reshape(-1)
-                                 for sensor in self.tactile_layout.sensors])
+                                 for sensor in layout.sensors])
         return dict(zip(self.tactile_keys, values.tolist(), strict=True))
 
     def _camera_frame(self, name: str, cam, started_ns: int) -> tuple[np.ndarray, np.ndarray | None]:
@@ -480,11 +431,6 @@ class TeledexRobotBase(Robot):
 
     @check_if_not_connected
     def disconnect(self) -> None:
-        if self._replaying is not None:
-            outcome = self.outcome.as_dict()
-            print(f"Replay of episode {self._replaying.index}: {'succeeded' if outcome['success'] else 'failed'} "
-                  f"(furthest stage: {outcome['stage']})", flush=True)
-            self._replaying = None
         for cam in self.cameras.values():
             if cam.is_connected:
                 cam.disconnect()
@@ -496,10 +442,9 @@ class TeledexRobotBase(Robot):
         self._view = None
         for name in self.cameras:
             self.station.cameras.pop(name, None)
-        if self.world_runner is not None and self.station.world_runner is self.world_runner:
-            self.station.world_runner = None
-            self.station.table_top_z_m = None
-        self.world_runner, self.outcome, self._episode_started_ns = None, None, None
+        if self.world is not None:
+            self.world.disconnect(self.station)
+        self._episode_started_ns = None
         if self.config.live_view.enabled:
             self.station.stop_live_view()
         spans = [float(np.max(high - low)) for low, high in self._sent_range.values()]
@@ -513,9 +458,10 @@ class TeledexRobotBase(Robot):
 
     def _attach_render_camera(self, cam: TeledexRenderCamera) -> None:
         if isinstance(cam, TeledexWorldCamera):
-            if self.world_runner is None:
-                raise RuntimeError(f"{cam} renders the MuJoCo world: it needs --robot.backend=mujoco")
-            cam.attach_world(self.world_runner)
+            if self.world is None:
+                raise ConfigError(f"{cam} renders the MuJoCo world, and --robot.backend={self.config.backend} runs "
+                                  "none: use --robot.backend=mujoco, or a teledex_render camera")
+            cam.attach_world(self.world.running)
             return
         home = {role: part.home for role, part in self.rig.parts.items()}
         points = np.concatenate([segments.reshape(-1, 3) for _, segments in self.rig.drawing_segments(home)])

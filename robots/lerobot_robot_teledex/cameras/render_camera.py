@@ -101,11 +101,7 @@ class TeledexRenderCamera(Camera):
         if self.is_connected:
             raise DeviceAlreadyConnectedError(f"{self} is already connected.")
         self._check_present()
-        if self._scene is None:
-            raise RuntimeError(
-                f"{self} has no scene to draw. The teledex_render camera only works inside a TeleDex robot's "
-                "cameras (e.g. --robot.type=teledex --robot.cameras='{top: {type: teledex_render}}')."
-            )
+        self._check_attached()
         self._stop.clear()
         self._failure = None
         self._thread = threading.Thread(target=self._run, name=f"render-camera-{self.config.view}", daemon=True)
@@ -119,10 +115,11 @@ class TeledexRenderCamera(Camera):
                                   "to render it; free some CPU, or lower the camera's width, height or fps") from None
 
     def disconnect(self) -> None:
-        if not self.is_connected:
+        thread = self._thread
+        if thread is None or not thread.is_alive():
             raise DeviceNotConnectedError(f"{self} is not connected.")
         self._stop.set()
-        self._thread.join(timeout=2.0)
+        thread.join(timeout=2.0)
         self._thread = None
 
     def simulate_fault(self, fault: str | None) -> None:
@@ -137,6 +134,13 @@ class TeledexRenderCamera(Camera):
             with self._new_frame:
                 self._failure = RuntimeError("its capture failed (simulated)")
                 self._new_frame.notify_all()
+
+    def _check_attached(self) -> None:
+        """The robot that owns the camera gave it what to draw (attach_scene)."""
+        if self._scene is None or self.renderer is None:
+            raise ConfigError(f"{self} has no scene to draw: the teledex_render camera only works in a TeleDex "
+                              "robot's cameras (e.g. --robot.type=teledex --robot.cameras='{top: {type: "
+                              "teledex_render}}'); give another robot a camera of its own kind (opencv, ...)")
 
     def _check_present(self) -> None:
         if self._simulated_fault in (SIMULATED_UNPLUG, SIMULATED_DEATH):
@@ -175,13 +179,14 @@ class TeledexRenderCamera(Camera):
             self._check_capturing()
             self._consumed_counter = self._frame_counter
             self._returned_depth = self._depth
+            assert self._frame is not None  # a frame was published (counted)
             return self._frame
 
     def read_latest(self, max_age_ms: int = 500) -> np.ndarray:
         self._check_capturing()
         with self._lock:
             frame, capture_ns, self._returned_depth = self._frame, self._frame_capture_ns, self._depth
-        if frame is None:
+        if frame is None or capture_ns is None:  # as LeRobot's cameras say it
             raise RuntimeError(f"{self} has not captured any frames yet.")
         age_ms = (now_ns() - capture_ns) / 1e6
         if age_ms > max_age_ms:
@@ -190,8 +195,10 @@ class TeledexRenderCamera(Camera):
 
     def _capture(self) -> tuple[np.ndarray, np.ndarray | None]:
         """One instant: the colour image, and its depth map where the camera records depth."""
-        segments, hand_pose = self._scene()
-        return self.renderer.render(segments, hand_pose), None
+        scene, renderer = self._scene, self.renderer
+        assert scene is not None and renderer is not None  # connect() checked (_check_attached)
+        segments, hand_pose = scene()
+        return renderer.render(segments, hand_pose), None
 
     def _run(self) -> None:
         thread = threading.get_native_id()  # Linux: a thread's niceness is its own
