@@ -107,10 +107,12 @@ def test_an_unplugged_camera_reconnects_when_it_is_back_and_the_operator_re_arms
     assert "Re-armed: the devices are healthy." in output
     first, second = episode_rows(tmp_path / "ds", 0), episode_rows(tmp_path / "ds", 1)
     assert first["device_fault"].tolist() == [False] * 10 + [True]
-    # the reconnected camera records with fresh capture times: its frames are new ones
-    assert not second["device_fault"].any() and len(second) == 15 and (second["t_front_ns"].to_numpy() > 0).all()
-    assert np.all(np.diff(second["t_front_ns"].to_numpy()) >= 0) and \
-        second["t_front_ns"].iloc[0] > first["t_front_ns"].iloc[9]
+    # the reconnected camera records with fresh capture times: its frames are new ones (the first tick may still
+    # take the frame from before the unplug: a loaded machine renders the reconnected camera's next frame later than
+    # the robot waits for it, CAMERA_WAIT_MS, and the sync check judges that frame's age)
+    captured = second["t_front_ns"].to_numpy()
+    assert not second["device_fault"].any() and len(second) == 15 and (captured > 0).all()
+    assert np.all(np.diff(captured) >= 0) and (captured[1:] > first["t_front_ns"].iloc[9]).all()
     assert [bool(e.metadata["faults"]) for e in native_episodes(tmp_path / "ds_native")] == [True, False]
 
 
