@@ -5,6 +5,8 @@
   teledex-convert to-native LEROBOT_ROOT NATIVE_ROOT
   teledex-convert to-vitra NATIVE_ROOT OUT_DIR
   teledex-convert to-training LEROBOT_ROOT TRAINING_ROOT [--near-m 0.1] [--far-m 3.0]
+  teledex-convert only-synced LEROBOT_ROOT NEW_ROOT --repo-id local/name [--min-valid 0.99]
+                  [--split-at-invalid [--min-run 10]]
   teledex-convert stream-to-datagrams STREAM.npz OUT.datagrams.jsonl
 
 Both directions go through the same sinks the recorder uses, so what a conversion writes is what a recording would
@@ -14,6 +16,10 @@ to-lerobot decodes the native videos and LeRobot encodes them once.
 
 to-training writes a copy of a dataset with depth that lerobot-train's ACT and Diffusion can read: each depth map
 rendered as a 3-channel picture, "nothing seen" black (recording/depth_training.py; docs/recording.md).
+
+only-synced writes a copy of a teledex-record dataset that lerobot-train trains on sync-valid data only: the episodes
+with at least --min-valid of their frames sync-valid, or with --split-at-invalid only the valid frames, each run of
+them an episode of its own (recording/sync_filter.py; docs/recording.md).
 """
 
 import argparse
@@ -70,6 +76,11 @@ def convert(args) -> None:
 
         depth_training_copy(args.source, args.target, args.near_m, args.far_m)
         return
+    if args.command == "only-synced":
+        from ..recording.sync_filter import only_synced
+
+        only_synced(args.source, args.target, args.repo_id, args.min_valid, args.split_at_invalid, args.min_run)
+        return
     from ..recording.conversions import lerobot_to_native, native_to_lerobot  # here: --help must not load LeRobot
 
     if args.command == "to-lerobot":
@@ -102,6 +113,19 @@ def main(argv=None) -> None:
     to_training.add_argument("--far-m", type=float, default=3.0,
                              help="depth rendered darkest but for nothing seen, metres (farther is clipped; "
                                   "default 3.0)")
+    only_synced = commands.add_parser(
+        "only-synced", help="a teledex-record LeRobotDataset -> a copy of its sync-valid episodes, or with "
+                            "--split-at-invalid of its runs of sync-valid frames, for lerobot-train")
+    only_synced.add_argument("source", type=Path)
+    only_synced.add_argument("target", type=Path)
+    only_synced.add_argument("--repo-id", required=True)
+    only_synced.add_argument("--min-valid", type=float, default=None,
+                             help="keep the episodes with at least this share of sync-valid frames (default 0.99; "
+                                  "with --split-at-invalid none unless given)")
+    only_synced.add_argument("--split-at-invalid", action="store_true",
+                             help="keep only sync-valid frames, each run of consecutive ones an episode of its own")
+    only_synced.add_argument("--min-run", type=int, default=10,
+                             help="with --split-at-invalid: drop runs shorter than this many frames (default 10)")
     to_datagrams = commands.add_parser("stream-to-datagrams",
                                        help="operator stream .npz -> recorded input file (.datagrams.jsonl)")
     to_datagrams.add_argument("source", type=Path)

@@ -19,7 +19,7 @@ import numpy as np
 from ..geometry.sides import SIDES
 from ..kinematics import KinematicModel
 from ..kinematics.catalogue import resolve_urdf
-from ..retargeting.hand_layout import HandKeypointLayout, build_layout, reference_pose
+from ..retargeting.hand_layout import HandednessError, HandKeypointLayout, build_layout, reference_pose
 from ..retargeting.keypoint_kinematics import KeypointKinematics
 from .errors import hand_model_errors, run_command, setup_logging
 
@@ -102,23 +102,33 @@ def draw(model: KinematicModel, layout: HandKeypointLayout, path: Path, title: s
     plt.close(figure)
 
 
+def _hand_model(urdf: str, side: str) -> KinematicModel:
+    """The model; a missing or bad URDF is one line."""
+    with hand_model_errors():
+        return KinematicModel.from_urdf(resolve_urdf(urdf, side))
+
+
 def _hand(urdf: str, side: str) -> tuple[KinematicModel, HandKeypointLayout]:
     """The model and its inferred layout; a missing or bad URDF (or one that is no hand) is one line."""
+    model = _hand_model(urdf, side)
     with hand_model_errors():
-        model = KinematicModel.from_urdf(resolve_urdf(urdf, side))
         return model, build_layout(model, side)
 
 
 def inspect_hand(args: argparse.Namespace) -> None:
     setup_logging(logging.WARNING)
     side = args.side
-    if side == "auto":  # try a right hand quietly; its fingers flex to -y if it is a left one
+    if side == "auto":  # read it as a right hand, quietly: a left one is refused saying so (HandednessError), or,
+        # where its thumb cannot be told from its fingers, its fingers flex to -y
+        model = _hand_model(args.urdf, "right")
         logging.disable(logging.WARNING)
         try:
-            notes = _hand(args.urdf, "right")[1].notes
+            notes = build_layout(model, "right").notes
+            side = "left" if any("flex toward the back" in note for note in notes) else "right"
+        except HandednessError as err:
+            side = err.side
         finally:
             logging.disable(logging.NOTSET)
-        side = "left" if any("flex toward the back" in note for note in notes) else "right"
     model, layout = _hand(args.urdf, side)
     print(f"side: {side}{' (from the geometry)' if args.side == 'auto' else ''}")
     print(describe(model, layout))

@@ -33,6 +33,12 @@ the fingers rest curled beyond that; both with their x component removed; y = z 
 knuckles, not their tips (tips splay; a thumb at rest may lie across the palm). Measured on 15 published human
 hands against reference frames (dex-retargeting's, or axes read off the URDF): benchmarks/hand_layouts.py,
 docs/retargeting.md.
+
+Self-check (_verify_frame): the inferred frame is read against the hand's own kinematics before use: flexing the
+fingers must move their tips toward +y, the thumb's base must sit on the side of the knuckles `side` says (the two
+give the file's handedness), and z must lie within 15 degrees of the line from the hand's mount to the middle
+finger's root. A contradiction is a one-line ModelError naming the file, the links and the setting (`side`,
+`base_rotation`), never a silent flip.
 """
 
 import logging
@@ -40,7 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ModelError
 from ..geometry.sides import check_side
 from ..kinematics import KinematicModel, UrdfError
 from ..operator.hand_model import AVERAGE_ADULT_HAND
@@ -60,6 +66,11 @@ _HUMAN_PALM_PER_FINGER = float(AVERAGE_ADULT_HAND.finger_mcp_positions_m[1][2]
                                / AVERAGE_ADULT_HAND.bone_lengths_m[2].sum())
 _THUMB_REACH_MARGIN_M = 0.01  # the thumb's reach must fall this far short of the next finger's to be certain
 _THUMB_SIDE_MARGIN_M = 0.005  # a thumb base this close to the knuckles' middle does not tell the index side
+# The frame's z this far off the wrist line from the hand's mount refuses the frame (_verify_frame): the tolerance
+# _REST_CURL_DEG already grants the fingers' rest direction; the 47 published and built-in hand files read <= 10
+# (LEAP right), the failure it is there for 44 (a mount outside the wrist cone, the fingers' direction used instead).
+_SELF_CHECK_MAX_DEG = 15.0
+_FLEX_STEP_RAD = 0.05  # the small flexion (rad, or m for a slide) that shows which face the fingers curl toward
 TIP_SUFFIX = "#tip"  # a keypoint frame "<link>#tip" is a point at an offset from <link>'s origin
 
 
@@ -139,8 +150,9 @@ def build_layout(model: KinematicModel, side: str, keypoint_frames: dict | None 
         if rotation.shape != (3, 3) or not np.allclose(rotation @ rotation.T, np.eye(3), atol=1e-4):
             raise ConfigError(f"base_rotation must be a 3x3 rotation matrix (orthonormal rows), got "
                               f"{rotation.tolist()}")
+    inferred = rotation is None
     rotation, wrist = _axes_and_wrist(geometry, palm_link, fingers, side, offsets, notes, rotation)
-    _check_flexion_direction(model, fingers, palm_link, rotation, notes)
+    _verify_frame(geometry, palm_link, fingers, side, rotation, offsets, source, notes, inferred)
     for note in notes:
         logger.warning("%s: %s", model.name, note)
     return HandKeypointLayout(tuple(fingers), palm_link, wrist, rotation, source, offsets, tuple(notes))
@@ -402,12 +414,17 @@ def _flexion_frame(geometry: _Geometry, fingers, side: str, offsets: dict) -> tu
 def _finger_roots(geometry: _Geometry, fingers) -> dict[str, np.ndarray]:
     """Each finger's root: where its first joint not shared with another finger sits (its base, below any
     offsets that vendors give link frames along the finger)."""
+    return {name: geometry.position(link) for name, link in _finger_root_links(geometry, fingers).items()}
+
+
+def _finger_root_links(geometry: _Geometry, fingers) -> dict[str, str]:
+    """Each finger's root link: the child of its first joint not shared with another finger."""
     paths = {f.name: geometry.moving_path(f.frames[-1].removesuffix(TIP_SUFFIX)) for f in fingers}
     roots = {}
     for name, path in paths.items():
         shared = {j.name for other, joints in paths.items() if other != name for j in joints}
         own = [j for j in path if j.name not in shared] or path[-1:]
-        roots[name] = geometry.position(own[0].child)
+        roots[name] = own[0].child
     return roots
 
 
@@ -478,22 +495,97 @@ def _wrist_candidates(geometry: _Geometry, palm_link: str) -> tuple[list[str], l
     return mount, leaves
 
 
-def _check_flexion_direction(model: KinematicModel, fingers, palm_link: str, rotation: np.ndarray,
-                             notes: list[str]) -> None:
-    """Flexing the fingers' joints toward their far limits should move the non-thumb fingertips toward +y (the palm
-    side), seen from the palm (a robot wrist above it is held at its reference angle)."""
-    tips = [f.frames[-1].removesuffix(TIP_SUFFIX) for f in fingers if f.name != "thumb"]
-    if not tips:
+class HandednessError(ModelError):
+    """A hand URDF used as the other side than its geometry says; `side` is the geometry's."""
+
+    def __init__(self, message: str, side: str):
+        super().__init__(message)
+        self.side = side
+
+
+def _verify_frame(geometry: _Geometry, palm_link: str, fingers, side: str, rotation: np.ndarray, offsets: dict,
+                  source: str, notes: list[str], inferred: bool) -> None:
+    """Check the frame against the hand's own kinematics, by readings that do not enter its construction:
+    (a) the palm face: the non-thumb fingertips, flexed a little from the reference pose, move toward +y;
+    (b) the thumb's base lies on the side of the knuckles the frame's side puts it (-x on a right hand, +x on a
+        left); with (a), the handedness of the file, which must be `side`;
+    (c) the wrist line, from a link of the mount 0.5-2.2 finger lengths behind the middle finger's root to that
+        root, lies along the frame's +z within _SELF_CHECK_MAX_DEG.
+    (a) reads a face, not an angle: the fingers' rest curl tilts the flexion motion (30 degrees on the BrainCo
+    Revo2); the angle of z is (c)'s. A contradiction refuses the frame (a ModelError naming the file, the links and
+    the setting) rather than flip it. A frame given as base_rotation is the user's, and a hand whose thumb cannot be
+    told apart (a claw, a gripper) or whose fingers close along x (jaws) has no sides to read: there a palm-face
+    contradiction is only noted, as before."""
+    file = geometry.model.description.source
+    x, y, z = rotation
+    non_thumb = [f for f in fingers if f.name != "thumb"]
+    thumb = next((f for f in fingers if f.name == "thumb"), None)
+    if not non_thumb:
         return
-    q_ref = reference_pose(model)
-    far = np.where(np.abs(model.upper - q_ref) >= np.abs(model.lower - q_ref), model.upper, model.lower)
-    above_palm = set(model.joint_names) - set(_joints_below(model, palm_link))
-    q_flexed = np.where([name in above_palm for name in model.joint_names], q_ref, q_ref + 0.5 * (far - q_ref))
-    palm = model.frame_pose(q_ref, palm_link)[:3, :3]
-    motion = (model.frame_positions(q_flexed, tips) - model.frame_positions(q_ref, tips)) @ palm @ rotation.T
-    if motion[:, 1].mean() < 0:
-        notes.append("its fingers flex toward the back of the inferred hand frame: check that `side` matches the "
-                     "URDF, or give base_rotation in the retargeting config")
+    root_links = _finger_root_links(geometry, fingers)
+    roots = {name: geometry.position(link) for name, link in root_links.items()}
+    knuckles = np.mean([roots[f.name] for f in non_thumb], axis=0)
+    tips = [f.frames[-1].removesuffix(TIP_SUFFIX) for f in non_thumb]
+    flex_face = _palm_face_by_flexion(geometry, palm_link, tips, x, y)
+    back_note = ("its fingers flex toward the back of the inferred hand frame: check that `side` matches the URDF, or "
+                 "give base_rotation in the retargeting config")
+    if inferred:
+        _check_wrist_line(geometry, palm_link, non_thumb, root_links, offsets, x, z)
+    thumb_across = 0.0 if thumb is None else float((roots[thumb.name] - knuckles) @ x)
+    # the thumb told apart: named, or reaching clearly less far than the fingers; its base clearly to one side
+    sides_readable = thumb is not None and abs(thumb_across) >= _THUMB_SIDE_MARGIN_M and (
+        source != "geometry" or min(geometry.position(f.frames[-1], offsets) @ z for f in non_thumb)
+        - geometry.position(thumb.frames[-1], offsets) @ z >= _THUMB_REACH_MARGIN_M)
+    if not (inferred and sides_readable and flex_face and thumb is not None):
+        if flex_face < 0:
+            notes.append(back_note)
+        return
+    thumb_link, tip_names = thumb.frames[-1].removesuffix(TIP_SUFFIX), ", ".join(tips)
+    handedness = "right" if (thumb_across < 0) == (flex_face > 0) else "left"
+    if handedness != side:
+        raise HandednessError(f"{file} is a {handedness} hand by its geometry (its thumb {thumb_link} against the "
+                              f"fingers {tip_names}, which curl toward the palm), used as {side}: set side to "
+                              f"{handedness}, or give the {side}-hand URDF", handedness)
+    if flex_face < 0:
+        raise ModelError(f"{file}: the inferred {side}-hand frame faces the back of the hand (its fingers "
+                         f"{tip_names} curl toward its -y); give base_rotation in the retargeting config")
+
+
+def _palm_face_by_flexion(geometry: _Geometry, palm_link: str, tips: list[str], x: np.ndarray, y: np.ndarray) -> int:
+    """+1 when the fingertips, every joint below the palm stepped a little toward its far limit (the flexion side
+    in our URDF convention), move toward +y; -1 toward -y; 0 when they move along x (jaws closing)."""
+    model, q = geometry.model, geometry.q
+    far = np.where(np.abs(model.upper - q) >= np.abs(model.lower - q), model.upper, model.lower)
+    step = np.sign(far - q) * np.minimum(_FLEX_STEP_RAD, np.abs(far - q))
+    step[[name not in _joints_below(model, palm_link) for name in model.joint_names]] = 0.0
+    palm = model.frame_pose(q, palm_link)[:3, :3]
+    motion = ((model.frame_positions(q + step, tips) - model.frame_positions(q, tips)) @ palm).mean(axis=0)
+    curl = _perpendicular_part(motion, x)
+    return int(np.sign(curl @ y)) if np.linalg.norm(curl) > 0.25 * np.linalg.norm(motion) > 0 else 0
+
+
+def _check_wrist_line(geometry: _Geometry, palm_link: str, non_thumb, root_links: dict, offsets: dict,
+                      x: np.ndarray, z: np.ndarray) -> None:
+    """Refuse a frame whose z is more than _SELF_CHECK_MAX_DEG off the line from the mount (the farthest of the palm
+    link and the links fixed above it, 0.5-2.2 finger lengths from the middle finger's root) to that root."""
+    knuckle_fingers = [f for f in non_thumb if f.name == "middle"] or non_thumb
+    knuckle = np.mean([geometry.position(root_links[f.name]) for f in knuckle_fingers], axis=0)
+    length = float(np.mean([np.linalg.norm(geometry.position(f.frames[-1], offsets) - geometry.position(f.frames[0]))
+                            for f in knuckle_fingers]))
+    spans = {link: _perpendicular_part(knuckle - geometry.position(link), x)
+             for link in _wrist_candidates(geometry, palm_link)[0]}
+    lengths = {link: float(np.linalg.norm(span)) for link, span in spans.items()}
+    mounts = [link for link in spans
+              if _WRIST_DEPTH_FINGERS[0] * length <= lengths[link] <= _WRIST_DEPTH_FINGERS[1] * length]
+    if not mounts:
+        return
+    mount = max(mounts, key=lengths.__getitem__)
+    angle = _angle_deg(spans[mount], z)
+    if angle > _SELF_CHECK_MAX_DEG:
+        raise ModelError(f"{geometry.model.description.source}: the wrist line from {mount} to the middle finger's "
+                         f"root ({', '.join(root_links[f.name] for f in knuckle_fingers)}) is {angle:.0f} degrees off "
+                         f"the hand frame inferred from the fingers (more than {_SELF_CHECK_MAX_DEG:.0f}), so where "
+                         "the wrist is cannot be read; give base_rotation in the retargeting config")
 
 
 def _joints_below(model: KinematicModel, link: str) -> list[str]:
@@ -506,6 +598,10 @@ def _joints_below(model: KinematicModel, link: str) -> list[str]:
             names.append(joint.name)
             stack.append(joint.child)
     return names
+
+
+def _angle_deg(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.degrees(np.arccos(np.clip(_unit(a) @ _unit(b), -1.0, 1.0))))
 
 
 def _unit_or(vector: np.ndarray, fallback: np.ndarray) -> np.ndarray:

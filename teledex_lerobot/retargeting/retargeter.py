@@ -46,7 +46,7 @@ from .config import RetargetingConfig
 from .conventions import to_internal
 from .dexpilot import DexPilotRetargeter
 from .grasp_anchors import GraspAnchors, GraspMatch
-from .hand_layout import build_layout, reference_pose
+from .hand_layout import HandednessError, HandKeypointLayout, build_layout, reference_pose
 from .joint_mapping import JointMappingRetargeter, joint_map_path, load_joint_map, with_operator_ranges
 from .keypoint_kinematics import KeypointKinematics
 from .output_filter import CascadedLowPass
@@ -66,6 +66,21 @@ _COVERAGE_PERCENTILES = (2.0, 98.0)
 _MIN_COVERED_RANGE_RAD = 0.05
 
 
+def _hand_layout(model: KinematicModel, side: str, method: str, config: RetargetingConfig) -> HandKeypointLayout:
+    """The robot hand's keypoints, read on the operator's side. Joint mapping and the analog grip drive the joints
+    through the hand's joint map, so a hand of the other side than the operator's is read on its own; the keypoint
+    methods match the operator's positions, and such a hand is refused in one line (HandednessError)."""
+    def layout(on_side: str) -> HandKeypointLayout:
+        return build_layout(model, on_side, config.keypoint_frames, config.base_rotation, config.fingertip_offsets_m)
+
+    try:
+        return layout(side)
+    except HandednessError as err:
+        if method not in ("joint_mapping", "analog"):
+            raise
+        return layout(err.side)
+
+
 class HandRetargeter:
     def __init__(self, model: KinematicModel, method: str, side: str, config: RetargetingConfig,
                  calibration: HandCalibration | None = None, grasps: dict[str, GraspPath | None] | None = None,
@@ -82,8 +97,7 @@ class HandRetargeter:
         self.config = config
         self.joint_names: list[str] = list(model.joint_names)
         self.lower, self.upper = model.lower.copy(), model.upper.copy()
-        self.layout = build_layout(model, side, config.keypoint_frames, config.base_rotation,
-                                   config.fingertip_offsets_m)
+        self.layout = _hand_layout(model, side, method, config)
         self.hand_name = hand_name(model)
         self._tips = KeypointKinematics(model, self.layout.fingertip_frames, self.layout)
         self.reference_pose = reference_pose(model)
