@@ -45,7 +45,7 @@ from .lerobot_dataset import (
 )
 
 
-def _streams(cameras: dict[str, CameraInfo], depth: dict) -> dict[str, tuple[int, int, int]]:
+def stream_shapes(cameras: dict[str, CameraInfo], depth: dict) -> dict[str, tuple[int, int, int]]:
     return {n: (c.height, c.width, 1 if n in depth else 3) for n, c in cameras.items()}
 
 
@@ -53,7 +53,7 @@ def layout_of(episode: NativeEpisode) -> FrameLayout:
     return FrameLayout(state_names=tuple(episode.names("state_names")),
                        action_names=tuple(episode.names("action_names")),
                        tactile_names=tuple(episode.names("tactile_names")),
-                       cameras=_streams(episode.camera_info, episode.depth),
+                       cameras=stream_shapes(episode.camera_info, episode.depth),
                        source_names=tuple(episode.names("source_names")),
                        fps=int(episode.field("collection.control_frequency_hz")),
                        environment_names=tuple(episode.names("environment_names"))
@@ -61,7 +61,8 @@ def layout_of(episode: NativeEpisode) -> FrameLayout:
                        judged="success" in episode.telemetry)
 
 
-def _packet(stamps_row, frame_ns: int, sources, rule: RecordedRule, recorded_valid: bool, where: str) -> SyncPacket:
+def rejudged_packet(stamps_row, frame_ns: int, sources, rule: RecordedRule, recorded_valid: bool,
+                    where: str) -> SyncPacket:
     """The frame judged again by the rule its recording was judged by, which must agree with the recorded verdict."""
     packet = rule.judge(SyncPacket.stamps_from(sources, stamps_row), int(frame_ns))
     if packet.valid != bool(recorded_valid):
@@ -71,7 +72,7 @@ def _packet(stamps_row, frame_ns: int, sources, rule: RecordedRule, recorded_val
     return packet
 
 
-def _faults(metadata: dict, in_fault: bool, where: str) -> dict[str, str]:
+def frame_faults(metadata: dict, in_fault: bool, where: str) -> dict[str, str]:
     """A converted frame's faults: the flag is stored per frame, which part and why once per episode (metadata)."""
     if not in_fault:
         return {}
@@ -132,12 +133,12 @@ def native_frames(episode: NativeEpisode, layout: FrameLayout, videos: dict | No
     rule = _rule_of(episode)
     for i in range(len(t["frame_timestamps_ns"])):
         where = f"{episode.path} frame {i}"
-        packet = _packet(t["source_timestamps_ns"][i], t["frame_timestamps_ns"][i], layout.source_names, rule,
-                         t["sync_valid"][i], where)
+        packet = rejudged_packet(t["source_timestamps_ns"][i], t["frame_timestamps_ns"][i], layout.source_names,
+                                 rule, t["sync_valid"][i], where)
         yield RecordedFrame(t["qpos"][i], t["action"][i], t["tactile"][i],
                             {name: _next_picture(frames, episode.video_path(name), i)
                              for name, frames in (videos or {}).items()}, packet,
-                            _faults(episode.metadata, t["device_fault"][i], where),
+                            frame_faults(episode.metadata, t["device_fault"][i], where),
                             environment=t["environment_state"][i] if layout.environment_names else np.zeros(0),
                             success=layout.judged and bool(t["success"][i]))
 
@@ -217,7 +218,7 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
                 state_names=tuple(features["observation.state"]["names"]),
                 action_names=tuple(features["action"]["names"]),
                 tactile_names=tuple(features[TACTILE]["names"]) if TACTILE in features else (),
-                cameras=_streams(cameras, depth),
+                cameras=stream_shapes(cameras, depth),
                 source_names=tuple(sidecar["source_names"]), fps=info["fps"],
                 environment_names=tuple(features[OBS_ENV_STATE]["names"]) if OBS_ENV_STATE in features else (),
                 judged=SUCCESS in features)
@@ -243,11 +244,11 @@ def lerobot_to_native(lerobot_root: Path, native_root: Path, progress=print) -> 
             stamps = np.stack([rows[source_column(s)].to_numpy() for s in layout.source_names], axis=1)
             for i, (_, row) in enumerate(rows.iterrows()):
                 where = f"{lerobot_root} episode {index} frame {i}"
-                packet = _packet(stamps[i], row[FRAME_TIME], layout.source_names, rules[index], row[SYNC_VALID],
-                                 where)
+                packet = rejudged_packet(stamps[i], row[FRAME_TIME], layout.source_names, rules[index],
+                                         row[SYNC_VALID], where)
                 sink.add(RecordedFrame(np.asarray(row["observation.state"]), np.asarray(row["action"]),
                                        np.asarray(row[TACTILE]) if layout.tactile_names else np.zeros(0), {}, packet,
-                                       _faults(metadata, row[DEVICE_FAULT], where),
+                                       frame_faults(metadata, row[DEVICE_FAULT], where),
                                        environment=np.asarray(row[OBS_ENV_STATE]) if layout.environment_names
                                        else np.zeros(0), success=layout.judged and bool(row[SUCCESS])))
             commit_pair(sink, None, {**metadata, "lerobot": {**metadata.get("lerobot", {}), "episode_index": index}})

@@ -49,7 +49,7 @@ from ..storage.teledex_columns import (
     source_column,
 )
 from ..storage.video import copy_video_segment, video_frames
-from .conversions import _faults, _packet, _streams
+from .conversions import frame_faults, rejudged_packet, stream_shapes
 from .lerobot_dataset import LeRobotSink, feature_depth_quantization, quiet_depth_encoder, read_depth_video
 
 DEFAULT_MIN_VALID = 0.99  # the episode filter's default share of sync-valid frames
@@ -172,7 +172,7 @@ def _write_runs(source: Path, copy: Path, repo_id: str, pieces: list[Piece], scr
     layout = FrameLayout(
         state_names=tuple(features["observation.state"]["names"]), action_names=tuple(features["action"]["names"]),
         tactile_names=tuple(features[TACTILE]["names"]) if TACTILE in features else (),
-        cameras=_streams(cameras, depth), source_names=tuple(first["source_names"]), fps=info["fps"],
+        cameras=stream_shapes(cameras, depth), source_names=tuple(first["source_names"]), fps=info["fps"],
         environment_names=tuple(features[OBS_ENV_STATE]["names"]) if OBS_ENV_STATE in features else (),
         judged=SUCCESS in features)
     writer_options: dict = {"streaming_encoding": True}
@@ -235,7 +235,8 @@ def _frames(source: Path, info: dict, episode: dict, layout: FrameLayout, sideca
         yield RecordedFrame(np.asarray(row["observation.state"]), np.asarray(row["action"]),
                             np.asarray(row[TACTILE]) if layout.tactile_names else np.zeros(0),
                             {name: next(frames) for name, frames in videos.items()},
-                            _packet(stamps[i], row[FRAME_TIME], layout.source_names, rule, row[SYNC_VALID], where),
-                            _faults(metadata, row[DEVICE_FAULT], where),
+                            rejudged_packet(stamps[i], row[FRAME_TIME], layout.source_names, rule, row[SYNC_VALID],
+                                            where),
+                            frame_faults(metadata, row[DEVICE_FAULT], where),
                             environment=np.asarray(row[OBS_ENV_STATE]) if layout.environment_names else np.zeros(0),
                             success=layout.judged and bool(row[SUCCESS]))

@@ -64,21 +64,21 @@ _CLOSURE_MARGIN = 0.01  # a trigger a hair outside 0..1 is rounding (clipped); f
 _COVERAGE_PERCENTILES = (2.0, 98.0)
 # A joint the session barely moved is not stretched: its range says nothing (and stretching would magnify noise).
 _MIN_COVERED_RANGE_RAD = 0.05
+_MIRROR = np.array([-1.0, 1.0, 1.0])  # a hand onto one of the other side: across the palm (x), in the wrist frame
 
 
-def _hand_layout(model: KinematicModel, side: str, method: str, config: RetargetingConfig) -> HandKeypointLayout:
-    """The robot hand's keypoints, read on the operator's side. Joint mapping and the analog grip drive the joints
-    through the hand's joint map, so a hand of the other side than the operator's is read on its own; the keypoint
-    methods match the operator's positions, and such a hand is refused in one line (HandednessError)."""
+def _hand_layout(model: KinematicModel, side: str, config: RetargetingConfig) -> tuple[HandKeypointLayout, str]:
+    """The robot hand's keypoints and its side: a hand of the other side than the operator's is read on its own
+    (never as the operator's: its palm would face away)."""
     def layout(on_side: str) -> HandKeypointLayout:
         return build_layout(model, on_side, config.keypoint_frames, config.base_rotation, config.fingertip_offsets_m)
 
     try:
-        return layout(side)
+        return layout(side), side
     except HandednessError as err:
-        if method not in ("joint_mapping", "analog"):
-            raise
-        return layout(err.side)
+        logger.info("%s is a %s hand and the operator's is %s: the operator's hand is mirrored onto it",
+                    model.name, err.side, side)
+        return layout(err.side), err.side
 
 
 class HandRetargeter:
@@ -97,7 +97,10 @@ class HandRetargeter:
         self.config = config
         self.joint_names: list[str] = list(model.joint_names)
         self.lower, self.upper = model.lower.copy(), model.upper.copy()
-        self.layout = _hand_layout(model, side, method, config)
+        self.layout, hand_side = _hand_layout(model, side, config)
+        # the keypoint methods match positions: the operator's hand mirrored across the palm onto a hand of the other
+        # side (its calibration pose the hand's side's); joint mapping reads the operator's own angles
+        self.mirrored = hand_side != side and method in ("teledex", "dexpilot")
         self.hand_name = hand_name(model)
         self._tips = KeypointKinematics(model, self.layout.fingertip_frames, self.layout)
         self.reference_pose = reference_pose(model)
@@ -105,10 +108,10 @@ class HandRetargeter:
             kinematics = KeypointKinematics(model, self.layout.keypoint_frames, self.layout)
             if config.hand_scale is None:
                 calibration = default_calibration(self.layout, kinematics, self.reference_pose, hand=self.hand_name,
-                                                  side=side)
+                                                  side=hand_side)
             else:
                 calibration = uniform_calibration(self.layout, kinematics, self.reference_pose, config.hand_scale,
-                                                  hand=self.hand_name, side=side)
+                                                  hand=self.hand_name, side=hand_side)
         self.calibration = calibration
         # the ranges are TeleDex's (teledex-calibrate-hand measures them so); other methods have ranges of their own
         self._covered = self._covered_ranges(calibration.joint_ranges_rad) if method == "teledex" else None
@@ -154,7 +157,8 @@ class HandRetargeter:
         problem = implausibility(points, self.side)
         if problem is not None:
             return self._hold(f"implausible_{problem[0]}", problem[1])
-        return self._accept(lambda: self._solve(points), filtered=True,
+        solved = points * _MIRROR if self.mirrored else points  # the operator's grasp is matched unmirrored
+        return self._accept(lambda: self._solve(solved), filtered=True,
                             shape=lambda q: self._shaped(points, q, measured))
 
     def _shaped(self, points: np.ndarray, solution: np.ndarray, measured) -> np.ndarray:

@@ -19,6 +19,7 @@ from scipy.spatial.transform import Rotation
 
 from teledex_lerobot.errors import ModelError
 from teledex_lerobot.kinematics import KinematicModel
+from teledex_lerobot.operator.hand_model import HUMAN_ANGLE_LIMITS_RAD, keypoints_from_angles
 from teledex_lerobot.paths import URDF_DIR
 from teledex_lerobot.retargeting import HandRetargeter, RetargetingConfig
 from teledex_lerobot.retargeting.hand_layout import HandednessError, build_layout, reference_pose
@@ -161,14 +162,19 @@ def test_a_vendor_hand_used_as_the_other_side_is_refused_or_has_no_sides(tmp_pat
 
 
 @pytest.mark.parametrize("method", ["teledex", "dexpilot", "joint_mapping", "analog"])
-def test_a_left_hand_led_by_a_right_operator(method):
-    """Keypoint methods match the operator's positions: a hand of the other side is refused, never mirrored
-    silently; joint mapping and the analog grip drive the joints through the hand's map, so it is read on its own
-    side."""
+def test_a_left_hand_led_by_a_right_operator_follows_the_mirrored_hand(method):
+    """A right operator on a left robot hand: the hand is read on its own side (its palm toward the palm, never
+    flipped), and the operator's hand drives it as the same grasp of a left operator would (the keypoint methods
+    mirror its positions across the palm; joint mapping reads its angles)."""
     model = KinematicModel.from_urdf(URDF_DIR / "linkerhand_l20_left.urdf")
-    if method in ("teledex", "dexpilot"):
-        with pytest.raises(HandednessError, match="is a left hand by its geometry"):
-            HandRetargeter(model, method, "right", RetargetingConfig())
-    else:
-        layout = HandRetargeter(model, method, "right", RetargetingConfig()).layout
-        assert np.allclose(layout.base_rotation, build_layout(model, "left").base_rotation)
+    crossed = HandRetargeter(model, method, "right", RetargetingConfig())
+    same = HandRetargeter(model, method, "left", RetargetingConfig())
+    assert crossed.mirrored == (method in ("teledex", "dexpilot")) and not same.mirrored  # positions are mirrored
+    assert np.allclose(crossed.layout.base_rotation, same.layout.base_rotation)
+    if method == "analog":
+        return  # a trigger's closure: no hand to mirror
+    low, high = HUMAN_ANGLE_LIMITS_RAD.T
+    for share in (0.0, 0.3, 0.6):
+        angles = low + share * (high - low)
+        assert np.allclose(crossed.retarget(keypoints_from_angles(angles, "right")),
+                           same.retarget(keypoints_from_angles(angles, "left")), atol=1e-3)
