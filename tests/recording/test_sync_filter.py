@@ -16,6 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from commands import command
+from commands import run as run_command
 from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot.datasets.lerobot_dataset import LeRobotDataset
 from test_corrupted_inputs import snapshot
@@ -171,3 +173,17 @@ def test_a_dataset_without_sync_columns_is_refused(recording, tmp_path, capsys):
     code, out = run(["only-synced", str(root), str(tmp_path / "new"), "--repo-id", "local/new"], capsys)
     assert code == USER_ERROR_EXIT and "not recorded with this version of teledex-record" in out, out
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.slow
+def test_lerobot_train_trains_on_the_synchronised_frames(recording, tmp_path, capsys):
+    """What the filter writes is what lerobot-train reads as it is: two steps of ACT on the runs of valid frames."""
+    code, out = run(["only-synced", str(recording), str(tmp_path / "runs"), "--repo-id", "local/runs",
+                     "--split-at-invalid", "--min-run", "5"], capsys)
+    assert code == 0, out
+    out_dir = tmp_path / "train"
+    run_command(command("lerobot-train", "--dataset.repo_id=local/runs", f"--dataset.root={tmp_path / 'runs'}",
+                        "--policy.type=act", "--policy.device=cpu", "--policy.push_to_hub=false",
+                        "--policy.pretrained_backbone_weights=null", "--steps=2", "--batch_size=2", "--save_freq=2",
+                        "--num_workers=0", "--wandb.enable=false", f"--output_dir={out_dir}"), tmp_path)
+    assert (out_dir / "checkpoints/000002/pretrained_model/model.safetensors").is_file()
