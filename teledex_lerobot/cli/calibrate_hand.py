@@ -174,6 +174,9 @@ def calibrate_hand(args) -> None:
                         "the device tracked the hand")
     with hand_model_errors():
         retargeter = build_retargeter(args.hand, "teledex", args.side, config=args.config)
+    if retargeter.mirrored:  # its root offsets would subtract one side's hand from the other's
+        raise UserError(f"{args.hand} is a hand of the other side than --side={args.side}: calibrate on the same "
+                        "side's hand model (its other-side URDF), and use the calibration with that hand")
     kinematics = KeypointKinematics(retargeter.model, retargeter.layout.keypoint_frames, retargeter.layout)
     if len(keypoints):
         calibration = calibrate(retargeter.layout, kinematics, retargeter.reference_pose,

@@ -10,9 +10,10 @@ the filter writes a new LeRobotDataset that lerobot-train reads as it is:
   The runs go through the recorder's LeRobotSink (videos decoded and encoded once, as to-lerobot does); each run gets
   a new episode uuid (uuid5 of its episode's and its first frame) and a sidecar with its episode's metadata, camera
   intrinsics and sync policy, plus "sync_filter": the episode uuid and frames it came from.
-Every frame's own columns (sync flags, timestamps, device_fault) are kept as recorded. Everything is checked before
-anything is written, and the dataset is written beside the target and renamed into place when complete: a refusal
-writes nothing, and the source is only read.
+Every frame's own columns (sync flags, timestamps, device_fault) are kept as recorded; episodes are kept or split by
+their recorded sync flags (by frame, each frame is also judged again by its recording's rule as it is copied). The
+dataset is written in a scratch folder beside the target and renamed into place when complete: a refusal, before or
+while writing, leaves nothing at the target, and the source is only read.
 """
 
 import json

@@ -536,7 +536,7 @@ def _verify_frame(geometry: _Geometry, palm_link: str, fingers, side: str, rotat
     sides_readable = thumb is not None and abs(thumb_across) >= _THUMB_SIDE_MARGIN_M and (
         source != "geometry" or min(geometry.position(f.frames[-1], offsets) @ z for f in non_thumb)
         - geometry.position(thumb.frames[-1], offsets) @ z >= _THUMB_REACH_MARGIN_M)
-    if not (inferred and sides_readable and flex_face and thumb is not None):
+    if not (inferred and sides_readable and flex_face and thumb is not None):  # thumb: for the type checker
         if flex_face < 0:
             notes.append(back_note)
         return
@@ -557,7 +557,8 @@ def _palm_face_by_flexion(geometry: _Geometry, palm_link: str, tips: list[str], 
     model, q = geometry.model, geometry.q
     far = np.where(np.abs(model.upper - q) >= np.abs(model.lower - q), model.upper, model.lower)
     step = np.sign(far - q) * np.minimum(_FLEX_STEP_RAD, np.abs(far - q))
-    step[[name not in _joints_below(model, palm_link) for name in model.joint_names]] = 0.0
+    below = set(_joints_below(model, palm_link))
+    step[[name not in below for name in model.joint_names]] = 0.0
     palm = model.frame_pose(q, palm_link)[:3, :3]
     motion = ((model.frame_positions(q + step, tips) - model.frame_positions(q, tips)) @ palm).mean(axis=0)
     curl = _perpendicular_part(motion, x)

@@ -1,4 +1,4 @@
-"""Twenty wrong invocations a user makes on a first day (a hand given as the arm, a preset that is not there, a port
+"""Wrong invocations a user makes on a first day (a hand given as the arm, a preset that is not there, a port
 out of range, a path that is no dataset, a camera slower than the recording): each command ends in one line that
 names what is wrong and the fix, exit code 2, no traceback, no config dump, and nothing written.
 

@@ -8,6 +8,7 @@ went (replay_layout.py). It answers capabilities.SimulatedWorld, which the recor
 """
 
 from collections.abc import Mapping
+from functools import cached_property
 
 import numpy as np
 from lerobot.utils.errors import DeviceNotConnectedError
@@ -33,7 +34,7 @@ class RobotWorld:
     def __str__(self) -> str:
         return f"the MuJoCo world ({self.config.task})"
 
-    @property
+    @cached_property  # read by every observation; naming them builds the task
     def environment_state_keys(self) -> list[str]:
         """With world.observe_objects: the task's object poses (observation values about the scene, not the robot:
         teledex-record writes them to observation.environment_state)."""
