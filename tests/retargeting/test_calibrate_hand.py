@@ -11,7 +11,7 @@ from lerobot_teleoperator_teledex import TeledexReplay, TeledexReplayConfig
 from teledex_lerobot.cli.calibrate_hand import main as calibrate_hand
 from teledex_lerobot.inputs.datagram_file import read_datagrams
 from teledex_lerobot.inputs.sources import send_datagrams
-from teledex_lerobot.paths import CONFIGS_DIR, STREAMS_DIR
+from teledex_lerobot.paths import CONFIGS_DIR, STREAMS_DIR, URDF_DIR
 from teledex_lerobot.retargeting import HandCalibration
 
 PRESET_HAND = "linkerhand_o6"  # the default preset's hand
@@ -105,3 +105,14 @@ def test_an_operator_name_is_one_folder_never_a_path(calibrations, tmp_path, cap
     with pytest.raises(ValueError, match="operator name"):
         TeledexReplay(TeledexReplayConfig(replay_file="open_close", preset="piper_linkerhand_o6_single",
                                           hand_calibration=name or "..."))
+
+
+def test_a_hand_of_the_other_side_is_refused_and_nothing_is_saved(calibrations, capsys):
+    """A right operator's session on a left hand's URDF: its root offsets would subtract one side's hand from the
+    other's (the retargeter mirrors the operator's hand onto it; a calibration does not)."""
+    with pytest.raises(SystemExit) as exit_info:
+        calibrate_hand(["--hand", str(URDF_DIR / f"{PRESET_HAND}_left.urdf"), "--operator", "fay",
+                        "--recording", str(STREAMS_DIR / "open_close.datagrams.jsonl")])
+    assert exit_info.value.code == 2
+    assert "a hand of the other side than --side=right" in capsys.readouterr().err
+    assert not calibrations.exists()
