@@ -44,6 +44,18 @@ def wait_until(predicate, timeout_s: float = 2.0, period_s: float = 0.002) -> bo
     return predicate()
 
 
+def piper_firmware_reads(sdk, version: str, timeout_s: float = 5.0) -> bool:
+    """Whether piper_sdk reads `version` from the arm, asking again while it has not: the SDK clears its firmware
+    buffer just after sending the query, so on a busy machine the answer can arrive first and be wiped (the SDK's
+    race, not the simulator's); an application would ask again."""
+    def read() -> bool:
+        if sdk.GetPiperFirmwareVersion() == version:
+            return True
+        sdk.SearchPiperFirmwareVersion()
+        return False
+    return wait_until(read, timeout_s, period_s=0.2)
+
+
 def rearm_until_healthy(device, timeout_s: float = 1.0) -> bool:
     """Clear faults until none is re-detected. On a loaded host a simulator sharing the interpreter (or the CPU) with
     the SDK can miss its feedback period long enough for a false feedback timeout before a fault is injected; fault

@@ -18,6 +18,7 @@ from .state_machine import KEYS
 
 CONTROL_CONFIGS_DIR = CONFIGS_DIR / "control"
 STRATEGIES = ("direct", "hybrid")
+GRASP_TEMPLATE_SOURCES = ("calibration", "model")
 
 
 @dataclass
@@ -119,6 +120,10 @@ class StrategyConfig:
     # teledex / dexpilot: the measured grasps the hand makes when the operator's hand makes the matching person's
     # grasp (a pinch, a wrap; retargeting/grasp_anchors.py); "fist" alone: none.
     hand_grasps: list[str] = field(default_factory=lambda: [FIST])
+    # teledex / dexpilot: whose grasp the anchors match: "calibration", the operator's own (teledex-calibrate-hand
+    # records their pinch and wrap; without them the hand is left to the retargeting), or "model", the hand model's
+    # average adult (the world's scripted persons; a real person's grasps are shaped otherwise and never match it).
+    grasp_templates: str = "calibration"
     grasp_select_input: str = ""
     joint_map: str = ""  # hand joint map file; "" = configs/joint_maps/<hand model>[_<side>].yaml
     retargeting_config: str = ""
@@ -141,6 +146,9 @@ class StrategyConfig:
             raise ConfigError(f"strategy.hand_grasps: unknown grasp(s) {unknown}; choose from {list(KNOWN_GRASPS)}")
         if not 0 < self.anchor_threshold <= 1:
             raise ConfigError("anchor_threshold must be in (0, 1]")
+        if self.grasp_templates not in GRASP_TEMPLATE_SOURCES:
+            raise ConfigError(f"strategy.grasp_templates must be one of {GRASP_TEMPLATE_SOURCES}, got "
+                              f"{self.grasp_templates!r}")
 
 
 # The keyboard keys that press the state machine's keys (in teledex-record, lerobot-teleoperate and any loop that

@@ -9,7 +9,8 @@ closed at 1, and the retargeter's analog method (retargeting/analog.py) closes t
 one every hand has: open hand at 0, a fist at 1, through the hand's joint map.
 
 Keypoint retargeting makes the same grasps when the operator's hand makes the person's grasp each answers (`human`:
-operator/object_grasps.py; `grasp_anchors`, retargeting/grasp_anchors.py).
+operator/object_grasps.py; `grasp_anchors`, retargeting/grasp_anchors.py): the operator's own grasp, recorded by
+teledex-calibrate-hand, or the hand model's.
 """
 
 import logging
@@ -20,7 +21,7 @@ from ..errors import ConfigError
 from ..kinematics.hands import HANDS, GraspShape
 from ..operator.object_grasps import human_grasps
 from ..retargeting.analog import FIST, GraspPath
-from ..retargeting.grasp_anchors import GraspAnchors, GraspAnchorSettings
+from ..retargeting.grasp_anchors import GraspAnchors, GraspAnchorSettings, GraspTemplate
 
 logger = logging.getLogger(__name__)
 
@@ -73,13 +74,24 @@ def grasp_paths(names: list[str], hand_model: str, joints: list[str], lower, upp
 
 
 def grasp_anchors(names: list[str], hand_model: str, joints: list[str], lower, upper, side: str,
-                  settings: GraspAnchorSettings) -> GraspAnchors | None:
-    """Keypoint retargeting's anchors: each measured grasp among `names` with the person's grasp it answers; None
-    when the hand has none of them (or only the fist was named)."""
+                  settings: GraspAnchorSettings, templates: dict[str, GraspTemplate] | None = None
+                  ) -> GraspAnchors | None:
+    """Keypoint retargeting's anchors: each measured grasp among `names` with the person's grasp it answers, from
+    `templates` (the operator's own, by kind: a calibration's) or, when None, the hand model's; None when the hand
+    has none of them (or only the fist was named). A grasp whose kind the templates lack is left out (logged)."""
     shapes = GRASP_SHAPES.get(hand_model, {})
     measured = [name for name in names if name in shapes]
+    if templates is None:
+        model = human_grasps()
+        templates = {kind: GraspTemplate.of_model(grasp, side) for kind, grasp in model.items()}
+    unrecorded = [name for name in measured if shapes[name].human not in templates]
+    if unrecorded:
+        logger.warning("no recorded %s for the %s grasp of %s: it is left to the retargeting (teledex-calibrate-hand "
+                       "records an operator's pinch and wrap)", ", ".join(sorted({shapes[name].human for name in
+                                                                                  unrecorded})),
+                       ", ".join(unrecorded), hand_model)
+    measured = [name for name in measured if name not in unrecorded]
     if not measured:
         return None
     paths = {name: _path(shapes[name], joints, lower, upper) for name in measured}
-    person = human_grasps()
-    return GraspAnchors(paths, {name: person[shapes[name].human] for name in measured}, side, settings)
+    return GraspAnchors(paths, {name: templates[shapes[name].human] for name in measured}, settings)

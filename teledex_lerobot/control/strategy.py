@@ -136,8 +136,13 @@ def _hand_retargeter(hand: RigPart, config: StrategyConfig) -> HandRetargeter:
     if config.hand_method == "analog":
         return HandRetargeter(hand.model, "analog", config.side, retargeting, calibration,
                               grasps=grasp_paths(config.hand_grasps, hand.spec.model, joints, lower, upper))
-    anchors = grasp_anchors(config.hand_grasps, hand.spec.model, joints, lower, upper, config.side,
-                            retargeting.grasp_anchors) if config.hand_method in ("teledex", "dexpilot") else None
+    anchors = None
+    if config.hand_method in ("teledex", "dexpilot"):
+        templates = None  # the hand model's
+        if config.grasp_templates == "calibration":
+            templates = calibration.templates() if calibration is not None else {}
+        anchors = grasp_anchors(config.hand_grasps, hand.spec.model, joints, lower, upper, config.side,
+                                retargeting.grasp_anchors, templates)
     return HandRetargeter(hand.model, config.hand_method, config.side, retargeting, calibration, anchors=anchors)
 
 

@@ -2,8 +2,9 @@
 
 JSON lines. The first line is a header {"format": "teledex-datagrams/1", "parser": <name>, "description": str,
 optionally "control": <the control config the device was driven with>}; each further line is {"t_ns": <ns since the
-first datagram>, "data": <base64 of the datagram bytes>}. Base64 keeps any payload (garbage and truncated packets
-included) exact.
+first datagram>, "data": <base64 of the datagram bytes>}, or {"step": <name>}: a session's step (a calibration's,
+operator/calibration_session.py) starts with the datagram after it. Base64 keeps any payload (garbage and truncated
+packets included) exact.
 """
 
 import base64
@@ -43,6 +44,11 @@ class DatagramWriter:
             line = {"t_ns": received_ns - self._first_ns, "data": base64.b64encode(data).decode()}
             self._file.write(json.dumps(line) + "\n")
 
+    def mark(self, step: str) -> None:
+        """The datagrams from here on belong to the session's step `step`."""
+        with self._lock:
+            self._file.write(json.dumps({"step": step}) + "\n")
+
     def close(self) -> None:
         with self._lock:
             self._file.close()
@@ -75,7 +81,8 @@ def read_header(path) -> dict:
 
 
 def read_datagrams(path) -> tuple[dict, list[tuple[int, bytes]]]:
-    """(header, [(t_ns, bytes), ...]); raises DataError naming the file and line on a malformed file."""
+    """(header, [(t_ns, bytes), ...]); a session's steps are the header's "steps": [(name, index of the step's first
+    datagram), ...]. Raises DataError naming the file and line on a malformed file."""
     path = Path(path)
     number = 1  # the line being read, for the error
     try:
@@ -83,16 +90,22 @@ def read_datagrams(path) -> tuple[dict, list[tuple[int, bytes]]]:
         header = json.loads(lines[0])
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise ValueError(f"its header is not a JSON object with format {FORMAT!r}")
-        datagrams = []
+        datagrams: list[tuple[int, bytes]] = []
+        steps: list[tuple[str, int]] = []
         for number in range(2, len(lines) + 1):
             line = lines[number - 1]
             if line.strip():
                 entry = json.loads(line)
                 if not isinstance(entry, dict):
                     raise ValueError("a datagram line must be an object {t_ns, data}")
+                if "step" in entry:
+                    steps.append((str(entry["step"]), len(datagrams)))
+                    continue
                 datagrams.append((int(entry["t_ns"]), base64.b64decode(entry["data"], validate=True)))
     except (IndexError, KeyError, TypeError, ValueError) as error:
         raise DataError(f"{path}: line {number}: not a {FORMAT} file ({error}); {_FIX}") from error
     if not datagrams or any(b[0] < a[0] for a, b in zip(datagrams, datagrams[1:])):
         raise DataError(f"{path}: needs at least one datagram, in time order; {_FIX}")
+    if steps:
+        header["steps"] = steps
     return header, datagrams

@@ -9,8 +9,9 @@ would be until the robot holds. Each grasp is therefore a family of poses along 
   the ring on its other face: every finger's middle, distal and tip keypoints lie on the cylinder's surface.
 
 Each pose is solved by least squares over all 20 angles, bounded by `HUMAN_ANGLE_LIMITS_RAD`, with a light pull
-toward the grasp's natural posture (so the solution is unique and human-looking); where the surface sits in the
-wrist frame (the cylinder's axis, the pinch's gap) is solved with it.
+toward the grasp's posture (so the solution is unique and human-looking); where the surface sits in the wrist frame
+(the cylinder's axis, the pinch's gap) is solved with it. The postures are a person's habits (`GraspHabits`): people
+pinch and wrap the same object with differently shaped hands (operator/persons.py).
 """
 
 import functools
@@ -24,12 +25,23 @@ from .keypoints import FINGER_CHAINS, FINGER_NAMES, THUMB_IP, THUMB_TIP
 from .poses import POWER_GRASP, RELAXED_HAND, hand_pose
 
 # Where the pads of a pinch meet, the thumb opposed: the posture the solver starts from and is pulled toward.
-_PINCH_POSTURE = hand_pose(thumb=(0.55, 0.75, 0.25, 0.15), index=(0.45, 0.05, 0.55, 0.25),
-                           middle=(0.50, 0.00, 0.60, 0.30), ring=RELAXED_HAND[12:16], pinky=RELAXED_HAND[16:20])
+PAD_PINCH_POSTURE = hand_pose(thumb=(0.55, 0.75, 0.25, 0.15), index=(0.45, 0.05, 0.55, 0.25),
+                              middle=(0.50, 0.00, 0.60, 0.30), ring=RELAXED_HAND[12:16], pinky=RELAXED_HAND[16:20])
 _FINGER_RADIUS_M = 0.009  # a finger's keypoints sit this far inside its skin (half its thickness)
 _POSTURE_WEIGHT = 0.3  # per radian, against millimetres of surface error
 _COUPLING_WEIGHT = 2.0  # ring and little finger follow the middle finger's curl in a pinch (shared tendons)
 _SOLVE_TOLERANCE_M = 2e-3  # a pose farther than this off its surface is not that grasp: an error, not a pose
+# The fingers each grasp kind is made with (the others vary from person to person).
+GRASP_FINGERS = {"pinch": ("thumb", "index", "middle"), "wrap": FINGER_NAMES}
+
+
+@dataclass(frozen=True)
+class GraspHabits:
+    """How a person shapes their hand for each grasp: the posture (canonical angles, a tuple of 20) each grasp's
+    poses are pulled toward."""
+
+    pinch_posture: tuple[float, ...] = tuple(PAD_PINCH_POSTURE)
+    wrap_posture: tuple[float, ...] = tuple(POWER_GRASP)
 
 
 @dataclass(frozen=True)
@@ -50,26 +62,30 @@ class HumanGrasp:
         return self.open + float(closure) * (self.closed - self.open)
 
 
-def pinch_pose(gap_m: float, geometry: HandGeometry = AVERAGE_ADULT_HAND, scale: float = 1.0) -> np.ndarray:
+def pinch_pose(gap_m: float, geometry: HandGeometry = AVERAGE_ADULT_HAND, scale: float = 1.0,
+               posture=PAD_PINCH_POSTURE) -> np.ndarray:
     """Canonical angles with the thumb tip `gap_m` from the index and the middle fingertips (both), thumb opposed."""
     index_tip, middle_tip = FINGER_CHAINS["index"][-1], FINGER_CHAINS["middle"][-1]
+    posture = np.asarray(posture, dtype=float)
 
     def residuals(angles):
         points = keypoints_from_angles(angles, "right", scale, geometry)
         gaps = [np.linalg.norm(points[tip] - points[THUMB_TIP]) - gap_m for tip in (index_tip, middle_tip)]
         follow = [angles[12] - angles[8], angles[14] - angles[10], angles[16] - angles[8], angles[18] - angles[10]]
         return np.r_[1000 * np.array(gaps), _COUPLING_WEIGHT * np.array(follow),
-                     _POSTURE_WEIGHT * (angles - _PINCH_POSTURE)]
+                     _POSTURE_WEIGHT * (angles - posture)]
 
-    angles = _solve(residuals, _PINCH_POSTURE)
+    angles = _solve(residuals, posture)
     points = keypoints_from_angles(angles, "right", scale, geometry)
     error = max(abs(float(np.linalg.norm(points[tip] - points[THUMB_TIP])) - gap_m) for tip in (index_tip, middle_tip))
     _check(error, f"a pinch with a {gap_m * 1000:.0f} mm gap")
     return angles
 
 
-def wrap_pose(diameter_m: float, geometry: HandGeometry = AVERAGE_ADULT_HAND, scale: float = 1.0) -> np.ndarray:
+def wrap_pose(diameter_m: float, geometry: HandGeometry = AVERAGE_ADULT_HAND, scale: float = 1.0,
+              posture=POWER_GRASP) -> np.ndarray:
     """Canonical angles with the fingers and the thumb round a cylinder of `diameter_m` lying across the palm."""
+    posture = np.asarray(posture, dtype=float)
     radius = diameter_m / 2 + _FINGER_RADIUS_M
     groups = [*(chain[1:] for chain in (FINGER_CHAINS[name] for name in FINGER_NAMES[1:])), (THUMB_IP, THUMB_TIP)]
     on_surface = np.array([index for group in groups for index in group])
@@ -81,10 +97,10 @@ def wrap_pose(diameter_m: float, geometry: HandGeometry = AVERAGE_ADULT_HAND, sc
 
     def residuals(x):
         angles, axis_yz = x[:20], x[20:]
-        return np.r_[1000 * distances(angles, axis_yz), _POSTURE_WEIGHT * (angles - POWER_GRASP)]
+        return np.r_[1000 * distances(angles, axis_yz), _POSTURE_WEIGHT * (angles - posture)]
 
     # The axis in front of the palm by the radius, across the fingers' first bones.
-    start = np.r_[POWER_GRASP, radius + 0.01 * scale, 0.095 * scale]
+    start = np.r_[posture, radius + 0.01 * scale, 0.095 * scale]
     low = np.r_[HUMAN_ANGLE_LIMITS_RAD[:, 0], 0.0, 0.0]
     high = np.r_[HUMAN_ANGLE_LIMITS_RAD[:, 1], 0.2, 0.2]
     solved = least_squares(residuals, np.clip(start, low, high), bounds=(low, high), xtol=1e-10).x
@@ -104,12 +120,14 @@ def _check(error_m: float, what: str) -> None:
 
 
 @functools.cache
-def human_grasps(geometry: HandGeometry = AVERAGE_ADULT_HAND, scale: float = 1.0) -> dict[str, HumanGrasp]:
+def human_grasps(geometry: HandGeometry = AVERAGE_ADULT_HAND, scale: float = 1.0,
+                 habits: GraspHabits = GraspHabits()) -> dict[str, HumanGrasp]:
     """The grasps a person mimes, by kind: a pinch from an 8 cm to a 2 cm gap between the tips, a wrap from round
-    a 10 cm to round a 4 cm cylinder. Solved once per hand (about 0.7 s); the poses are read-only."""
+    a 10 cm to round a 4 cm cylinder. Solved once per hand and habits (about 0.7 s); the poses are read-only."""
+    pinch, wrap = habits.pinch_posture, habits.wrap_posture
     return {
-        "pinch": HumanGrasp("pinch", pinch_pose(0.08, geometry, scale), pinch_pose(0.02, geometry, scale),
-                            ("thumb", "index", "middle")),
-        "wrap": HumanGrasp("wrap", wrap_pose(0.10, geometry, scale), wrap_pose(0.04, geometry, scale),
-                           FINGER_NAMES),
+        "pinch": HumanGrasp("pinch", pinch_pose(0.08, geometry, scale, pinch), pinch_pose(0.02, geometry, scale, pinch),
+                            GRASP_FINGERS["pinch"]),
+        "wrap": HumanGrasp("wrap", wrap_pose(0.10, geometry, scale, wrap), wrap_pose(0.04, geometry, scale, wrap),
+                           GRASP_FINGERS["wrap"]),
     }

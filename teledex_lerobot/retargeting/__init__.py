@@ -10,12 +10,15 @@ keypoints) and "analog" (a closure 0..1 along the operator's chosen grasp). Entr
 from .calibration import HandCalibration, calibrate, default_calibration
 from .config import RetargetingConfig
 from .conventions import CONVENTIONS, to_internal
+from .grasp_anchors import GraspAnchorSettings, GraspTemplate
 from .hand_layout import HandKeypointLayout, build_layout
 from .retargeter import METHODS, HandRetargeter, build_retargeter
 
 __all__ = [
     "CONVENTIONS",
     "METHODS",
+    "GraspAnchorSettings",
+    "GraspTemplate",
     "HandCalibration",
     "HandKeypointLayout",
     "HandRetargeter",

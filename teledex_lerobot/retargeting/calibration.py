@@ -15,7 +15,9 @@ the robot URDFs have at zero angles), then opens, closes and pinches each finger
 - coverage (keypoint retargeting): the 2nd / 98th percentile of every robot joint over the recording retargeted with
   the above (`HandRetargeter.joint_ranges`); the retargeter stretches that range onto the joint's limits, so the
   operator's whole range of motion reaches the robot's (a thumb whose opposition the operator's keypoints map to
-  0.83 of 1.43 rad reaches 1.43).
+  0.83 of 1.43 rad reaches 1.43);
+- grasp templates: the operator's own pinch and wrap, open to closed, from the session's steps in which they made
+  them (`GraspTemplate.from_session`): the grasp anchors match the operator's hand against these, not the model's.
 
 Without an operator calibration, `default_calibration` uses the average adult hand of `operator.hand_model`.
 """
@@ -32,6 +34,8 @@ import yaml
 from ..errors import ConfigError, DataError
 from ..operator.hand_model import angles_from_keypoints, keypoints_from_angles
 from ..operator.keypoints import CANONICAL_ANGLE_NAMES, FINGER_CHAINS, NUM_CANONICAL_ANGLES, THUMB_TIP, WRIST
+from ..operator.object_grasps import GRASP_FINGERS
+from .grasp_anchors import GraspTemplate
 from .hand_layout import HandKeypointLayout
 from .keypoint_kinematics import KeypointKinematics
 
@@ -52,12 +56,14 @@ class HandCalibration:
     pinch_distance_range_m: dict[str, list[float]]  # non-thumb finger -> [ρ_min, ρ_max]
     canonical_angle_ranges_rad: dict[str, list[float]] = field(default_factory=dict)  # for joint mapping
     joint_ranges_rad: dict[str, list[float]] = field(default_factory=dict)  # robot joint -> retargeted range
+    # grasp kind (pinch, wrap) -> {"fingers": [...], "keypoints": (K, 21, 3) open to closed, scaled wrist frame}
+    grasp_templates: dict[str, dict] = field(default_factory=dict)
 
     def save(self, path) -> None:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         data = {"format": FORMAT} | {key: _plain(value) for key, value in vars(self).items()}
-        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        path.write_text(yaml.safe_dump(data, sort_keys=False, default_flow_style=None))  # a point per line
 
     @classmethod
     def load(cls, path) -> "HandCalibration":
@@ -73,6 +79,18 @@ class HandCalibration:
         except TypeError as error:
             raise DataError(f"{path}: {error}; {fix}") from error
 
+    def templates(self) -> dict[str, GraspTemplate]:
+        """The operator's own grasps, by kind; DataError naming the kind when the file's template is damaged."""
+        templates = {}
+        for kind, template in self.grasp_templates.items():
+            try:
+                templates[kind] = GraspTemplate(np.asarray(template["keypoints"], dtype=float),
+                                                tuple(template["fingers"]))
+            except (KeyError, TypeError, ValueError) as error:
+                raise DataError(f"calibration {self.operator!r} ({self.hand}): its {kind} grasp template cannot be "
+                                f"read ({error}); re-run teledex-calibrate-hand") from error
+        return templates
+
     def check_layout(self, layout: HandKeypointLayout, source: str = "calibration") -> None:
         """Raise DataError if this calibration was made for other fingers/keypoints than `layout` has."""
         for finger in layout.fingers:
@@ -83,8 +101,10 @@ class HandCalibration:
 
 
 def calibrate(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, pose_keypoints,
-              motion_keypoints=None, *, operator: str, hand: str, side: str) -> HandCalibration:
-    """A calibration from calibration-pose frames (M, 21, 3) and, optionally, an open/close/pinch recording."""
+              motion_keypoints=None, *, operator: str, hand: str, side: str,
+              grasp_keypoints: dict | None = None) -> HandCalibration:
+    """A calibration from calibration-pose frames (M, 21, 3) and, optionally, an open/close/pinch recording and
+    the frames of the steps in which the operator made each grasp (kind -> (N, 21, 3))."""
     pose_keypoints = np.asarray(pose_keypoints, dtype=float).reshape(-1, 21, 3)
     human = np.median(pose_keypoints - pose_keypoints[:, WRIST:WRIST + 1], axis=0)
     robot = dict(zip(kinematics.frames, kinematics.positions(robot_pose)))
@@ -112,7 +132,14 @@ def calibrate(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_
         pinch_ranges[finger.name] = [float(low), float(high)]
 
     angle_ranges = canonical_angle_ranges(angles_from_keypoints(recording, side))
-    return HandCalibration(operator, hand, side, scales, offsets, pinch_ranges, angle_ranges)
+    templates = {}
+    for kind, frames in (grasp_keypoints or {}).items():
+        if kind not in GRASP_FINGERS:
+            raise ConfigError(f"grasp template {kind!r}: a person's grasps are {sorted(GRASP_FINGERS)}")
+        template = GraspTemplate.from_session(frames, GRASP_FINGERS[kind], what=f"the {kind} step")
+        templates[kind] = {"fingers": list(template.fingers), "keypoints": np.round(template.keypoints, 4)}
+    return HandCalibration(operator, hand, side, scales, offsets, pinch_ranges, angle_ranges,
+                           grasp_templates=templates)
 
 
 def canonical_angle_ranges(angles: np.ndarray) -> dict[str, list[float]]:

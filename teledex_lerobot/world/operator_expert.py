@@ -8,7 +8,8 @@ at the phase of the expert's plan: open at the start (as a person engages teleop
 retargets to curled robot fingers, which knocked the bottle over in the robot's first ticks), the grasp open on the
 way to the object (shaped in the first half of the reach, as people preshape), closing as the expert closes, closed
 while carrying, opened to let go. Each episode's person differs (drawn from the layout seed): hand size, how far
-they open and close, a habitual offset of every joint, and a tracker's jitter on every keypoint. Whether the robot
+they open and close, a habitual offset of every joint, and a tracker's jitter on every keypoint. The hand and its
+grasps' shapes are the `person`'s (operator/persons.py; the hand model's average adult by default). Whether the robot
 then holds the object is the retargeter's business (its grasp anchors).
 
 The wrist pose is the pose of the arm's mount frame under the expert's hand (the relative arm moves the mount
@@ -26,7 +27,7 @@ from ..control.rig_controller import RigController
 from ..geometry.rotations import matrix_to_quat
 from ..inputs.keypoint_stream import encode_keypoints, parse_keypoints
 from ..operator.hand_model import clip_to_human_limits, keypoints_from_angles
-from ..operator.object_grasps import human_grasps
+from ..operator.persons import AVERAGE_ADULT, Person
 from ..operator.poses import OPEN_HAND
 from ..rig import Rig
 from .expert import ScriptedExpert
@@ -48,12 +49,14 @@ PERSON_STREAM = 22  # the person's random stream, seeded with the layout's seed 
 
 
 class OperatorExpert:
-    def __init__(self, rig: Rig, scripted: ScriptedExpert, control: str = CONTROL_CONFIG):
-        self.rig, self.scripted = rig, scripted
+    def __init__(self, rig: Rig, scripted: ScriptedExpert, control: str | ControlConfig = CONTROL_CONFIG,
+                 person: Person = AVERAGE_ADULT):
+        """`control`: the control config (a name, or a ControlConfig: e.g. with the person's hand calibration)."""
+        self.rig, self.scripted, self.person = rig, scripted, person
         self.control = ControlConfig.load(control)
         hand = rig.parts["hand"]
         self.side = hand.spec.side
-        self.grasp = human_grasps()[GRASP_SHAPES[hand.spec.model][scripted.grasp.name].human]
+        self.grasp = person.grasps()[GRASP_SHAPES[hand.spec.model][scripted.grasp.name].human]
         self.controller: RigController | None = None
 
     @property
@@ -112,7 +115,7 @@ class OperatorExpert:
         self._correction = np.clip(self._correction + CORRECTION_GAIN * error, -MAX_CORRECTION_M, MAX_CORRECTION_M)
         pose = pose.copy()
         pose[:3, 3] += self._correction
-        keypoints = keypoints_from_angles(self.operator_angles(), self.side, self.scale)
+        keypoints = keypoints_from_angles(self.operator_angles(), self.side, self.scale, self.person.geometry)
         keypoints = keypoints + self.rng.normal(0.0, TRACKER_JITTER_M, keypoints.shape)
         # The relative arm moves the arm's mount frame as the operator's wrist moves; streaming the mount frame's
         # motion (not the hand's, which sits hand_mount away from it and swings around it) lands the hand exactly.

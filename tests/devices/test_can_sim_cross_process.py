@@ -12,6 +12,7 @@ import pytest
 from device_harness import (
     TeledexSimProcess,
     bus_config,
+    piper_firmware_reads,
     rearm_until_healthy,
     wait_for_fault,
     wait_until,
@@ -63,7 +64,7 @@ def test_piper_sdk(teledex_sim, piper_sdk):
     piper_sdk.CreateCanBus("arm", bustype="teledex", judge_flag=False)
     piper_sdk.ConnectPort()
     assert wait_until(piper_sdk.EnablePiper, 3.0, period_s=0.01)
-    assert wait_until(lambda: piper_sdk.GetPiperFirmwareVersion() == "S-V1.6-3")
+    assert piper_firmware_reads(piper_sdk, "S-V1.6-3")
     target = [10000, 20000, -30000, 5000, -10000, 15000]
 
     def moved():

@@ -4,7 +4,7 @@ import time
 
 import numpy as np
 import pytest
-from device_harness import BusListener, unique_channel, wait_until
+from device_harness import BusListener, piper_firmware_reads, unique_channel, wait_until
 from piper_sdk import C_PiperInterface_V2
 from piper_sdk.piper_param.piper_param_manager import C_PiperParamManager
 from scipy.spatial.transform import Rotation
@@ -36,7 +36,7 @@ def _joint_feedback(sdk) -> list[int]:
 
 def test_firmware_limits_and_enable(sim_and_sdk):
     sim, sdk = sim_and_sdk
-    assert wait_until(lambda: sdk.GetPiperFirmwareVersion() == "S-V1.6-3")
+    assert piper_firmware_reads(sdk, "S-V1.6-3")
     # limit queries are answered with the URDF limits, in 0.1 deg and 0.001 rad/s
     for motor, lower, upper in ((2, 0.0, 3.14), (3, -2.967, 0.0)):
         sdk.SearchMotorMaxAngleSpdAccLimit(motor, 0x01)

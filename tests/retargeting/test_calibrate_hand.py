@@ -11,6 +11,7 @@ from lerobot_teleoperator_teledex import TeledexReplay, TeledexReplayConfig
 from teledex_lerobot.cli.calibrate_hand import main as calibrate_hand
 from teledex_lerobot.inputs.datagram_file import read_datagrams
 from teledex_lerobot.inputs.sources import send_datagrams
+from teledex_lerobot.operator.calibration_session import CalibrationStep
 from teledex_lerobot.paths import CONFIGS_DIR, STREAMS_DIR, URDF_DIR
 from teledex_lerobot.retargeting import HandCalibration
 
@@ -58,8 +59,9 @@ def test_a_glove_session_calibrates_the_angle_ranges(calibrations):
 
 def test_live_session_with_prompts(calibrations, monkeypatch, capsys):
     """--live udp: the prompts run, the packets sent meanwhile are recorded next to the calibration and used."""
-    monkeypatch.setattr("teledex_lerobot.cli.calibrate_hand.LIVE_STEPS", (("Hold the calibration pose", 0.3),
-                                                                          ("Open and close your hand", 2.5)))
+    monkeypatch.setattr("teledex_lerobot.cli.calibrate_hand.CALIBRATION_STEPS",
+                        (CalibrationStep("pose", "Hold the calibration pose", 0.3),
+                         CalibrationStep("open_close", "Open and close your hand", 2.5)))
     monkeypatch.setattr("teledex_lerobot.cli.calibrate_hand.time.sleep", lambda s: threading.Event().wait(s / 20))
     _, datagrams = read_datagrams(STREAMS_DIR / "open_close.datagrams.jsonl")
     port = 47000 + np.random.default_rng().integers(0, 2000)
@@ -74,7 +76,8 @@ def test_live_session_with_prompts(calibrations, monkeypatch, capsys):
     output = capsys.readouterr().out
     assert "Hold the calibration pose: NOW" in output and "Open and close your hand: NOW" in output
     recorded = calibrations / "carol" / f"{PRESET_HAND}_right.datagrams.jsonl"
-    assert len(read_datagrams(recorded)[1]) > 20
+    header, datagrams = read_datagrams(recorded)
+    assert len(datagrams) > 20 and [name for name, _ in header["steps"]] == ["pose", "open_close"]
     assert HandCalibration.load(calibrations / "carol" / f"{PRESET_HAND}_right.yaml").operator == "carol"
 
 
