@@ -24,6 +24,7 @@ from ..clock import MONOTONIC, Clock, LockstepClock
 from ..devices.joint_device import JointDevice, JointState
 from ..devices.simulated import DEFAULT_FEEDBACK_HZ, LatentJointDevice, SimDynamicsConfig
 from ..rig import Rig
+from .station_timing import Transport
 from .world import LOCKSTEP, World, WorldConfig
 
 logger = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ class WorldRunner:
         self._started = False
         self._next_publish_ns: dict[str, int] = {}  # per part, on the clock
         self.behind_s = 0.0  # how far physics lags the wall clock (a machine too slow for real time)
+        self.resets = 0  # episodes laid out: what a device keeps from before the last one is stale
 
     def register(self, device: "WorldJointDevice") -> None:
         if self._started:
@@ -78,10 +80,12 @@ class WorldRunner:
         reset can reach an observation of the new episode."""
         with self.world.lock:
             seed = self.world.reset(seed)
+            self.resets += 1
             now = self.clock.now_ns()
             for role, device in self.devices.items():
                 device.forget_history()
-                device.publish(self.world.joint_positions(role), self.world.joint_velocities(role), now)
+                device.publish(self.world.joint_positions(role), self.world.joint_velocities(role), now,
+                               at_once=True)
                 self._next_publish_ns[role] = now + device.feedback_period_ns
         return seed
 
@@ -114,6 +118,7 @@ class WorldRunner:
             if tick_ns + dt_ns >= self._next_publish_ns.setdefault(role, tick_ns):
                 self._next_publish_ns[role] += device.feedback_period_ns
                 device.publish(world.joint_positions(role), world.joint_velocities(role), tick_ns + dt_ns)
+            device.deliver(tick_ns + dt_ns)
 
     def _run(self) -> None:
         dt_ns = int(round(self.world.model.opt.timestep * 1e9))
@@ -146,6 +151,9 @@ class WorldJointDevice(LatentJointDevice):
         # a lockstep run is deterministic per seed: its noise too, unless a seed is given
         seed = dynamics.seed if dynamics.seed is not None or not runner.lockstep else 0
         self._rng = np.random.default_rng(seed)
+        timing = world.config.timing  # a station's bus delivers each measurement some ms after its capture
+        self._bus = Transport(timing.joint_latency_ms, timing.joint_jitter_ms, 0.0, timing.seed, role) \
+            if timing.joint_latency_ms or timing.joint_jitter_ms else None
         runner.register(self)
 
     def connect(self) -> None:
@@ -162,13 +170,32 @@ class WorldJointDevice(LatentJointDevice):
         if target is not None:
             self.runner.world.set_targets(self.role, target)
 
-    def publish(self, positions: np.ndarray, velocities: np.ndarray, capture_ns: int) -> None:
+    def publish(self, positions: np.ndarray, velocities: np.ndarray, capture_ns: int, at_once: bool = False) -> None:
+        """A measurement captured at capture_ns: readable now, or when the station's bus delivers it (`at_once`: the
+        state an episode starts from)."""
         if self._rng.random() < self.dynamics.dropout_probability:
             return
         noise = self._rng.normal(0.0, self.dynamics.noise_std, self.dof) if self.dynamics.noise_std else 0.0
         state = JointState(positions + noise, velocities, capture_ns)
+        if self._bus is not None and not at_once:
+            self._bus.send(state, capture_ns)
+            return
         with self._lock:
             self._publish(state)
+
+    def deliver(self, now_ns: int) -> None:
+        """The measurements the station's bus has delivered by now_ns become readable."""
+        if self._bus is None:
+            return
+        arrived = self._bus.arrived(now_ns)
+        with self._lock:
+            for state in arrived:
+                self._publish(state)
+
+    def forget_history(self) -> None:
+        super().forget_history()
+        if self._bus is not None:
+            self._bus.clear()
 
 
 def make_world_devices(rig: Rig, robot_config) -> dict[str, JointDevice]:

@@ -24,6 +24,7 @@ from .mjcf import (
     arm_base_height_m,
 )
 from .randomization import RandomizationConfig, Randomizer
+from .station_timing import StationTimingConfig
 from .tasks import ObjectPose, Task, make_task
 
 CAMERA_DISTANCE_M = 0.5
@@ -85,11 +86,14 @@ class WorldConfig:
     clock: str = AUTO
     # --robot.world.randomize.*: seeded per-episode variation (layout spread, mass, friction, colours, lighting)
     randomize: RandomizationConfig = field(default_factory=RandomizationConfig)
+    # --robot.world.timing.*: a real station's camera and joint-read latency, jitter and lost frames (station_timing.py)
+    timing: StationTimingConfig = field(default_factory=StationTimingConfig)
 
     def validate(self) -> None:
         make_task(self.task)
         self.contact.validate()
         self.randomize.validate()
+        self.timing.validate()
         if self.clock not in CLOCKS:
             raise ConfigError(f"world.clock must be one of {', '.join(CLOCKS)} (got {self.clock!r})")
 

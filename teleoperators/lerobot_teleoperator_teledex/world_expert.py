@@ -9,7 +9,9 @@ reset the world (lerobot-record) can let the expert lay out the next episode its
 
 It is not a person (`scripted`): teledex-record runs the world in lockstep with it. With --teleop.perturbation.* the
 robot executes the expert's targets plus seeded recovery perturbations (world/perturbation.py) while the recording
-keeps the expert's own targets as the actions (executed_action()).
+keeps the expert's own targets as the actions (executed_action()). With a station's input stalls
+(--robot.world.timing.input_stalls_per_min, world/station_timing.py) it delivers nothing new during each: the same
+action, its sample ever older.
 """
 
 from dataclasses import dataclass, field
@@ -25,6 +27,7 @@ from teledex_lerobot.world.devices import WorldRunner
 from teledex_lerobot.world.expert import ScriptedExpert
 from teledex_lerobot.world.operator_expert import OperatorExpert
 from teledex_lerobot.world.perturbation import PerturbationConfig, TargetPerturbation
+from teledex_lerobot.world.station_timing import InputStall
 from teledex_lerobot.world.world import World
 
 from .config_rig import TeledexRigTeleopConfig
@@ -70,6 +73,8 @@ class TeledexWorldExpert(Teleoperator):
         self.perturbation = TargetPerturbation(config.perturbation)
         self._precise = False  # the expert's phase at the last action: perturbations fade in precise ones
         self._tick_s = self._last_tick_s = 0.0  # world time of the last action and of the one before
+        self._stall: InputStall | None = None  # the world's input stalls (world.timing), made with the expert
+        self._last_action: dict[str, float] | None = None  # this episode's
 
     @cached_property
     def action_features(self) -> dict[str, type]:
@@ -106,6 +111,9 @@ class TeledexWorldExpert(Teleoperator):
         if self.expert is None:
             scripted = ScriptedExpert(self.rig, world.config.task)
             self.expert = scripted if self.config.route == "joints" else OperatorExpert(self.rig, scripted)
+            timing = world.config.timing
+            self._stall = InputStall(timing.input_stalls_per_min, timing.input_stall_ms, timing.seed, "input") \
+                if timing.input_stalls_per_min else None
         return self.expert
 
     @property
@@ -134,11 +142,17 @@ class TeledexWorldExpert(Teleoperator):
                 self._episode_start_s = world.time_s
                 self.episodes_started += 1
                 self._tick_s = world.time_s
+                self._last_action = None
+            now_ns = runner.clock.now_ns()
+            if self._last_action is not None and self._stall is not None and self._stall.stalled(now_ns):
+                self._last_tick_s = self._tick_s  # nothing new: the robot holds, the perturbation too
+                return dict(self._last_action)
             targets = expert.act(world)
             self._precise = expert.precise_phase
             self._last_tick_s, self._tick_s = self._tick_s, world.time_s
-        self.sample_capture_ns = runner.clock.now_ns()
-        return self.rig.join(targets)
+        self.sample_capture_ns = now_ns
+        self._last_action = self.rig.join(targets)
+        return dict(self._last_action)
 
     def executed_action(self, action: dict[str, float]) -> dict[str, float]:
         """What the robot executes for the expert's action: the action itself, or with this episode's recovery

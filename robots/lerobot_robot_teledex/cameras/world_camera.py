@@ -3,8 +3,13 @@ same instant (read_latest_depth, as LeRobot's RealSenseCamera offers it).
 
 In a real-time world it captures in its own thread, like any camera. In a lockstep world time stands still between
 ticks, so it renders on demand in the reader's thread: a frame is captured when the world's clock reaches the next
-frame time of the camera's rate, and stamped with that clock.
+frame time of the camera's rate, and stamped with that clock. With a station's timing (--robot.world.timing.*,
+teledex_lerobot/world/station_timing.py) a lockstep camera's frames reach the reader that much later, or never; an
+episode's first frame is readable at once (a camera that was streaming before the episode began). A real-time world's
+cameras take their own latency_ms instead.
 """
+
+import logging
 
 import numpy as np
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
@@ -12,9 +17,12 @@ from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnected
 from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.world.camera import WorldRenderer
 from teledex_lerobot.world.devices import WorldRunner
+from teledex_lerobot.world.station_timing import Transport
 
 from .config_world_camera import TeledexWorldCameraConfig
 from .render_camera import SIMULATED_STALL, TeledexRenderCamera
+
+logger = logging.getLogger(__name__)
 
 
 class TeledexWorldCamera(TeledexRenderCamera):
@@ -30,6 +38,9 @@ class TeledexWorldCamera(TeledexRenderCamera):
         self.runner: WorldRunner | None = None
         self.world_renderer: WorldRenderer | None = None  # its view of the world (attach_world)
         self._on_demand = False  # connected to a lockstep world
+        self._transport: Transport | None = None  # a station's camera link (lockstep, world.timing)
+        self._rendered_ns: int | None = None  # the latest capture, delivered or not
+        self._episode = -1  # the world's resets when this camera last read: frames from before are stale
 
     def __str__(self) -> str:
         return f"TeledexWorldCamera({self.config.view})"
@@ -46,6 +57,14 @@ class TeledexWorldCamera(TeledexRenderCamera):
                               f"of the world's views, {sorted(set(world.cameras.values()))} (--robot.cameras)")
         self.runner = runner
         self.world_renderer = WorldRenderer(world, name, self.config.width, self.config.height)  # width: one eye's
+        timing = world.config.timing
+        if timing.camera_latency_ms or timing.camera_jitter_ms or timing.camera_drop:
+            if runner.lockstep:
+                self._transport = Transport(timing.camera_latency_ms, timing.camera_jitter_ms, timing.camera_drop,
+                                            timing.seed, f"camera {name}")
+            else:
+                logger.warning("%s: world.timing's camera settings act in a lockstep world; in real time give the "
+                               "camera its own latency_ms", self)
 
     def _attached(self) -> tuple[WorldRunner, WorldRenderer]:
         """The world it renders and its renderer (attach_world)."""
@@ -99,20 +118,37 @@ class TeledexWorldCamera(TeledexRenderCamera):
         return self._returned_depth
 
     def _frame_now(self) -> np.ndarray:
-        """The frame of the camera's latest frame time: rendered when the clock has reached a new one."""
+        """The frame of the camera's latest frame time: rendered when the clock has reached a new one, readable
+        when the station's link delivers it."""
         runner, _ = self._attached()
         now = runner.clock.now_ns()
-        last_ns = self._frame_capture_ns
+        if runner.resets != self._episode:  # a new layout: nothing captured before it may reach a reader
+            self._episode = runner.resets
+            if self._transport is not None:
+                self._transport.clear()
+                self._frame, self._rendered_ns = None, None
+        last_ns = self._rendered_ns
         # 1 ms of slack for rounding: a 25 fps camera in a 25 Hz loop captures every tick
         due = last_ns is None or now - last_ns >= 1e9 / self.fps - 1e6 or now < last_ns
         if due and self._simulated_fault != SIMULATED_STALL:
-            self._frame, self._depth = self._capture()
-            self._frame_capture_ns = self._frame_published_ns = now
-            self._frame_counter += 1
+            frame, depth = self._capture()
+            self._rendered_ns = now
+            if self._transport is None or self._frame is None:  # an episode's first frame is there at once
+                self._deliver(frame, depth, now, now)
+            else:
+                self._transport.send((frame, depth, now), now)
+        if self._transport is not None:
+            for frame, depth, capture_ns in self._transport.arrived(now):
+                self._deliver(frame, depth, capture_ns, now)
         if self._frame is None:  # stalled before its first frame
             raise TimeoutError(f"{self}: no frame yet")
         self._returned_depth = self._depth
         return self._frame
+
+    def _deliver(self, frame: np.ndarray, depth: np.ndarray | None, capture_ns: int, now_ns: int) -> None:
+        self._frame, self._depth = frame, depth
+        self._frame_capture_ns, self._frame_published_ns = capture_ns, now_ns
+        self._frame_counter += 1
 
     def disconnect(self) -> None:
         if self._on_demand:

@@ -8,6 +8,7 @@ went (replay_layout.py). It answers capabilities.SimulatedWorld, which the recor
 """
 
 from collections.abc import Mapping
+from dataclasses import asdict
 from functools import cached_property
 
 import numpy as np
@@ -110,11 +111,13 @@ class RobotWorld:
         return None if self.outcome is None else self.outcome.as_dict()
 
     def world_episode(self) -> dict | None:
-        """What laid out this episode (task, seed, clock, the randomised values), for its metadata; None while the
-        robot is not connected."""
+        """What laid out this episode (task, seed, clock, the randomised values, a station's timing where one was
+        given), for its metadata; None while the robot is not connected."""
         if self.runner is None:
             return None
-        return {**self.runner.world.episode_description(), "clock": "lockstep" if self.lockstep else "real_time"}
+        timing = self.runner.world.config.timing
+        return {**self.runner.world.episode_description(), "clock": "lockstep" if self.lockstep else "real_time",
+                **({"timing": asdict(timing)} if timing.active else {})}
 
     def object_state(self) -> dict[str, float]:
         """The task's object poses by environment_state_keys ({} unless world.observe_objects)."""
