@@ -86,10 +86,10 @@ def grasp_anchors(names: list[str], hand_model: str, joints: list[str], lower, u
         templates = {kind: GraspTemplate.of_model(grasp, side) for kind, grasp in model.items()}
     unrecorded = [name for name in measured if shapes[name].human not in templates]
     if unrecorded:
-        logger.warning("no recorded %s for the %s grasp of %s: it is left to the retargeting (teledex-calibrate-hand "
-                       "records an operator's pinch and wrap)", ", ".join(sorted({shapes[name].human for name in
-                                                                                  unrecorded})),
-                       ", ".join(unrecorded), hand_model)
+        kinds = " and ".join(sorted({shapes[name].human for name in unrecorded}))
+        logger.warning("%s: the operator's %s is not recorded, so the hand's %s is left to the retargeting "
+                       "(teledex-calibrate-hand records an operator's pinch and wrap; --teleop.hand_calibration "
+                       "names the operator)", hand_model, kinds, " and ".join(unrecorded))
     measured = [name for name in measured if name not in unrecorded]
     if not measured:
         return None

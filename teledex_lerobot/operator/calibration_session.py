@@ -44,7 +44,7 @@ _THUMB_ACROSS = hand_pose(thumb=(1.0, 1.3, 0.5, 0.4), index=OPEN_HAND[4:8], midd
 _SPREAD = hand_pose(thumb=(-0.3, 0.1, 0.0, 0.0), index=(0.0, 0.3, 0.0, 0.0), middle=(0.0, 0.0, 0.0, 0.0),
                     ring=(0.0, 0.25, 0.0, 0.0), pinky=(0.0, 0.45, 0.0, 0.0))
 _SHAPING_S = 0.4  # into a grasp's open shape from the relaxed hand, at a grasp step's start (and out at its end)
-_POSTURE_DRIFT_RAD = 0.03  # a person's joints wander this much (std) over a step: no two repetitions are alike
+_POSTURE_DRIFT_RAD = 0.03  # a person's posture differs by this much (std, per joint) from one step to the next
 
 
 def perform(person: Person, rng: np.random.Generator, rate_hz: float = 30.0, jitter_m: float = 0.001,
@@ -69,13 +69,16 @@ def perform(person: Person, rng: np.random.Generator, rate_hz: float = 30.0, jit
             half = count // 2
             angles = np.concatenate([_between(OPEN_HAND, _THUMB_ACROSS, _cycles(phase[:half] * 2, 1)),
                                      _between(OPEN_HAND, _SPREAD, _cycles(phase[half:] * 2 - 1, 1))])
-        else:  # a grasp: into its open shape, open to closed (squeezed a little past) and back, three times
+        elif step.name in grasps:  # into its open shape, open to closed (squeezed a little past) and back, 3 times
             grasp = grasps[step.name]
             shaping = min(count // 4, int(_SHAPING_S * rate_hz))
             closure = 1.05 * _cycles(np.linspace(0.0, 1.0, count - 2 * shaping, endpoint=False), 3)
             angles = np.concatenate([_between(RELAXED_HAND, grasp.open, np.linspace(0, 1, shaping)),
                                      np.stack([grasp.at(c) for c in closure]),
                                      _between(grasp.open, RELAXED_HAND, np.linspace(0, 1, shaping))])
+        else:
+            raise ValueError(f"calibration step {step.name!r}: perform() knows "
+                             f"{[known.name for known in CALIBRATION_STEPS]}")
         drift = rng.normal(0.0, _POSTURE_DRIFT_RAD, NUM_CANONICAL_ANGLES)
         start = sum(len(pose) for pose in poses)
         where[step.name] = slice(start, start + len(angles))

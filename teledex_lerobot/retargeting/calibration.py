@@ -9,7 +9,7 @@ the robot URDFs have at zero angles), then opens, closes and pinches each finger
 - δ_i = F_root(θ0) − (p̄_wrist + s_i0 (p̄_root − p̄_wrist)). The TeleDex paper subtracts the unscaled p̄_root,
   which only lands the operator's root on the robot's when s_i0 = 1; subtracting the scaled point makes the
   calibration pose map onto the robot's root keypoints exactly, whatever the scale;
-- ρ_min,i / ρ_max,i: the 2nd / 98th percentile of the thumb-tip to fingertip distance over the whole recording
+- ρ_min,i / ρ_max,i: the 0.5th / 98th percentile of the thumb-tip to fingertip distance over the whole recording
   A static pose alone gives ρ_min = 0 and ρ_max = the distance in that pose.
 - for direct joint mapping: the 2nd / 98th percentile of every canonical hand angle (the operator's own range);
 - coverage (keypoint retargeting): the 2nd / 98th percentile of every robot joint over the recording retargeted with
@@ -42,6 +42,10 @@ from .keypoint_kinematics import KeypointKinematics
 FORMAT = "teledex-hand-calibration/1"
 OPERATOR_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")  # one folder name: no "/", no ".."
 _PERCENTILES = (2.0, 98.0)
+# A pinch to one finger fills a few per cent of a session or less (the little finger's ~1 %): its closest approach is
+# the lowest half per cent of the distances, where the 2nd percentile put the little finger's at 29 mm and made the
+# coupling half-active 6 cm apart.
+_PINCH_PERCENTILES = (0.5, 98.0)
 _MIN_PINCH_RANGE_M = 0.01  # below this the recording had no open/close motion: fall back to the static rule
 CALIBRATION_POSE_ANGLES_RAD = np.zeros(NUM_CANONICAL_ANGLES)  # the flat hand (see hand_model)
 
@@ -126,7 +130,7 @@ def calibrate(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_
             continue
         tip = FINGER_CHAINS[finger.name][-1]
         distances = np.linalg.norm(recording[:, tip] - recording[:, THUMB_TIP], axis=-1)
-        low, high = np.percentile(distances, _PERCENTILES)
+        low, high = np.percentile(distances, _PINCH_PERCENTILES)
         if high - low < _MIN_PINCH_RANGE_M:
             low, high = 0.0, float(np.linalg.norm(human[tip] - human[THUMB_TIP]))
         pinch_ranges[finger.name] = [float(low), float(high)]
