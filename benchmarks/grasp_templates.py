@@ -22,10 +22,15 @@ import numpy as np
 
 from teledex_lerobot.control.config import ControlConfig
 from teledex_lerobot.operator.calibration_session import perform
-from teledex_lerobot.operator.object_grasps import GRASP_FINGERS
 from teledex_lerobot.operator.persons import PERSONS, Person
 from teledex_lerobot.presets import load_preset
-from teledex_lerobot.retargeting import GraspAnchorSettings, GraspTemplate, HandCalibration, build_retargeter, calibrate
+from teledex_lerobot.retargeting import (
+    GraspAnchorSettings,
+    GraspTemplate,
+    HandCalibration,
+    build_retargeter,
+    calibrate_session,
+)
 from teledex_lerobot.retargeting.grasp_anchors import fired_shares
 from teledex_lerobot.retargeting.keypoint_kinematics import KeypointKinematics
 from teledex_lerobot.rig import Rig
@@ -48,9 +53,8 @@ def calibrate_person(person: Person, seed: int) -> HandCalibration:
     retargeter = build_retargeter("linkerhand_o6", "teledex", "right")
     keypoints, steps = perform(person, np.random.default_rng(seed))
     kinematics = KeypointKinematics(retargeter.model, retargeter.layout.keypoint_frames, retargeter.layout)
-    return calibrate(retargeter.layout, kinematics, retargeter.reference_pose, keypoints[steps["pose"]], keypoints,
-                     operator=person.name, hand=retargeter.hand_name, side="right",
-                     grasp_keypoints={kind: keypoints[steps[kind]] for kind in GRASP_FINGERS})
+    return calibrate_session(retargeter.layout, kinematics, retargeter.reference_pose, keypoints, steps,
+                             operator=person.name, hand=retargeter.hand_name, side="right")
 
 
 def distance_table(person: Person, calibration: HandCalibration, seed: int) -> None:

@@ -7,7 +7,7 @@ vectors), "joint_mapping" (direct per-joint maps over the operator's calibrated 
 keypoints) and "analog" (a closure 0..1 along the operator's chosen grasp). Entry point: `build_retargeter`.
 """
 
-from .calibration import HandCalibration, calibrate, default_calibration
+from .calibration import HandCalibration, calibrate, calibrate_session, default_calibration
 from .config import RetargetingConfig
 from .conventions import CONVENTIONS, to_internal
 from .grasp_anchors import GraspAnchorSettings, GraspTemplate
@@ -26,6 +26,7 @@ __all__ = [
     "build_layout",
     "build_retargeter",
     "calibrate",
+    "calibrate_session",
     "default_calibration",
     "to_internal",
 ]

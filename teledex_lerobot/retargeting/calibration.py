@@ -146,6 +146,17 @@ def calibrate(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_
                            grasp_templates=templates)
 
 
+def calibrate_session(layout: HandKeypointLayout, kinematics: KeypointKinematics, robot_pose: np.ndarray, keypoints,
+                      steps: dict[str, slice], *, operator: str, hand: str, side: str) -> HandCalibration:
+    """A calibration from a session whose steps are known (name -> slice of the keypoints (N, 21, 3): the steps of
+    operator/calibration_session.py, marked by a live session or performed): the pose step as the calibration pose,
+    the whole session as the motion, each grasp step as the operator's template."""
+    keypoints = np.asarray(keypoints, dtype=float)
+    grasps = {kind: keypoints[steps[kind]] for kind in GRASP_FINGERS if kind in steps}
+    return calibrate(layout, kinematics, robot_pose, keypoints[steps["pose"]], keypoints, operator=operator, hand=hand,
+                     side=side, grasp_keypoints=grasps)
+
+
 def canonical_angle_ranges(angles: np.ndarray) -> dict[str, list[float]]:
     """The operator's own range of every canonical hand angle: the 2nd to 98th percentile over a recording."""
     low, high = np.percentile(np.asarray(angles, dtype=float), _PERCENTILES, axis=0)

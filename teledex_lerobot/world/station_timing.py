@@ -94,7 +94,6 @@ class InputStall:
         self._rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
         self._until_ns = -1
         self._last_ns: int | None = None
-        self.stalls = 0
 
     def stalled(self, now_ns: int) -> bool:
         if now_ns < self._until_ns:
@@ -102,6 +101,5 @@ class InputStall:
         elapsed_ns, self._last_ns = (0 if self._last_ns is None else now_ns - self._last_ns), now_ns
         if self.rate_per_ns and self._rng.random() < -math.expm1(-self.rate_per_ns * elapsed_ns):
             self._until_ns = now_ns + self.duration_ns
-            self.stalls += 1
             return True
         return False

@@ -21,7 +21,13 @@ from teledex_lerobot.operator.calibration_session import GRASP_STEPS, perform
 from teledex_lerobot.operator.object_grasps import GRASP_FINGERS
 from teledex_lerobot.operator.persons import AVERAGE_ADULT, LONG_FINGERED_PERSON
 from teledex_lerobot.presets import load_preset
-from teledex_lerobot.retargeting import GraspAnchorSettings, GraspTemplate, HandCalibration, build_retargeter, calibrate
+from teledex_lerobot.retargeting import (
+    GraspAnchorSettings,
+    GraspTemplate,
+    HandCalibration,
+    build_retargeter,
+    calibrate_session,
+)
 from teledex_lerobot.retargeting.grasp_anchors import fired_shares
 from teledex_lerobot.retargeting.keypoint_kinematics import KeypointKinematics
 from teledex_lerobot.rig import Rig
@@ -38,9 +44,8 @@ def calibrated(person, seed: int = 5) -> HandCalibration:
     retargeter = build_retargeter(HAND, "teledex", "right")
     keypoints, steps = perform(person, np.random.default_rng(seed))
     kinematics = KeypointKinematics(retargeter.model, retargeter.layout.keypoint_frames, retargeter.layout)
-    return calibrate(retargeter.layout, kinematics, retargeter.reference_pose, keypoints[steps["pose"]], keypoints,
-                     operator=person.name, hand=HAND, side="right",
-                     grasp_keypoints={kind: keypoints[steps[kind]] for kind in GRASP_STEPS})
+    return calibrate_session(retargeter.layout, kinematics, retargeter.reference_pose, keypoints, steps,
+                             operator=person.name, hand=HAND, side="right")
 
 
 def fired(templates: dict[str, GraspTemplate], frames) -> dict[str, float]:

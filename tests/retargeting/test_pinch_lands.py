@@ -8,7 +8,7 @@ import pytest
 from teledex_lerobot.operator.calibration_session import perform
 from teledex_lerobot.operator.keypoints import FINGERTIP_INDICES, THUMB_TIP
 from teledex_lerobot.operator.persons import AVERAGE_ADULT, LONG_FINGERED_PERSON
-from teledex_lerobot.retargeting import HandRetargeter, build_retargeter, calibrate
+from teledex_lerobot.retargeting import HandRetargeter, build_retargeter, calibrate_session
 from teledex_lerobot.retargeting.keypoint_kinematics import KeypointKinematics
 
 HUMAN_PINCH_M = 0.010  # the person's tips this close: a pinch
@@ -18,8 +18,8 @@ ROBOT_PINCH_M = 0.015  # the robot's pair this close: it landed (benchmarks/reta
 def calibrated(retargeter: HandRetargeter, person) -> HandRetargeter:
     keypoints, steps = perform(person, np.random.default_rng(5))
     kinematics = KeypointKinematics(retargeter.model, retargeter.layout.keypoint_frames, retargeter.layout)
-    calibration = calibrate(retargeter.layout, kinematics, retargeter.reference_pose, keypoints[steps["pose"]],
-                            keypoints, operator=person.name, hand=retargeter.hand_name, side="right")
+    calibration = calibrate_session(retargeter.layout, kinematics, retargeter.reference_pose, keypoints, steps,
+                                    operator=person.name, hand=retargeter.hand_name, side="right")
     return HandRetargeter(retargeter.model, "teledex", "right", retargeter.config, calibration)
 
 
