@@ -6,6 +6,7 @@ times.
     .venv/bin/python benchmarks/sim_loop.py [--tasks cube_assembly bottle_peg_in_hole]
         [--preset piper_linkerhand_o6_single] [--demos 200] [--perturbed-share 0.25] [--train-steps 7000]
         [--train-budget-min 22] [--eval-episodes 50] [--out outputs/sim_loop]
+        [--pixels [--policy act|diffusion] [--device cuda|cpu] [--image-size 320x240] [--pretrained-backbone]]
 
 Each stage is a command run as a user would type it:
 1. teledex-record with --robot.backend=mujoco and the scripted expert (--teleop.type=teledex_world_expert): the world
@@ -24,14 +25,24 @@ Each stage is a command run as a user would type it:
    --eval-chunk episodes whose running tally is printed (a stopped benchmark keeps the chunks it scored). The env's
    reward is the furthest stage reached, so each episode's max_reward says where a failure stopped.
 
-The image-based policy is a GPU job here (a ResNet-18 step at 320x240 takes 18-21 s on this CPU). Record with the
-world's camera (drop --robot.preset_cameras=false), then on a machine with a GPU:
-    lerobot-train --dataset.repo_id=local/sim_cube --dataset.root=outputs/sim_loop/cube_assembly/data \\
-      --policy.type=act --policy.device=cuda --policy.n_action_steps=10 --steps=100000 --batch_size=8 \\
-      --output_dir=outputs/train/cube_img
-    lerobot-eval --env.type=teledex --env.task=cube_assembly --env.obs_type=pixels_agent_pos \\
-      --env.observe_objects=false --policy.path=outputs/train/cube_img/checkpoints/last/pretrained_model \\
-      --eval.n_episodes=50
+--pixels: the image-based loop, a GPU job (a ResNet-18 step at 320x240 takes 18-21 s on this CPU), by default in
+outputs/sim_loop_pixels with each policy's training and scores in <preset>/<task>/<policy>:
+    MUJOCO_GL=egl .venv/bin/python benchmarks/sim_loop.py --pixels --device cuda [--policy diffusion] \\
+      --train-steps <steps> --train-budget-min <minutes>
+(the defaults, 7000 steps within 22 minutes, are the state-based run's on this CPU).
+1. teledex-record records the preset's cameras (their names, views and rate; the wrist camera rides on the hand),
+   every one at --image-size (Diffusion takes images of one shape, the env renders its cameras at one size), and no
+   object poses (--robot.world.observe_objects=false): the policy sees the joints and the pictures only.
+2. lerobot-train --policy.device=<--device>: --policy act is the ACT above, with its ResNet-18 on each image;
+   --policy diffusion is LeRobot's DiffusionPolicy with its own optimiser and schedule, a horizon of 32 actions of
+   which 10 are executed (ACT's re-planning period), random crops of 90 % of each image in training (the Diffusion
+   Policy paper's augmentation, 84 of 96 pixels). Both ResNets start from scratch (Diffusion's with GroupNorm for
+   BatchNorm, as the paper's; LeRobot allows that only from scratch) unless --pretrained-backbone takes torchvision's
+   ImageNet weights (a download). On cuda no thread limit, and 4 data-loading workers (LeRobot's default: the videos
+   are decoded on the CPU).
+3. lerobot-eval --env.obs_type=pixels_agent_pos --env.observe_objects=false with the same cameras and size.
+--tiny, --batch-size, --episode-s and --keep=all make a smoke run of either loop (tests/e2e/test_sim_loop_pixels.py):
+its figures mean nothing.
 """
 
 import argparse
@@ -42,22 +53,33 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from teledex_lerobot.presets import load_preset
 from teledex_lerobot.world.episode import STAGES, stage_progress
 from teledex_lerobot.world.tasks import TASKS
 
 SAVE_EVERY_STEPS = 1000  # a stopped run loses at most this many steps
+FPS = 25
 EVAL_SEED = 1000  # evaluation layouts: seeds from here (recorded attempts use seeds 0, 1, ...)
 # Recovery perturbations of the perturbed episodes: a few mm at the hand, so that most still succeed.
 PERTURBATION = {"arm_std_rad": 0.01, "hand_std_rad": 0.03, "correlation_time_s": 0.4}
-# The policy: LeRobot's ACT without its VAE, small enough to train on one CPU core in minutes.
+# The policies' --policy.* settings. ACT: LeRobot's without its VAE, small enough to train on one CPU core in minutes.
 NORMALIZATION = '{"VISUAL": "MEAN_STD", "STATE": "MEAN_STD", "ENV": "MEAN_STD", "ACTION": "MEAN_STD"}'
-ACT_FLAGS = ["--policy.type=act", "--policy.device=cpu", "--policy.push_to_hub=false",
-             "--policy.pretrained_backbone_weights=null", f"--policy.normalization_mapping={NORMALIZATION}",
-             "--policy.dim_model=256", "--policy.dim_feedforward=1024", "--policy.n_encoder_layers=2",
-             "--policy.n_decoder_layers=1", "--policy.use_vae=false", "--policy.chunk_size=20",
-             "--policy.n_action_steps=10"]
+ACT = {"type": "act", "device": "cpu", "push_to_hub": "false", "pretrained_backbone_weights": "null",
+       "normalization_mapping": NORMALIZATION, "dim_model": 256, "dim_feedforward": 1024, "n_encoder_layers": 2,
+       "n_decoder_layers": 1, "use_vae": "false", "chunk_size": 20, "n_action_steps": 10}
+# Diffusion (images): LeRobot's, 10 of 32 actions executed; a sample needs horizon - n_action_steps - n_obs_steps + 1
+# frames after it (drop_n_last_frames, whose default is for another horizon); crop_shape is set per image size.
+DIFFUSION = {"type": "diffusion", "device": "cpu", "push_to_hub": "false", "pretrained_backbone_weights": "null",
+             "use_group_norm": "true", "n_obs_steps": 2, "horizon": 32, "n_action_steps": 10, "drop_n_last_frames": 21}
+# --tiny: the smallest of each, for a smoke run.
+TINY: dict[str, dict[str, object]] = {
+    "act": {"dim_model": 64, "dim_feedforward": 128, "n_encoder_layers": 1},
+    "diffusion": {"down_dims": "[32,64]", "diffusion_step_embed_dim": 32, "spatial_softmax_num_keypoints": 8,
+                  "num_inference_steps": 5}}
 
 
 def schedule_flags(steps: int) -> list[str]:
@@ -68,23 +90,92 @@ def schedule_flags(steps: int) -> list[str]:
             "--scheduler.type=cosine_decay_with_warmup", "--scheduler.num_warmup_steps=200",
             f"--scheduler.num_decay_steps={steps}", "--scheduler.peak_lr=3e-4", "--scheduler.decay_lr=1e-5"]
 STAGE_BY_REWARD = {round(stage_progress(stage), 3): stage for stage in ("none", *STAGES, "success")}
-ENVIRONMENT = {"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+OFFLINE = {"HF_HUB_OFFLINE": "1"}
+ENVIRONMENT = {**OFFLINE, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # on cpu: one torch thread (see 2.)
+
+
+@dataclass(frozen=True)
+class Loop:
+    """How the loop records, trains and scores, beyond the task; the default is the state-based loop on this CPU."""
+
+    pixels: bool = False  # the preset's cameras instead of the object poses
+    policy: str = "act"  # or "diffusion"
+    device: str = "cpu"  # or "cuda"
+    image_size: tuple[int, int] = (320, 240)  # every camera's width, height (pixels)
+    pretrained_backbone: bool = False  # torchvision's ImageNet ResNet-18 instead of one trained from scratch
+    tiny: bool = False  # TINY policies
+    batch_size: int = 64
+    episode_s: float | None = None  # recorded and evaluated episodes; None: the task's own horizon
+    keep: str = "successes"  # or "all" (teledex-record's --keep)
+    relations: bool = False  # the task's relations observed beside the object poses (world.observe_relations)
+    # The perturbed bottle episodes aim the first insertion this far off the opening (m; 3 mm around the bottle): the
+    # bottle meets the rim and the expert backs off, re-centres and inserts again (teleop.perturbation.place_miss_m).
+    place_miss_m: float = 0.0
+
+    def work(self, out: Path) -> Path:
+        """Where the policy's training and scores go: a recording with cameras trains several policies."""
+        return out / self.policy if self.pixels else out
+
+    @property
+    def environment(self) -> dict[str, str]:
+        return ENVIRONMENT if self.device == "cpu" else OFFLINE
+
+    def policy_flags(self) -> list[str]:
+        settings: dict[str, object] = {**(ACT if self.policy == "act" else DIFFUSION), "device": self.device}
+        if self.policy == "diffusion":
+            width, height = self.image_size
+            settings["crop_shape"] = f"[{height * 9 // 10},{width * 9 // 10}]"
+        if self.pretrained_backbone:  # LeRobot's own defaults: ImageNet weights, BatchNorm kept
+            for key in ("pretrained_backbone_weights", "use_group_norm"):
+                settings.pop(key, None)
+        if self.tiny:
+            settings.update(TINY[self.policy])
+        return [f"--policy.{key}={value}" for key, value in settings.items()]
+
+    def record_flags(self, preset: str) -> list[str]:
+        """The cameras: the preset's (name, view, rate) at image_size, and no object poses; none without pixels (the
+        object poses, and the relations when asked)."""
+        if not self.pixels:
+            relations = ["--robot.world.observe_relations=true"] if self.relations else []
+            return ["--robot.preset_cameras=false", *relations]
+        width, height = self.image_size
+        cameras = {name: {"type": "teledex_world", **settings, "width": width, "height": height}
+                   for name, settings in load_preset(preset).cameras.items()}
+        return [f"--robot.cameras={json.dumps(cameras)}", "--robot.world.observe_objects=false"]
+
+    def env_flags(self, preset: str) -> list[str]:
+        """lerobot-eval's env as recorded: the same cameras and size, no object poses; the episodes' length."""
+        flags = []
+        if self.pixels:
+            width, height = self.image_size
+            flags += ["--env.obs_type=pixels_agent_pos", "--env.observe_objects=false",
+                      f"--env.cameras=[{','.join(load_preset(preset).cameras)}]", f"--env.width={width}",
+                      f"--env.height={height}"]
+        if self.relations:
+            flags.append("--env.observe_relations=true")
+        if self.episode_s is not None:
+            flags.append(f"--env.episode_length={round(self.episode_s * FPS)}")
+        return flags
+
+
+STATE_LOOP = Loop()
 
 
 def command(name: str) -> str:
     return str(Path(sys.executable).parent / name)
 
 
-def run(args: list[str], log: Path, budget_s: float | None = None) -> float:
+def run(args: list[str], log: Path, budget_s: float | None = None, environment: dict[str, str] = ENVIRONMENT) -> float:
     """Run a command (its output to `log`), stopping it once the budget is spent; wall seconds."""
     print("$ " + " ".join(args), flush=True)
     started = time.perf_counter()
+    log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as out:
-        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **ENVIRONMENT})
+        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **environment})
         try:
             process.wait(timeout=budget_s)
         except subprocess.TimeoutExpired:
-            print(f"  budget of {budget_s / 60:g} min spent: stopping", flush=True)
+            print(f"  budget of {(budget_s or 0) / 60:g} min spent: stopping", flush=True)
             process.terminate()  # lerobot-train carries on through SIGINT
             try:
                 process.wait(timeout=30)
@@ -97,20 +188,24 @@ def run(args: list[str], log: Path, budget_s: float | None = None) -> float:
     return wall_s
 
 
-def collect(task: str, preset: str, demos: int, perturbed_share: float, out: Path) -> tuple[float, int]:
-    """(wall seconds, attempts made)."""
+def collect(task: str, preset: str, demos: int, perturbed_share: float, out: Path,
+            extra: Sequence[str] = (), loop: Loop = STATE_LOOP) -> tuple[float, int]:
+    """(wall seconds, attempts made); extra: more teledex-record flags."""
     data = out / "data"
     for path in (data, Path(f"{data}_native")):
         shutil.rmtree(path, ignore_errors=True)
-    perturbation = [f"--teleop.perturbation.{key}={value}" for key, value in PERTURBATION.items()]
+    misses = {"place_miss_m": loop.place_miss_m} if loop.place_miss_m else {}
+    perturbation = [f"--teleop.perturbation.{key}={value}" for key, value in {**PERTURBATION, **misses}.items()]
     wall_s = run([command("teledex-record"), "--robot.type=teledex", f"--robot.preset={preset}",
-                  "--robot.backend=mujoco", "--robot.preset_cameras=false", f"--robot.world.task={task}",
+                  "--robot.backend=mujoco", *loop.record_flags(preset), f"--robot.world.task={task}",
                   "--teleop.type=teledex_world_expert", *perturbation,
-                  f"--teleop.perturbation.episode_share={perturbed_share}", "--keep=successes", "--settle_s=0.5",
+                  f"--teleop.perturbation.episode_share={perturbed_share}", f"--keep={loop.keep}", "--settle_s=0.5",
                   f"--dataset.repo_id=local/sim_{task}", f"--dataset.root={data}",
-                  f"--dataset.single_task={TASKS[task].description}", "--dataset.fps=25",
-                  f"--dataset.num_episodes={demos}", f"--dataset.episode_time_s={TASKS[task].episode_s}",
-                  "--dataset.reset_time_s=0", "--dataset.push_to_hub=false"], out / "record.log")
+                  f"--dataset.single_task={TASKS[task].description}", f"--dataset.fps={FPS}",
+                  f"--dataset.num_episodes={demos}",
+                  f"--dataset.episode_time_s={loop.episode_s or TASKS[task].episode_s}",
+                  "--dataset.reset_time_s=0", "--dataset.push_to_hub=false", *extra], out / "record.log",
+                 environment=loop.environment)
     return wall_s, attempts_made(out)
 
 
@@ -119,34 +214,47 @@ def attempts_made(out: Path) -> int:
     return sum(1 for line in (out / "record.log").read_text().splitlines() if line.startswith("Recording episode"))
 
 
-def train(task: str, steps: int, budget_s: float, out: Path) -> tuple[float, int]:
-    train_dir = out / "train"
+def train(task: str, steps: int, budget_s: float, out: Path, loop: Loop = STATE_LOOP) -> tuple[float, int]:
+    """(wall seconds, the newest checkpoint's step). Diffusion keeps LeRobot's own optimiser and schedule."""
+    work = loop.work(out)
+    train_dir = work / "train"
     shutil.rmtree(train_dir, ignore_errors=True)
+    schedule = schedule_flags(steps) if loop.policy == "act" else []
+    workers = 1 if loop.device == "cpu" else 4
     wall_s = run([command("lerobot-train"), f"--dataset.repo_id=local/sim_{task}", f"--dataset.root={out / 'data'}",
-                  *ACT_FLAGS, *schedule_flags(steps), f"--steps={steps}", "--batch_size=64", "--log_freq=200",
-                  f"--save_freq={SAVE_EVERY_STEPS}", "--num_workers=1", "--wandb.enable=false",
-                  f"--output_dir={train_dir}"], out / "train.log", budget_s)
-    checkpoints = sorted((train_dir / "checkpoints").glob("[0-9]*"))
+                  *loop.policy_flags(), *schedule, f"--steps={steps}", f"--batch_size={loop.batch_size}",
+                  "--log_freq=200", f"--save_freq={SAVE_EVERY_STEPS}", f"--num_workers={workers}",
+                  "--wandb.enable=false", f"--output_dir={train_dir}"], work / "train.log", budget_s,
+                 loop.environment)
+    return wall_s, newest_checkpoint(work)
+
+
+def newest_checkpoint(work: Path) -> int:
+    """The step of the newest checkpoint lerobot-train saved under work/train."""
+    checkpoints = sorted((work / "train" / "checkpoints").glob("[0-9]*"))
     if not checkpoints:
-        raise SystemExit(f"No checkpoint was saved within the budget; see {out / 'train.log'}")
-    return wall_s, int(checkpoints[-1].name)
+        raise SystemExit(f"No checkpoint was saved within the budget; see {work / 'train.log'}")
+    return int(checkpoints[-1].name)
 
 
-def evaluate(task: str, preset: str, episodes: int, chunk: int, out: Path, step: int) -> tuple[Counter, float]:
+def evaluate(task: str, preset: str, episodes: int, chunk: int, out: Path, step: int,
+             loop: Loop = STATE_LOOP) -> tuple[Counter, float]:
     """lerobot-eval in chunks of `chunk` episodes (seeds EVAL_SEED + i, none seen in training), each its own run with
     its own eval_info.json, so a stopped benchmark keeps what it scored; (episodes per final stage, wall s)."""
-    eval_dir = out / "eval"
+    work = loop.work(out)
+    eval_dir = work / "eval"
     shutil.rmtree(eval_dir, ignore_errors=True)
-    checkpoint = out / "train" / "checkpoints" / f"{step:06d}" / "pretrained_model"
+    checkpoint = work / "train" / "checkpoints" / f"{step:06d}" / "pretrained_model"
     stages: Counter = Counter()
     wall_s = 0.0
     for first in range(0, episodes, chunk):
         n = min(chunk, episodes - first)
         chunk_dir = eval_dir / f"seeds_{EVAL_SEED + first}"
         wall_s += run([command("lerobot-eval"), "--env.type=teledex", f"--env.task={task}", f"--env.preset={preset}",
-                       f"--policy.path={checkpoint}", "--policy.device=cpu", f"--eval.n_episodes={n}",
-                       "--eval.batch_size=1", f"--seed={EVAL_SEED + first}", f"--output_dir={chunk_dir}"],
-                      out / f"eval_{EVAL_SEED + first}.log")
+                       *loop.env_flags(preset), f"--policy.path={checkpoint}", f"--policy.device={loop.device}",
+                       f"--eval.n_episodes={n}", "--eval.batch_size=1", f"--seed={EVAL_SEED + first}",
+                       f"--output_dir={chunk_dir}"], work / f"eval_{EVAL_SEED + first}.log",
+                      environment=loop.environment)
         metrics = json.loads((chunk_dir / "eval_info.json").read_text())["per_task"][0]["metrics"]
         stages.update(STAGE_BY_REWARD[round(reward, 3)] for reward in metrics["max_rewards"])
         done = sum(stages.values())
@@ -155,7 +263,16 @@ def evaluate(task: str, preset: str, episodes: int, chunk: int, out: Path, step:
     return stages, wall_s
 
 
-def main() -> None:
+def image_size(text: str) -> tuple[int, int]:
+    """WxH, e.g. 320x240."""
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give the image size as WxH, e.g. 320x240") from None
+    return width, height
+
+
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", nargs="+", default=["cube_assembly", "bottle_peg_in_hole"], choices=sorted(TASKS))
     parser.add_argument("--preset", default="piper_linkerhand_o6_single")
@@ -165,26 +282,53 @@ def main() -> None:
     parser.add_argument("--train-budget-min", type=float, default=22.0)
     parser.add_argument("--eval-episodes", type=int, default=50)
     parser.add_argument("--eval-chunk", type=int, default=10, help="episodes per lerobot-eval run")
-    parser.add_argument("--out", type=Path, default=Path("outputs/sim_loop"))
+    parser.add_argument("--out", type=Path, help="default outputs/sim_loop, with --pixels outputs/sim_loop_pixels")
     parser.add_argument("--skip-collect", action="store_true", help="reuse the recorded demonstrations")
     parser.add_argument("--skip-train", action="store_true", help="reuse the newest checkpoint")
-    args = parser.parse_args()
+    parser.add_argument("--pixels", action="store_true", help="the preset's cameras instead of the object poses")
+    parser.add_argument("--policy", choices=["act", "diffusion"], default="act")
+    parser.add_argument("--device", choices=["cpu", "cuda"], help="default cuda with --pixels, else cpu")
+    parser.add_argument("--image-size", type=image_size, default=(320, 240), metavar="WxH",
+                        help="every camera's (--pixels)")
+    parser.add_argument("--pretrained-backbone", action="store_true",
+                        help="start from torchvision's ImageNet ResNet-18 (a download), not from scratch")
+    parser.add_argument("--tiny", action="store_true", help="the smallest policies (a smoke run)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--episode-s", type=float, help="recorded and evaluated episodes (default: the task's)")
+    parser.add_argument("--keep", choices=["successes", "all"], default="successes",
+                        help="the recorded episodes kept (all: a smoke run whose episodes are too short to succeed)")
+    parser.add_argument("--relations", action="store_true",
+                        help="observe the task's relations beside the object poses (the bottle's from the opening)")
+    parser.add_argument("--place-miss-mm", type=float, default=0.0,
+                        help="the perturbed bottle episodes' first insertion aims this far off (shows the recovery)")
+    args = parser.parse_args(argv)
+    if args.relations and args.pixels:
+        parser.error("--relations adds to the object poses, which --pixels does not observe: give one of them")
+    loop = Loop(pixels=args.pixels, policy=args.policy, device=args.device or ("cuda" if args.pixels else "cpu"),
+                image_size=args.image_size, pretrained_backbone=args.pretrained_backbone, tiny=args.tiny,
+                batch_size=args.batch_size, episode_s=args.episode_s, keep=args.keep,
+                relations=args.relations, place_miss_m=args.place_miss_mm / 1000)
+    root = args.out or Path("outputs/sim_loop_pixels" if args.pixels else "outputs/sim_loop")
     rows = []
     for task in args.tasks:
-        out = args.out / args.preset / task
+        out = root / args.preset / task
         out.mkdir(parents=True, exist_ok=True)
         if args.skip_collect:
             collect_s, attempts = 0.0, attempts_made(out)
         else:
-            collect_s, attempts = collect(task, args.preset, args.demos, args.perturbed_share, out)
+            collect_s, attempts = collect(task, args.preset, args.demos, args.perturbed_share, out, loop=loop)
         if args.skip_train:
-            train_s, step = 0.0, int(sorted((out / "train" / "checkpoints").glob("[0-9]*"))[-1].name)
+            train_s, step = 0.0, newest_checkpoint(loop.work(out))
         else:
-            train_s, step = train(task, args.train_steps, 60 * args.train_budget_min, out)
-        stages, eval_s = evaluate(task, args.preset, args.eval_episodes, args.eval_chunk, out, step)
+            train_s, step = train(task, args.train_steps, 60 * args.train_budget_min, out, loop)
+        stages, eval_s = evaluate(task, args.preset, args.eval_episodes, args.eval_chunk, out, step, loop)
         rows.append((task, attempts, step, stages, collect_s, train_s, eval_s))
+    policy = "ACT without VAE" if args.policy == "act" else "Diffusion"
+    inputs = f", the cameras {list(load_preset(args.preset).cameras)} at {args.image_size[0]}x{args.image_size[1]}" \
+        if args.pixels else ""
+    device = ", one torch thread" if loop.device == "cpu" else f" on {loop.device}"
     print(f"\npreset {args.preset}, {args.demos} demonstrations per task ({100 * args.perturbed_share:g} % perturbed), "
-          "ACT without VAE, one torch thread\n")
+          f"{policy}{inputs}{device}\n")
     print(f"{'task':20s} {'attempts':>8s} {'steps':>6s} {'success':>8s} {'collect min':>11s} {'train min':>9s} "
           f"{'both min':>8s} {'eval min':>8s}  failed episodes by furthest stage")
     for task, attempts, step, stages, collect_s, train_s, eval_s in rows:

@@ -1,5 +1,7 @@
 """A scripted expert for the world's tasks: approach (our IK) while pre-shaping the hand, descend, close, lift,
 place or insert, release. It moves from its first tick: an episode that starts still teaches a policy to wait.
+When the bottle meets the base's rim instead of going in, it backs off, measures the hold again and re-inserts
+(JAM_M; at most MAX_RETRIES times), so that demonstrations show a policy how to get out of a jam.
 
 It reads the world's privileged state (object poses, the hand's pose) and returns what an operator's teleoperator
 returns: joint targets per rig part. Phases run on the world's simulated clock, so a slow machine changes nothing.
@@ -36,6 +38,11 @@ BOTTLE_CLEARANCE_M = 0.03  # over the base's rim while carried
 PLACE_DROP_M = 0.001  # the cube half is let go this far above resting on the other half
 INSERT_DEPTH_M = 0.004  # the bottle is let go this far above the base's floor
 RELEASE_EASE_RAD = 0.08
+# A jam: the held object stopped this far short (above) of where the hand is taking it while still over the rim.
+JAM_M = 0.008
+BACK_OFF_M = 0.025  # how far the hand rises out of a jam
+REALIGN_HEIGHT_M = 0.012  # the bottle's bottom over the rim while it is re-centred
+MAX_RETRIES = 3
 
 
 def _pose(rotation: np.ndarray, position) -> np.ndarray:
@@ -75,6 +82,10 @@ class Segment:
     # Start at rest (smoothstep); False starts at speed: the episode's first segment, so that a policy trained on it
     # never sees the robot waiting at home (from rest, the first ticks barely move it and a re-planning policy stalls).
     from_rest: bool = True
+    # Watch for the held object jamming on the base's rim here, and recover (lift, re-measure, insert again).
+    recovers: bool = False
+    # Measure the held object's pose in the hand afresh as this segment starts (it may have shifted in a jam).
+    remeasure: bool = False
 
 
 class UnreachableGrasp(RuntimeError):
@@ -103,13 +114,22 @@ class ScriptedExpert:
         self._ik_starts = self.grasp.ik_starts(self.arm.spec.model, self.arm.model.joint_names, self.arm.home_full)
         self.segments: list[Segment] = []
         self.phase = ""
+        self.retries = 0
 
     def _shape(self, shape: dict[str, float]) -> np.ndarray:
         return hand_shape(self.hand.joints, shape, self.hand.lower, self.hand.upper)
 
     # ---- planning -----------------------------------------------------------------------------------------------
 
-    def reset(self, world) -> None:
+    def reset(self, world, place_miss_m: np.ndarray | None = None) -> None:
+        """Plan the episode. place_miss_m: the first placement aims this far off its goal (world, m; a misjudged hold
+        that a recording's perturbed episodes use to show the recovery), the retries aim right."""
+        self._place_miss = np.zeros(3) if place_miss_m is None else np.asarray(place_miss_m, dtype=float)
+        if self._place_miss.any() and self.task_name != "bottle_peg_in_hole":
+            raise ConfigError(f"A placement miss needs a task whose expert recovers from a jam (bottle_peg_in_hole); "
+                              f"the task is {self.task_name}: set teleop.perturbation.place_miss_m=0")
+        self.retries = 0
+        self._last_pose: np.ndarray | None = None
         self.arm_base = world.body_pose(f"arm/{self.arm.model.description.root_link}")
         self._q_arm_full = self.arm.full_configuration(world.joint_positions("arm"))
         self._segment_index = 0
@@ -225,18 +245,45 @@ class ScriptedExpert:
         lifted = grasp.copy()
         lifted[2, 3] += lift
         resting = base + [0.0, 0.0, BASE_FLOOR_M + BOTTLE_HALF_HEIGHT_M + INSERT_DEPTH_M]
-        over_goal = self._over_goal(resting, 0.0, 0.0, "bottle")
+        over_goal = self._over_opening = self._over_goal(resting, 0.0, 0.0, "bottle")
         return [
             Segment("approach", 2.0, lambda w: pre_grasp, self.preshape, q_pre, joint_path=True, from_rest=False),
             Segment("descend", 1.4, lambda w: grasp, self.preshape, q_grasp),
             Segment("close", 1.0, None, self.closed, precise=True),
             Segment("lift", 1.2, lambda w: lifted, self.closed),
             Segment("carry", 2.4, over_goal(lift), self.closed),
-            Segment("insert", 1.6, over_goal(0.0), self.closed, precise=True),
-            *self._release(),
-            Segment("open", 0.6, None, self.preshape, precise=True),
-            Segment("done", 1e9, None, self.preshape, precise=True),
+            *self._insert(over_goal),
         ]
+
+    def _insert(self, over_goal) -> list[Segment]:
+        """Lower the bottle into the base, let go, retreat (watching for a jam on the rim while it goes down)."""
+        return [Segment("insert", 1.6, over_goal(0.0), self.closed, precise=True, recovers=True),
+                *self._release(),
+                Segment("open", 0.6, None, self.preshape, precise=True),
+                Segment("done", 1e9, None, self.preshape, precise=True)]
+
+    def _recover(self, world, now_s: float, jammed: np.ndarray) -> None:
+        """The bottle sits on the rim, the hand's target at `jammed`: from there, back off up, re-centre over the
+        opening on a fresh measurement of the hold, and insert again."""
+        self.retries += 1
+        self._place_miss = np.zeros(3)
+        backed_off = jammed.copy()
+        backed_off[2, 3] += BACK_OFF_M
+        over_goal = self._over_opening
+        realign_height = BASE_HEIGHT_M - BASE_FLOOR_M - INSERT_DEPTH_M + REALIGN_HEIGHT_M
+        index = self._segment_index
+        self.segments[index].duration_s = now_s - self._segment_start_s  # cut where the jam was seen
+        self.segments[index + 1:] = [Segment("back_off", 0.6, lambda w: backed_off, self.closed, precise=True),
+                                     Segment("realign", 1.0, over_goal(realign_height), self.closed, precise=True,
+                                             remeasure=True),
+                                     *self._insert(over_goal)]
+        self._enter(index + 1, now_s, jammed, world)
+
+    def _jammed(self, world, hand_pose: np.ndarray) -> bool:
+        """The held bottle stopped JAM_M short of where the hand takes it, its bottom still at the rim or above."""
+        error = self.held_object_error(world, hand_pose)
+        bottom_z = world.body_pose(self._held_name)[2, 3] - BOTTLE_HALF_HEIGHT_M
+        return error is not None and error[2] < -JAM_M and bottom_z > BASE_HEIGHT_M - 0.002
 
     def _over_goal(self, resting_m: np.ndarray, goal_yaw: float, turn: float, name: str):
         """Targets that bring the held object (as measured in the hand after the lift) upright at resting_m raised
@@ -245,13 +292,14 @@ class ScriptedExpert:
             def target(world):
                 object_in_hand, held_yaw = self._measured_hold(world, name)
                 yaw = _nearest_turn(goal_yaw, held_yaw, turn) if turn else held_yaw
-                goal = _pose(_yaw_rotation(yaw), resting_m + [0.0, 0.0, height_m])
+                goal = _pose(_yaw_rotation(yaw), resting_m + self._place_miss + [0.0, 0.0, height_m])
                 return goal @ np.linalg.inv(object_in_hand)
             return target
         return at_height
 
     def _measured_hold(self, world, name: str) -> tuple[np.ndarray, float]:
-        """The object's pose in the hand and its yaw in the world, measured once, when the carry starts."""
+        """The object's pose in the hand and its yaw in the world, measured once, when the carry starts (and again
+        where a segment says so)."""
         if self._object_in_hand is None:
             pose = world.body_pose(name)
             self._object_in_hand = np.linalg.inv(self.hand_pose(world)) @ pose
@@ -284,19 +332,15 @@ class ScriptedExpert:
         """(hand base pose in world (4x4), hand joint targets) for this tick."""
         now = world.time_s
         segment = self.segments[self._segment_index]
+        if segment.recovers and self._last_pose is not None and self.retries < MAX_RETRIES and \
+                self._jammed(world, self._last_pose):
+            self._recover(world, now, self._last_pose)
+        segment = self.segments[self._segment_index]
         while now - self._segment_start_s >= segment.duration_s and self._segment_index < len(self.segments) - 1:
             # the next segment starts from where this one aimed (not from where the hand lagged to)
-            self._segment_start_pose = self._segment_goal(world, segment)
-            self._segment_start_q = self._segment_goal_q
-            self._segment_start_s += segment.duration_s
-            self._segment_index += 1
+            self._enter(self._segment_index + 1, self._segment_start_s + segment.duration_s,
+                        self._segment_goal(world, segment), world)
             segment = self.segments[self._segment_index]
-            self._segment_start_arm = self._q_arm_full.copy()
-            if segment.hand_q is None:
-                self._segment_start_q = world.joint_positions("hand")
-                self._segment_goal_q = self._segment_start_q + RELEASE_EASE_RAD * np.sign(self.preshape - self.closed)
-            else:
-                self._segment_goal_q = segment.hand_q
         self.phase = segment.name
         progress = np.clip((now - self._segment_start_s) / segment.duration_s, 0.0, 1.0)
         if segment.from_rest:
@@ -316,7 +360,24 @@ class ScriptedExpert:
         rotations = Rotation.from_matrix(np.stack([start[:3, :3], goal[:3, :3]]))
         pose = _pose(Slerp([0, 1], rotations)(smooth).as_matrix(),
                      start[:3, 3] + smooth * (goal[:3, 3] - start[:3, 3]))
+        self._last_pose = pose
         return pose, hand_q
+
+    def _enter(self, index: int, start_s: float, start_pose: np.ndarray, world) -> None:
+        """Start segment `index` at start_s, the hand from start_pose and the fingers from the last segment's goal."""
+        self._segment_start_pose = start_pose
+        self._segment_start_q = self._segment_goal_q
+        self._segment_start_s = start_s
+        self._segment_index = index
+        segment = self.segments[index]
+        self._segment_start_arm = self._q_arm_full.copy()
+        if segment.remeasure:
+            self._object_in_hand = None
+        if segment.hand_q is None:
+            self._segment_start_q = world.joint_positions("hand")
+            self._segment_goal_q = self._segment_start_q + RELEASE_EASE_RAD * np.sign(self.preshape - self.closed)
+        else:
+            self._segment_goal_q = segment.hand_q
 
     @property
     def hand_segment(self) -> tuple[np.ndarray, np.ndarray]:

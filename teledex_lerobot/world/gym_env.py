@@ -2,52 +2,76 @@
 
 Observations use the names lerobot-eval maps to a dataset's features: "agent_pos" (observation.state: the rig's
 joints in action order), "environment_state" (observation.environment_state: the task's object poses, when
-observed, as teledex-record writes them) and "pixels": {camera: HxWx3} (observation.images.<camera>). Actions are
+observed, as teledex-record writes them) and "pixels": {camera: HxWx3} (observation.images.<camera>): the preset's
+cameras by name, placed as the recorder's world cameras are (World builds each from its view, the wrist one on the
+hand), so a policy trained on a recording with those cameras sees the same names and viewpoints. Actions are
 absolute joint targets in action order.
 info["is_success"]: the task's predicate held for its success ticks; info["stage"]: the furthest stage reached
 (world/episode.py). The reward is that stage's progress (0, 0.2 reached ... 0.8 placed, 1 success), so lerobot-eval's
 per-episode max_reward says how far a failed episode got; render() (the rollout videos) writes the stage on the frame.
 """
 
+from collections.abc import Sequence
+
 import cv2
 import gymnasium as gym
 import numpy as np
 
-from ..presets import load_preset
+from ..errors import ConfigError
+from ..presets import Preset, load_preset
 from ..rig import Rig
 from .camera import WorldRenderer
 from .episode import EpisodeOutcome, control_tick
 from .world import World, WorldConfig, object_state_names
+
+WORLD_DEFAULT_CAMERA = {"top": "oblique"}  # a preset without cameras: the world's own
+
+
+def env_cameras(preset: Preset, names: Sequence[str] | None) -> dict[str, str]:
+    """Camera name -> view of the env's cameras: `names` among the preset's cameras (the names and views teledex-record
+    records with them); None: the preset's first camera, or the world's own `top` for a preset with none."""
+    if names is None:
+        names = list(preset.cameras)[:1]
+        if not names:
+            return dict(WORLD_DEFAULT_CAMERA)
+    if not names or any(name not in preset.cameras for name in names):
+        fix = (f"name some of its cameras {list(preset.cameras)}, e.g. --env.cameras='[{', '.join(preset.cameras)}]'"
+               if preset.cameras else "it has none: leave --env.cameras out (the world's own top camera)")
+        raise ConfigError(f"--env.cameras={list(names)}: not cameras of preset {preset.name!r}; {fix}")
+    return {name: preset.cameras[name].get("view", "oblique") for name in names}
 
 
 class TeledexWorldEnv(gym.Env):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 25}
 
     def __init__(self, task: str = "cube_assembly", preset: str = "piper_linkerhand_o6_single",
-                 obs_type: str = "state", fps: int = 25, observe_objects: bool = True, camera: str = "top",
-                 width: int = 320, height: int = 240, render_mode: str = "rgb_array"):
+                 obs_type: str = "state", fps: int = 25, observe_objects: bool = True, observe_relations: bool = False,
+                 cameras: Sequence[str] | None = None, width: int = 320, height: int = 240,
+                 render_mode: str = "rgb_array"):
+        """cameras: the preset's cameras observed (env_cameras), each width x height; the first films render()."""
         preset_spec = load_preset(preset)
         self.rig = Rig.from_preset(preset_spec)
-        view = (preset_spec.cameras.get(camera) or {}).get("view", "oblique")
-        self.world = World(self.rig, WorldConfig(task=task, observe_objects=observe_objects), {camera: view})
-        self.obs_type, self.fps, self.camera = obs_type, fps, camera
+        views = env_cameras(preset_spec, cameras)
+        self.world = World(self.rig, WorldConfig(task=task, observe_objects=observe_objects,
+                                                 observe_relations=observe_relations), views)
+        self.obs_type, self.fps = obs_type, fps
         self.render_mode = render_mode
         self.metadata = {**self.metadata, "render_fps": fps}
         self.observe_objects = observe_objects
         self.task = self.world.task.name
         self.task_description = self.world.task.description
-        self._renderer = WorldRenderer(self.world, camera, width, height)
+        self._renderers = {name: WorldRenderer(self.world, name, width, height) for name in views}
         low = np.concatenate([p.lower for p in self.rig.parts.values()])
         high = np.concatenate([p.upper for p in self.rig.parts.values()])
         self.action_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32))
         spaces: dict[str, gym.spaces.Space] = {
             "agent_pos": gym.spaces.Box(-np.inf, np.inf, (len(self.rig.action_keys),), np.float64)}
         if observe_objects:
-            spaces["environment_state"] = gym.spaces.Box(-np.inf, np.inf, (len(object_state_names(task)),),
-                                                         np.float64)
+            names = object_state_names(task, observe_relations)
+            spaces["environment_state"] = gym.spaces.Box(-np.inf, np.inf, (len(names),), np.float64)
         if obs_type == "pixels_agent_pos":
             spaces["pixels"] = gym.spaces.Dict(
-                {camera: gym.spaces.Box(0, 255, (height, width, 3), np.uint8)})
+                {name: gym.spaces.Box(0, 255, (height, width, 3), np.uint8) for name in views})
         self.observation_space = gym.spaces.Dict(spaces)
         self._outcome = EpisodeOutcome(self.world)
 
@@ -56,7 +80,7 @@ class TeledexWorldEnv(gym.Env):
         if self.observe_objects:
             observation["environment_state"] = self.world.object_state()
         if self.obs_type == "pixels_agent_pos":
-            observation["pixels"] = {self.camera: self._renderer.render()}
+            observation["pixels"] = {name: renderer.render() for name, renderer in self._renderers.items()}
         return observation
 
     def reset(self, seed: int | None = None, options=None):
@@ -77,8 +101,8 @@ class TeledexWorldEnv(gym.Env):
         return self._observation(), self._outcome.progress, success, False, info
 
     def render(self):
-        """The camera's frame with the episode's seed, time and furthest stage written on it."""
-        image = np.ascontiguousarray(self._renderer.render())
+        """The first camera's frame with the episode's seed, time and furthest stage written on it."""
+        image = np.ascontiguousarray(next(iter(self._renderers.values())).render())
         text = f"seed {self.world.episode_seed}  {self.world.time_s:4.1f} s  {self._outcome.stage}"
         colour = (60, 220, 60) if self._outcome.succeeded else (255, 255, 255)
         cv2.putText(image, text, (6, 16), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (0, 0, 0), 3, cv2.LINE_AA)
@@ -86,4 +110,5 @@ class TeledexWorldEnv(gym.Env):
         return image
 
     def close(self):
-        self._renderer.close()
+        for renderer in self._renderers.values():
+            renderer.close()

@@ -35,7 +35,8 @@ from .expert import ScriptedExpert
 CONTROL_CONFIG = "world_expert_keypoints"
 # The person's grasp closure (0 open .. 1 closed, operator/object_grasps.py) that each phase of the plan moves to.
 PHASE_CLOSURE = {"approach": 0.0, "descend": 0.0, "close": 1.0, "lift": 1.0, "carry": 1.0, "place": 1.0,
-                 "insert": 1.0, "release": 0.0, "retreat": 0.0, "open": 0.0, "done": 0.0}
+                 "insert": 1.0, "back_off": 1.0, "realign": 1.0, "release": 0.0, "retreat": 0.0, "open": 0.0,
+                 "done": 0.0}
 # How people differ, per episode: hand size, where they open and close along the grasp, their habitual posture.
 HAND_SCALE_SPREAD = 0.08
 OPEN_CLOSURE_SPREAD = 0.1
@@ -71,8 +72,8 @@ class OperatorExpert:
     def plan_duration_s(self) -> float:
         return self.scripted.plan_duration_s
 
-    def reset(self, world) -> None:
-        self.scripted.reset(world)
+    def reset(self, world, place_miss_m: np.ndarray | None = None) -> None:
+        self.scripted.reset(world, place_miss_m)
         self.controller = RigController(self.rig, self.control)
         self.controller.seed({role: world.joint_positions(role) for role in self.rig.parts})
         self.controller.home = self.controller.last_sent  # start where the robot is, not at the preset's home

@@ -4,7 +4,9 @@ The robot executes the expert's target plus a smooth random offset; the recordin
 the action, so a policy sees states off the expert's path labelled with the correction back onto it. The offset is
 an Ornstein-Uhlenbeck process per joint (std and correlation time set per part). It fades out while the expert is in
 a phase where millimetres decide (closing on the object, placing, letting go): there a push off the path fails the
-episode instead of teaching a correction, and failed episodes are dropped anyway.
+episode instead of teaching a correction, and failed episodes are dropped anyway. What is taught there instead is
+recovery from a miss: with place_miss_m the expert's first placement of the bottle aims that far off the opening (a
+misjudged hold), the bottle meets the rim, and the expert backs off, re-centres and inserts again (world/expert.py).
 """
 
 from dataclasses import dataclass
@@ -28,17 +30,21 @@ class PerturbationConfig:
     correlation_time_s: float = 0.4  # how long an offset persists (the OU process's time constant)
     # Share of episodes perturbed (drawn per episode from its layout seed); the others are the expert's own.
     episode_share: float = 1.0
+    # In a perturbed episode, the expert's first insertion of the bottle aims this far off the opening's centre, in a
+    # seeded direction (m; the opening leaves 3 mm around the bottle): the recording shows the jam and the recovery.
+    place_miss_m: float = 0.0
 
     def validate(self) -> None:
-        if self.arm_std_rad < 0 or self.hand_std_rad < 0 or self.correlation_time_s <= 0:
-            raise ConfigError(f"teleop.perturbation needs arm_std_rad and hand_std_rad >= 0 and correlation_time_s > 0 "
-                              f"(got {self.arm_std_rad}, {self.hand_std_rad}, {self.correlation_time_s})")
+        if self.arm_std_rad < 0 or self.hand_std_rad < 0 or self.correlation_time_s <= 0 or self.place_miss_m < 0:
+            raise ConfigError(f"teleop.perturbation needs arm_std_rad, hand_std_rad and place_miss_m >= 0 and "
+                              f"correlation_time_s > 0 (got {self.arm_std_rad}, {self.hand_std_rad}, "
+                              f"{self.place_miss_m}, {self.correlation_time_s})")
         if not 0 <= self.episode_share <= 1:
             raise ConfigError(f"teleop.perturbation.episode_share must be in [0, 1] (got {self.episode_share})")
 
     @property
     def enabled(self) -> bool:
-        return (self.arm_std_rad > 0 or self.hand_std_rad > 0) and self.episode_share > 0
+        return (self.arm_std_rad > 0 or self.hand_std_rad > 0 or self.place_miss_m > 0) and self.episode_share > 0
 
 
 class TargetPerturbation:
@@ -50,12 +56,17 @@ class TargetPerturbation:
         self.active = False
         self._rng = np.random.default_rng(0)
         self._offsets: dict[str, np.ndarray] = {}
+        self.place_miss_m: np.ndarray = np.zeros(3)  # this episode's (world, m)
 
     def reset(self, seed: int) -> bool:
         """Start an episode; whether it is perturbed."""
         self._rng = np.random.default_rng([seed, STREAM])
         self.active = self.config.enabled and bool(self._rng.random() < self.config.episode_share)
         self._offsets = {}
+        self.place_miss_m = np.zeros(3)
+        if self.active and self.config.place_miss_m:
+            angle = self._rng.uniform(0, 2 * np.pi)
+            self.place_miss_m = self.config.place_miss_m * np.array([np.cos(angle), np.sin(angle), 0.0])
         return self.active
 
     def apply(self, targets: dict[str, np.ndarray], dt_s: float, precise: bool, lower: dict,

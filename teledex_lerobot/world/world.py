@@ -79,6 +79,9 @@ class WorldConfig:
     # learn from them: teledex-record writes them to observation.environment_state (lerobot-record, which knows no
     # environment state, appends them to observation.state).
     observe_objects: bool = True
+    # With the object poses, the task's relations to its goal (Task.relations: the bottle's bottom from the opening),
+    # what a state-based policy would otherwise compute from two poses to the millimetre.
+    observe_relations: bool = False
     contact: ContactConfig = field(default_factory=ContactConfig)  # --robot.world.contact.*: the contact model
     # real_time: physics keeps pace with the wall clock (a person drives); lockstep: it advances one control period
     # per recorded tick, as fast as the CPU allows, deterministic per seed (a script or a policy drives); auto:
@@ -98,10 +101,12 @@ class WorldConfig:
             raise ConfigError(f"world.clock must be one of {', '.join(CLOCKS)} (got {self.clock!r})")
 
 
-def object_state_names(task_name: str) -> list[str]:
-    """Names of a task's object-state values (position m, quaternion wxyz per object), in World.object_state()
-    order."""
-    return [f"{name}_{c}" for name in make_task(task_name).objects for c in ("x", "y", "z", "qw", "qx", "qy", "qz")]
+def object_state_names(task_name: str, relations: bool = False) -> list[str]:
+    """Names of a task's object-state values (position m, quaternion wxyz per object, then with `relations` the
+    task's relations), in World.object_state() order."""
+    task = make_task(task_name)
+    return [f"{name}_{c}" for name in task.objects for c in ("x", "y", "z", "qw", "qx", "qy", "qz")] + \
+        (list(task.relation_names) if relations else [])
 
 
 def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[str, str],
@@ -311,7 +316,8 @@ class World:
             pose = self.object_pose(name)
             quat = pose.quat_wxyz if pose.quat_wxyz[0] >= 0 else -pose.quat_wxyz  # one sign per rotation
             values.extend([*pose.position_m, *quat])
-        return np.asarray(values)
+        relations = self.task.relations(self) if self.config.observe_relations else np.zeros(0)
+        return np.concatenate([values, relations])
 
     def hand_touches(self, body: str) -> bool:
         """Whether any robot geom is in contact with the body."""

@@ -9,9 +9,10 @@ reset the world (lerobot-record) can let the expert lay out the next episode its
 
 It is not a person (`scripted`): teledex-record runs the world in lockstep with it. With --teleop.perturbation.* the
 robot executes the expert's targets plus seeded recovery perturbations (world/perturbation.py) while the recording
-keeps the expert's own targets as the actions (executed_action()). With a station's input stalls
-(--robot.world.timing.input_stalls_per_min, world/station_timing.py) it delivers nothing new during each: the same
-action, its sample ever older.
+keeps the expert's own targets as the actions (executed_action()); with --teleop.perturbation.place_miss_m the
+perturbed bottle episodes aim the first insertion off the opening and show the expert's recovery. With a station's
+input stalls (--robot.world.timing.input_stalls_per_min, world/station_timing.py) it delivers nothing new during
+each: the same action, its sample ever older.
 """
 
 from dataclasses import dataclass, field
@@ -136,8 +137,8 @@ class TeledexWorldExpert(Teleoperator):
                     self._finished(world, expert):
                 runner.reset_episode()
             if world.episode_index != self._planned_episode:
-                expert.reset(world)
                 self.perturbation.reset(world.episode_seed)
+                expert.reset(world, self.perturbation.place_miss_m)
                 self._planned_episode = world.episode_index
                 self._episode_start_s = world.time_s
                 self.episodes_started += 1

@@ -106,6 +106,9 @@ def test_env_config_maps_to_dataset_feature_names():
     features = env_to_policy_features(cfg)
     assert features["observation.state"].shape == (12,)
     assert features["observation.environment_state"].shape == (14,)  # the bottle and its base
+    with_relations = env_to_policy_features(make_env_config("teledex", task="bottle_peg_in_hole",
+                                                            observe_relations=True))
+    assert with_relations["observation.environment_state"].shape == (17,)  # and the bottom from the opening
     assert features["observation.images.top"].shape == (3, 240, 320)
     assert features["action"].shape == (12,)
 

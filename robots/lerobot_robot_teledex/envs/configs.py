@@ -2,7 +2,8 @@
 
 Registered when LeRobot imports our plugin package. Feature names match what teledex-record writes with
 --robot.backend=mujoco: observation.state (joints), observation.environment_state (object poses),
-observation.images.<camera>, action.
+observation.images.<camera> (the preset's cameras named in --env.cameras, each --env.width x --env.height: record
+them at that size), action.
 """
 
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from lerobot.utils.constants import ACTION, OBS_ENV_STATE, OBS_IMAGES, OBS_STATE
 from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
+from teledex_lerobot.world.gym_env import env_cameras
 from teledex_lerobot.world.tasks import TASKS
 from teledex_lerobot.world.world import object_state_names
 
@@ -33,10 +35,14 @@ class TeledexEnvConfig(EnvConfig):
     task: str | None = "cube_assembly"
     fps: int = 25
     preset: str = "piper_linkerhand_o6_single"
-    # "state": observation.state only; "pixels_agent_pos": also the camera's images.
+    # "state": observation.state only; "pixels_agent_pos": also the cameras' images.
     obs_type: str = "state"
     observe_objects: bool = True
-    camera: str = "top"
+    observe_relations: bool = False  # with the object poses, the task's relations (WorldConfig.observe_relations)
+    # The preset's cameras observed, by name (--env.cameras='[top, wrist]'), each from the preset's view for it as
+    # teledex-record's world cameras (the wrist camera rides on the hand); None: the preset's first camera. The first
+    # one films the rollout videos.
+    cameras: list[str] | None = None
     width: int = 320
     height: int = 240
     episode_length: int | None = None  # control ticks; None = the task's own horizon
@@ -46,19 +52,22 @@ class TeledexEnvConfig(EnvConfig):
     def __post_init__(self):
         if self.task not in TASKS:
             raise ConfigError(f"--env.task={self.task!r}: the task must be one of {sorted(TASKS)}")
-        rig = Rig.from_preset(load_preset(self.preset))
+        preset = load_preset(self.preset)
+        rig = Rig.from_preset(preset)
+        views = env_cameras(preset, self.cameras)  # a camera the preset lacks fails here, naming its cameras
         joints = len(rig.action_keys)
         self.features = {ACTION: PolicyFeature(type=FeatureType.ACTION, shape=(joints,)),
                          "agent_pos": PolicyFeature(type=FeatureType.STATE, shape=(joints,))}
         self.features_map = {ACTION: ACTION, "agent_pos": OBS_STATE}
         if self.observe_objects:
             self.features["environment_state"] = PolicyFeature(
-                type=FeatureType.ENV, shape=(len(object_state_names(self.task)),))
+                type=FeatureType.ENV, shape=(len(object_state_names(self.task, self.observe_relations)),))
             self.features_map["environment_state"] = OBS_ENV_STATE
         if self.obs_type == "pixels_agent_pos":
-            key = f"pixels/{self.camera}"
-            self.features[key] = PolicyFeature(type=FeatureType.VISUAL, shape=(self.height, self.width, 3))
-            self.features_map[key] = f"{OBS_IMAGES}.{self.camera}"
+            for camera in views:
+                key = f"pixels/{camera}"
+                self.features[key] = PolicyFeature(type=FeatureType.VISUAL, shape=(self.height, self.width, 3))
+                self.features_map[key] = f"{OBS_IMAGES}.{camera}"
         if self.episode_length is None:
             self.episode_length = int(TASKS[self.task].episode_s * self.fps)
 
@@ -69,5 +78,6 @@ class TeledexEnvConfig(EnvConfig):
     @property
     def gym_kwargs(self) -> dict:
         return {"preset": self.preset, "obs_type": self.obs_type, "fps": self.fps,
-                "observe_objects": self.observe_objects, "camera": self.camera, "width": self.width,
+                "observe_objects": self.observe_objects, "observe_relations": self.observe_relations,
+                "cameras": self.cameras, "width": self.width,
                 "height": self.height, "max_episode_steps": self.episode_length}

@@ -39,7 +39,8 @@ class RobotWorld:
     def environment_state_keys(self) -> list[str]:
         """With world.observe_objects: the task's object poses (observation values about the scene, not the robot:
         teledex-record writes them to observation.environment_state)."""
-        return object_state_names(self.config.task) if self.config.observe_objects else []
+        return object_state_names(self.config.task, self.config.observe_relations) if self.config.observe_objects \
+            else []
 
     @property
     def running(self) -> WorldRunner:

@@ -95,6 +95,8 @@ class Task(ABC):
     success_ticks: int = 10
     # How an operator's display draws each object: (box half extents, box centre in the object's frame), metres.
     drawn_boxes: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] = {}
+    # Names of the values relations() observes beside the objects' poses, in its order.
+    relation_names: tuple[str, ...] = ()
 
     @abstractmethod
     def add_objects(self, worldbody: ET.Element) -> None:
@@ -113,6 +115,11 @@ class Task(ABC):
         """The success predicate at this instant (success needs it for success_ticks ticks in a row): the goal's
         geometry, and the hand has let go of every object."""
         return self.goal_geometry(world) and not any(world.hand_touches(name) for name in self.released)
+
+    def relations(self, world) -> np.ndarray:
+        """Where the objects stand relative to the goal, beside their raw poses in the observed object state (what
+        a state-based policy would otherwise have to compute to the millimetre from two poses)."""
+        return np.zeros(0)
 
     def stages(self, world) -> dict[str, bool]:
         """Which stages (world/episode.py STAGES) hold at this instant."""

@@ -20,6 +20,12 @@ SEPARATION_M = (0.18, 0.22)
 MAX_TILT_RAD = np.radians(15)
 
 
+def bottle_bottom(world) -> np.ndarray:
+    """The centre of the bottle's bottom face (world, m)."""
+    bottle = world.object_pose("bottle")
+    return bottle.position_m - bottle.rotation[:, 2] * BOTTLE_HALF_HEIGHT_M
+
+
 class BottlePegInHole(Task):
     name = "bottle_peg_in_hole"
     description = "Grasp the bottle from the side and insert it into the square base."
@@ -29,6 +35,7 @@ class BottlePegInHole(Task):
     episode_s = 24.0
     drawn_boxes = {"bottle": ((BOTTLE_RADIUS_M, BOTTLE_RADIUS_M, BOTTLE_HALF_HEIGHT_M), (0.0, 0.0, 0.0)),
                    "base": ((BASE_OUTER_HALF_M, BASE_OUTER_HALF_M, BASE_HEIGHT_M / 2), (0.0, 0.0, BASE_HEIGHT_M / 2))}
+    relation_names = ("bottle_bottom_from_opening_x", "bottle_bottom_from_opening_y", "bottle_bottom_from_opening_z")
 
     def add_objects(self, worldbody) -> None:
         free_body(worldbody, "bottle", "0.3 0.6 0.95 1", BOTTLE_MASS_KG,
@@ -50,10 +57,14 @@ class BottlePegInHole(Task):
                 "base": (np.array([x + uniform(rng, -0.02, 0.02, spread), base_y, 0.0]),
                          uniform(rng, -0.3, 0.3, spread))}
 
+    def relations(self, world) -> np.ndarray:
+        """The bottle's bottom from the opening's centre at the rim (world axes, m): the 3 mm that decide."""
+        return bottle_bottom(world) - (world.body_position("base") + [0.0, 0.0, BASE_HEIGHT_M])
+
     def goal_geometry(self, world) -> bool:
         bottle = world.object_pose("bottle")
         base = world.body_position("base")
-        bottom = bottle.position_m - bottle.rotation[:, 2] * BOTTLE_HALF_HEIGHT_M
+        bottom = bottle_bottom(world)
         inner = BASE_OUTER_HALF_M - BASE_WALL_M
         return bool(np.linalg.norm(bottom[:2] - base[:2]) < inner and bottom[2] < BASE_HEIGHT_M
                     and bottle.tilt_rad < MAX_TILT_RAD)
