@@ -18,6 +18,7 @@ error over valid frames). Prints a table; --plot draws success and valid share p
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import sim_loop  # noqa: E402  (the loop's own stages)
 
 STATION = {"joint_latency_ms": 20, "joint_jitter_ms": 8, "input_stalls_per_min": 6, "input_stall_ms": 400, "seed": 0}
-MIN_RUN = 20  # frames: ACT's action chunk (sim_loop.ACT): a shorter run has no training sample without a gap
+# Frames: ACT's action chunk; a shorter run of valid frames has no training sample that spans no gap.
+MIN_RUN = sim_loop.ACT["chunk_size"]
 ARMS = ("synchronised", "station", "validated")
 
 
@@ -65,6 +67,7 @@ def main() -> None:
             if not station.exists():
                 raise SystemExit(f"The validated arm filters the station arm's recording ({station}): run --arms "
                                  "station validated")
+            shutil.rmtree(out / "data", ignore_errors=True)  # a run before this one's
             sim_loop.run([sim_loop.command("teledex-convert"), "only-synced", str(station), str(out / "data"),
                           f"--repo-id=local/sim_{args.task}_validated", "--split-at-invalid",
                           f"--min-run={MIN_RUN}"], out / "convert.log")
@@ -79,10 +82,11 @@ def main() -> None:
                      "collect_min": collect_s / 60, "train_min": train_s / 60}
         (out / "result.json").write_text(json.dumps(rows[arm], indent=2))
     print(f"\n{args.task}, preset {args.preset}, {args.demos} demonstrations; station timing: {STATION}\n")
-    print(f"{'arm':14s} {'frames':>7s} {'valid %':>8s} {'mean err ms':>11s} {'steps':>6s} {'success':>8s}")
+    print(f"{'arm':14s} {'frames':>7s} {'valid %':>8s} {'mean err ms':>11s} {'steps':>6s} {'success':>8s} "
+          f"{'collect min':>11s} {'train min':>9s}")
     for arm, row in rows.items():
         print(f"{arm:14s} {row['frames']:7d} {100 * row['valid']:8.1f} {row['error_ms']:11.1f} {row['steps']:6d} "
-              f"{row['success']:3d}/{row['evaluated']:<4d}")
+              f"{row['success']:3d}/{row['evaluated']:<4d} {row['collect_min']:11.1f} {row['train_min']:9.1f}")
     if args.plot:
         plot(rows, args.task, args.plot)
 

@@ -26,7 +26,7 @@ from ..errors import ConfigError
 from ..kinematics import solve_ik
 from ..rig import Rig
 from .grasps import Grasp, grasp_for, heading_frame
-from .tasks.bottle import BASE_FLOOR_M, BASE_HEIGHT_M, BOTTLE_HALF_HEIGHT_M
+from .tasks.bottle import BASE_FLOOR_M, BASE_HEIGHT_M, BOTTLE_HALF_HEIGHT_M, bottle_bottom
 from .tasks.cube import HALF_HEIGHT_M
 from .world import World
 
@@ -40,6 +40,7 @@ INSERT_DEPTH_M = 0.004  # the bottle is let go this far above the base's floor
 RELEASE_EASE_RAD = 0.08
 # A jam: the held object stopped this far short (above) of where the hand is taking it while still over the rim.
 JAM_M = 0.008
+RIM_BAND_M = 0.002  # a bottom this little below the rim still rests on it
 BACK_OFF_M = 0.025  # how far the hand rises out of a jam
 REALIGN_HEIGHT_M = 0.012  # the bottle's bottom over the rim while it is re-centred
 MAX_RETRIES = 3
@@ -282,8 +283,7 @@ class ScriptedExpert:
     def _jammed(self, world, hand_pose: np.ndarray) -> bool:
         """The held bottle stopped JAM_M short of where the hand takes it, its bottom still at the rim or above."""
         error = self.held_object_error(world, hand_pose)
-        bottom_z = world.body_pose(self._held_name)[2, 3] - BOTTLE_HALF_HEIGHT_M
-        return error is not None and error[2] < -JAM_M and bottom_z > BASE_HEIGHT_M - 0.002
+        return error is not None and error[2] < -JAM_M and bottle_bottom(world)[2] > BASE_HEIGHT_M - RIM_BAND_M
 
     def _over_goal(self, resting_m: np.ndarray, goal_yaw: float, turn: float, name: str):
         """Targets that bring the held object (as measured in the hand after the lift) upright at resting_m raised
