@@ -1,6 +1,7 @@
 """The Piper real driver (through the unmodified piper_sdk) against the Piper simulator: motion, units, faults."""
 
 import struct
+import threading
 import time
 
 import can
@@ -110,6 +111,23 @@ def test_feedback_silence_is_a_fault_and_the_target_holds(strict_piper_rig):
     np.testing.assert_allclose(device.held_target(), target)  # what a recording stores as the action
     sim.silence(False)
     assert wait_until(lambda: (device.clear_fault(), device.fault())[1] is None, 0.5)
+
+
+def test_a_rearm_after_a_power_cycle_enables_the_motors_the_sdk_still_thinks_enabled(strict_piper_rig):
+    """The arm power-cycles while silent: the SDK still holds its last motor status (enabled). The re-arm must judge
+    the enable bits from frames sent after it began, or it clears the fault on stale bits and the next episode stops
+    at once on "motors no longer enabled" (CI, 2026-12-04)."""
+    sim, device, part = strict_piper_rig
+    assert rearm_until_healthy(device)
+    sim.silence()
+    assert wait_for_fault(device, lambda fault: fault.kind == df.FEEDBACK_TIMEOUT)
+    assert all(device._sdk.GetArmEnableStatus())  # the stale bits
+    sim.motor_enabled[:] = [False] * 6  # powered back up disabled
+    back = threading.Timer(0.1, sim.silence, (False,))
+    back.start()
+    device.clear_fault()  # pressed before the arm speaks again
+    back.join()
+    assert device.fault() is None and sim.motor_enabled == [True] * 6
 
 
 def test_joint_error_bit_is_a_fault(strict_piper_rig):

@@ -3,13 +3,14 @@
 Connection: the SDK's documented seam for non-socketcan interfaces, CreateCanBus with the configured interface,
 then ConnectPort (read threads; queries limits and firmware). Startup: CAN control + joint
 mode, then EnableArm until every motor reports driver-enabled (foc_status bit 6), then the gripper if it is driven;
-a re-arm finding the motors disabled (the arm was power-cycled) runs the same enable sequence again.
+a re-arm finding the motors disabled (the arm was power-cycled) runs the same enable sequence again, judged from
+motor status frames that arrived after the re-arm began (the SDK keeps the last ones it saw, however old).
 Each command resends MotionCtrl_2 (the arm acts on joint targets only in CAN + joint mode; the vendor demos do the
 same) and JointCtrl/GripperCtrl in integer device units (0.001 deg, 0.001 mm; the SDK rejects floats).
 Feedback: joints and gripper from the SDK's caches, stamped with the CAN frame's receive time converted to our
 monotonic clock; joint velocities from the motor high-speed frames (0.001 rad/s).
 Supervision: silence from the receive times of the joint feedback frames the SDK's read thread takes (the bus it
-reads is watched: can.liveness); every status frame (0x2A1) is seen on its way to the SDK's parser (its
+reads is watched: can.liveness); every status frame (0x2A1) is seen as the SDK's parser takes it (its
 callback_function, the SDK's own seam), so a communication error (err_code bits, arm status 5) flagged in a single
 frame is counted and logged, while one flagged in COMM_ERROR_PERSISTS_FRAMES consecutive frames is a fault; the motor
 drivers' status bits (over-temperature, over-current, collision, driver error, stall, low voltage), the gripper's, any
@@ -76,6 +77,9 @@ class PiperJointDevice(RealJointDevice):
         self.comm_error_joints: dict[int, int] = {}  # joint 1-6 -> frames that flagged it
         self._comm_error_run = 0  # consecutive status frames flagging one
         self._comm_error_run_joints: list[int] = []
+        # low-speed frames (enable and driver bits) the SDK has parsed, per motor: a re-arm judges the enable bits
+        # only from frames that arrived after it began (the SDK's cache may still hold a power-cycled arm's old ones)
+        self._low_speed_frames = dict.fromkeys(pp.MOTOR_LOW_SPEED, 0)
 
     # --- RealJointDevice hooks ---
     def _open(self) -> None:
@@ -101,11 +105,11 @@ class PiperJointDevice(RealJointDevice):
             self.liveness.attach(can_bus.recv_bus)
             parse = can_bus.callback_function
 
-            def observe_then_parse(message: can.Message) -> None:
-                self._observe(message)
+            def parse_then_observe(message: can.Message) -> None:
                 parse(message)
+                self._observe(message)
 
-            can_bus.callback_function = observe_then_parse
+            can_bus.callback_function = parse_then_observe
             sdk.ConnectPort()
         except Exception:
             if sdk is not None:
@@ -119,9 +123,24 @@ class PiperJointDevice(RealJointDevice):
         self._enable()
 
     def _rearm(self) -> None:
-        if self._drives_arm and not all(self.sdk.GetArmEnableStatus()):
+        if self._drives_arm and not all(self._fresh_enable_status()):
             logger.info("%s: the motors are disabled (power cycled?): enabling them again", self.name)
             self._enable()
+
+    def _fresh_enable_status(self) -> list[bool]:
+        """The motors' enable bits from low-speed frames every motor sent after this call began."""
+        with self._comm_lock:
+            before = dict(self._low_speed_frames)
+        deadline = time.monotonic() + self.config.connect_timeout_s
+        while True:
+            with self._comm_lock:
+                if all(self._low_speed_frames[can_id] > count for can_id, count in before.items()):
+                    return self.sdk.GetArmEnableStatus()
+            if time.monotonic() > deadline:
+                raise DeviceUnavailable(f"{self.name}: no motor status (0x261-0x266) from every motor within "
+                                        f"{self.config.connect_timeout_s} s: check the arm's power; run "
+                                        "teledex-doctor.")
+            time.sleep(ENABLE_RETRY_S)
 
     def _enable(self) -> None:
         """CAN + joint mode, every motor enabled, the target where the arm is now (the next command must not jump)."""
@@ -229,7 +248,12 @@ class PiperJointDevice(RealJointDevice):
                     "comm_error_joints": dict(self.comm_error_joints)}
 
     def _observe(self, message: can.Message) -> None:
-        """Every frame on its way to the SDK's parser: counts status frames flagging a communication error."""
+        """Every frame once the SDK has parsed it: counts motor status frames, and status frames flagging a
+        communication error."""
+        if message.arbitration_id in self._low_speed_frames:
+            with self._comm_lock:
+                self._low_speed_frames[message.arbitration_id] += 1
+            return
         if message.arbitration_id != pp.STATUS or len(message.data) < 8:
             return
         joints = pp.comm_error_joints((message.data[6] << 8) | message.data[7])
