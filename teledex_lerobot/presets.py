@@ -33,6 +33,19 @@ class HandMount:
 
 
 @dataclass(frozen=True)
+class RigPlacement:
+    """Where a follower rig's base stands in the MuJoCo world: offset from where a rig alone stands (at the table's
+    near edge; up, its kind of mount's height), and turned about the vertical."""
+
+    xyz_m: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    yaw_rad: float = 0.0
+
+
+# Followers a preset places nowhere stand side by side along the table's edge, the first on the operator's left (+y).
+DEFAULT_RIG_SPACING_M = 0.5
+
+
+@dataclass(frozen=True)
 class PresetFile:
     """What a preset file holds."""
 
@@ -45,11 +58,24 @@ class PresetFile:
     cameras: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Instead of arm/hand: several rigs driven together, follower name -> preset (--robot.type=teledex_followers)
     followers: dict[str, str] = field(default_factory=dict)
+    # With followers: where each rig stands in the MuJoCo world, follower name -> placement (by default side by side)
+    placements: dict[str, RigPlacement] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Preset(PresetFile):
     name: str = ""  # the file's stem
+
+    def placement(self, follower: str) -> RigPlacement:
+        return rig_placement(list(self.followers), self.placements, follower)
+
+
+def rig_placement(followers: list[str], placements: dict[str, RigPlacement], follower: str) -> RigPlacement:
+    """Where a follower stands in the world: its placement, or its place in a row along the table's edge."""
+    if follower in placements:
+        return placements[follower]
+    y = ((len(followers) - 1) / 2 - followers.index(follower)) * DEFAULT_RIG_SPACING_M
+    return RigPlacement((0.0, y, 0.0))
 
 
 def load_preset(name_or_path: str) -> Preset:
@@ -59,6 +85,10 @@ def load_preset(name_or_path: str) -> Preset:
     rig = data.arm is not None or data.hand is not None
     if rig == bool(data.followers):
         raise ConfigError(f"{where} must define either 'arm' and/or 'hand' (one rig) or 'followers' (several rigs).")
+    unplaced = sorted(set(data.placements) - set(data.followers))
+    if unplaced:
+        raise ConfigError(f"{where}: 'placements' names {unplaced}, which are not followers: key them by the "
+                          f"followers' names ({', '.join(data.followers) or 'none'})")
     if data.fps <= 0:
         raise ConfigError(f"{where}: 'fps' must be a positive integer (got {data.fps})")
     return Preset(**{f: getattr(data, f) for f in PresetFile.__dataclass_fields__}, name=path.stem)

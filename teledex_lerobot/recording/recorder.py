@@ -19,6 +19,7 @@ from lerobot.utils.keyboard_input import create_key_listener
 from lerobot_robot_teledex.cameras.camera_info import stream_infos
 from lerobot_robot_teledex.cameras.depth_streams import reads_depth
 from lerobot_robot_teledex.robots.config_teledex import WORLD_BACKEND, TeledexRobotConfig
+from lerobot_robot_teledex.robots.followers import TeledexFollowersConfig
 from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 
 from ..capabilities import (
@@ -112,7 +113,7 @@ def resolve_world_clock(cfg: TeledexRecordConfig) -> None:
     person does; lockstep with a person is refused (the loop would run as fast as the CPU, not as they move)."""
     robot, teleop = cfg.robot, cfg.teleop
     assert teleop is not None  # TeledexRecordConfig requires one
-    if not isinstance(robot, TeledexRobotConfig) or robot.backend != WORLD_BACKEND:
+    if not isinstance(robot, TeledexRobotConfig | TeledexFollowersConfig) or robot.backend != WORLD_BACKEND:
         return
     scripted = isinstance(teleop, ScriptedInput) and teleop.scripted
     if robot.world.clock == AUTO:
@@ -159,6 +160,10 @@ class Recorder:
         return self.robot.robot.rig if isinstance(self.robot.robot, RigRobot) else None
 
     def _joint_sources(self) -> list[str]:
+        """Each part a source of its own: "arm", "hand"; a follower's "<follower>_arm"."""
+        robot = self.robot.robot
+        if isinstance(robot, FollowersRobot):
+            return [f"{name}_{role}" for name, follower in robot.robots.items() for role in follower.rig.parts]
         rig = self._rig
         return list(rig.parts) if rig is not None else ["robot"]
 

@@ -21,14 +21,15 @@ _GL_CAMERA_FIELDS = ("pos", "forward", "up", "frustum_center", "frustum_width", 
 
 
 class WorldRenderer:
-    """One camera of one world. Not thread-safe: use it from one thread (the OpenGL context follows it)."""
+    """One camera of one world, for one of its rigs (`rig_name`: in a world of several, the rig whose base frame its
+    poses are given in). Not thread-safe: use it from one thread (the OpenGL context follows it)."""
 
-    def __init__(self, world: World, camera: str, width: int, height: int):
+    def __init__(self, world: World, camera: str, width: int, height: int, rig_name: str = ""):
         """width: each eye's, for a stereo pair (its frame is twice as wide)."""
         if camera not in world.cameras:
             raise ConfigError(f"The world has no camera {camera!r}; choose one of {sorted(world.cameras)}, or build "
                               "the world with that camera")
-        self.world, self.camera = world, camera
+        self.world, self.camera, self.rig_name = world, camera, rig_name
         self.width, self.height = width, height
         self.baseline_m = float(world.model.camera(camera).ipd[0])  # 0: one camera
         self._data = mujoco.MjData(world.model)
@@ -54,7 +55,7 @@ class WorldRenderer:
         with self.world.lock:
             camera = self.world.data.camera(self.camera)
             pose = self._optical(camera.xmat.reshape(3, 3), camera.xpos)
-            return np.linalg.inv(self.world.base_pose()) @ pose
+            return np.linalg.inv(self.world.base_pose(self.rig_name)) @ pose
 
     @property
     def mount(self) -> tuple[str, np.ndarray] | None:
@@ -66,7 +67,7 @@ class WorldRenderer:
         if body.id == 0:
             return None
         rotation = Rotation.from_quat(camera.quat, scalar_first=True).as_matrix()
-        return body.name.split("/", 1)[0], self._optical(rotation, camera.pos)
+        return body.name.removeprefix(f"{self.rig_name}/").split("/", 1)[0], self._optical(rotation, camera.pos)
 
     def render(self) -> np.ndarray:
         """RGB uint8 (H, W, 3) of the world now; a stereo pair's (H, 2 W, 3), left eye | right eye."""

@@ -4,7 +4,8 @@ recorder, and one JointDevice per rig part.
 The devices behave like the simulated ones (devices/joint_device.py): a command takes effect after latency_ms,
 measurements are published at the part's feedback rate with noise, stamped at capture on the runner's clock, and
 read_nearest picks from the recent ones. So sync validation judges world recordings as it judges hardware.
-`make_world_devices(rig, robot_config)` builds every part at once over one shared world, each registered with the
+`make_world_devices(rig, robot_config)` builds every part at once over one shared world
+(`make_shared_world_devices`: every part of several rigs, teledex_followers' followers), each registered with the
 runner as it is built: the physics thread, which starts when the first part connects and stops when the last
 disconnects, iterates parts that never change under it. The robot that connects them puts their runner in its
 station (teledex_lerobot/station.py), where its teleoperators find it.
@@ -17,6 +18,8 @@ lockstep for a scripted teleoperator).
 
 import logging
 import threading
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +28,7 @@ from ..devices.joint_device import JointDevice, JointState
 from ..devices.simulated import DEFAULT_FEEDBACK_HZ, LatentJointDevice, SimDynamicsConfig
 from ..rig import Rig
 from .station_timing import Transport
-from .world import LOCKSTEP, World, WorldConfig
+from .world import LOCKSTEP, PlacedRig, World, WorldConfig, part_key
 
 logger = logging.getLogger(__name__)
 
@@ -33,9 +36,8 @@ class WorldRunner:
     """Steps the world, in real time in its own thread or in lockstep when advanced; publishes measurements to the
     devices at their rates, stamped on `clock`."""
 
-    def __init__(self, world: World, dynamics: SimDynamicsConfig, lockstep: bool = False):
+    def __init__(self, world: World, lockstep: bool = False):
         self.world = world
-        self.dynamics = dynamics
         self.lockstep = lockstep
         self._lockstep_clock = LockstepClock() if lockstep else None  # what advance() moves
         self.clock: Clock = self._lockstep_clock or MONOTONIC
@@ -140,7 +142,7 @@ class WorldRunner:
 
 
 class WorldJointDevice(LatentJointDevice):
-    """One rig part's servos in the shared world."""
+    """One rig part's servos in the shared world; `role` is the part's key in the world (world.part_key)."""
 
     def __init__(self, runner: WorldRunner, role: str, dynamics: SimDynamicsConfig, feedback_hz: float):
         world = runner.world
@@ -205,6 +207,29 @@ def make_world_devices(rig: Rig, robot_config) -> dict[str, JointDevice]:
     views = {name: getattr(camera, "view", "oblique") for name, camera in robot_config.cameras.items()}
     baselines = {name: getattr(camera, "stereo_baseline_m", 0.0) for name, camera in robot_config.cameras.items()}
     world = World(rig, world_config, views or None, baselines)
-    runner = WorldRunner(world, robot_config.sim, lockstep=world_config.clock == LOCKSTEP)
+    runner = WorldRunner(world, lockstep=world_config.clock == LOCKSTEP)
     return {role: WorldJointDevice(runner, role, robot_config.sim, DEFAULT_FEEDBACK_HZ[role])
             for role in rig.parts}
+
+
+def make_shared_world_devices(rigs: Mapping[str, PlacedRig], robot_configs: Mapping[str, Any],
+                              world_config: WorldConfig) -> dict[str, dict[str, JointDevice]]:
+    """Every part of several rigs over one new world, by rig name then role (robot_configs: each rig's
+    TeledexRobotConfig, whose `sim` its parts take and whose cameras become the world's: "<rig>_<camera>", a wrist
+    camera on that rig's hand)."""
+    views: dict[str, str] = {}
+    baselines: dict[str, float] = {}
+    camera_rigs: dict[str, str] = {}
+    for rig_name, robot_config in robot_configs.items():
+        for camera_name, camera in robot_config.cameras.items():
+            name = f"{rig_name}_{camera_name}"
+            view = getattr(camera, "view", "oblique")
+            views[name] = view
+            baselines[name] = getattr(camera, "stereo_baseline_m", 0.0)
+            camera_rigs[name] = rig_name
+    world = World(rigs, world_config, views or None, baselines, camera_rigs)
+    runner = WorldRunner(world, lockstep=world_config.clock == LOCKSTEP)
+    return {rig_name: {role: WorldJointDevice(runner, part_key(rig_name, role), robot_configs[rig_name].sim,
+                                              DEFAULT_FEEDBACK_HZ[role])
+                       for role in placed.rig.parts}
+            for rig_name, placed in rigs.items()}

@@ -70,9 +70,8 @@ HOME_HAND_CLEARANCE_M = 0.03
 
 @dataclass(frozen=True)
 class ActuatedJoint:
-    """One servo: its MJCF joint and actuator names and the rig key it serves."""
+    """One servo: its MJCF joint and actuator names."""
 
-    key: str
     joint: str
     actuator: str
     velocity_limit: float
@@ -134,11 +133,12 @@ def _inertial_element(inertial: ET.Element) -> ET.Element:
 
 
 class PartBuilder:
-    """Emits one rig part's body tree under a parent MJCF element, with prefixed names ("arm/", "hand/")."""
+    """Emits one rig part's body tree under a parent MJCF element, with prefixed names ("arm/", "hand/"; in a world of
+    several rigs the rig's name first: "left/arm/")."""
 
-    def __init__(self, part: RigPart, kept_links: set[str] | None = None):
+    def __init__(self, part: RigPart, kept_links: set[str] | None = None, rig_prefix: str = ""):
         self.part = part
-        self.prefix = f"{part.role}/"
+        self.prefix = f"{rig_prefix}{part.role}/"
         self.description = part.model.description
         self.children = children_of(self.description)
         self.kept_links = kept_links
@@ -238,15 +238,16 @@ class PartBuilder:
                       size=_fmt(palm.half_size_m), density=f"{density}", rgba="0.95 0.6 0.3 1")
 
 
-def add_wrist_camera(worldbody: ET.Element, rig: Rig, name: str, baseline_m: float = 0.0) -> None:
+def add_wrist_camera(worldbody: ET.Element, rig: Rig, name: str, baseline_m: float = 0.0, rig_prefix: str = "") -> None:
     """A camera on the hand's wrist (robot_body.PartBody.wrist_camera_pose), moving with the hand; a stereo pair
-    baseline_m apart (its ipd, see world.build_world_xml), or one camera (0)."""
+    baseline_m apart (its ipd, see world.build_world_xml), or one camera (0). rig_prefix: the rig's in a world of
+    several ("left/")."""
     hand = rig.parts.get("hand")
     if hand is None:
         raise ConfigError(f"Camera {name!r} has the wrist view, but the rig has no hand to mount it on; choose a fixed "
                          "view (top, front, side, oblique)")
     pose = PartBody(hand, None).wrist_camera_pose()
-    body = worldbody.find(f".//body[@name='hand/{hand.model.description.root_link}']")
+    body = worldbody.find(f".//body[@name='{rig_prefix}hand/{hand.model.description.root_link}']")
     assert body is not None, "add_robot emits the hand before its wrist camera"
     right, up = pose[:3, 0], -pose[:3, 1]  # MuJoCo cameras look along their -z with y up
     ET.SubElement(body, "camera", name=name, pos=_fmt(pose[:3, 3]), xyaxes=_fmt([*right, *up]),
@@ -290,18 +291,21 @@ def actuator_gains(part: RigPart) -> list[tuple[float, float]]:
 
 
 def add_robot(worldbody: ET.Element, actuators: ET.Element, equality: ET.Element, rig: Rig,
-              base_pos_m=(0.0, 0.0, 0.0), free_hand_pose: np.ndarray | None = None) -> list[ActuatedJoint]:
-    """Emit the rig's bodies (arm at base_pos_m, hand on its mount; a hand alone at free_hand_pose, a 4x4 pose, on a
-    free joint welded to a mocap body "hand/target": a stiff arm that follows the target), its mimic equalities and
-    one actuator per driven joint in action order. (A hand that is itself a mocap body would be teleported with zero
-    velocity, and friction, a velocity constraint, would then pin whatever it touches in place.)"""
+              base_pos_m=(0.0, 0.0, 0.0), free_hand_pose: np.ndarray | None = None, rig_prefix: str = "",
+              base_yaw_rad: float = 0.0) -> list[ActuatedJoint]:
+    """Emit the rig's bodies (arm at base_pos_m turned base_yaw_rad about the vertical, hand on its mount; a hand
+    alone at free_hand_pose, a 4x4 pose, on a free joint welded to a mocap body "hand/target": a stiff arm that
+    follows the target), its mimic equalities and one actuator per driven joint in action order; every name starts
+    with rig_prefix (a world of several rigs: "left/"). (A hand that is itself a mocap body would be teleported with
+    zero velocity, and friction, a velocity constraint, would then pin whatever it touches in place.)"""
     builders: dict[str, PartBuilder] = {}
     arm, hand = rig.parts.get("arm"), rig.parts.get("hand")
     if arm is not None:
-        builders["arm"] = PartBuilder(arm, kept_arm_links(rig))
-        arm_root = builders["arm"].build(worldbody, pos=base_pos_m)
+        builders["arm"] = PartBuilder(arm, kept_arm_links(rig), rig_prefix)
+        arm_root = builders["arm"].build(worldbody, pos=base_pos_m,
+                                         quat=(np.cos(base_yaw_rad / 2), 0.0, 0.0, np.sin(base_yaw_rad / 2)))
     if hand is not None:
-        builders["hand"] = PartBuilder(hand)
+        builders["hand"] = PartBuilder(hand, rig_prefix=rig_prefix)
         mount = rig.hand_mount
         if arm is not None and arm.mount_frame is not None:
             mount_body = arm_root.find(f".//body[@name='{builders['arm'].name(arm.mount_frame)}']")
@@ -314,10 +318,10 @@ def add_robot(worldbody: ET.Element, actuators: ET.Element, equality: ET.Element
         x, y, z, w = Rotation.from_matrix(mount[:3, :3]).as_quat()
         hand_root = builders["hand"].build(parent, pos=mount[:3, 3], quat=(w, x, y, z))
         if arm is None:
-            hand_root.insert(0, ET.Element("freejoint", name="hand/free"))
-            ET.SubElement(worldbody, "body", name=HAND_TARGET_BODY, mocap="true", pos=_fmt(mount[:3, 3]),
+            hand_root.insert(0, ET.Element("freejoint", name=f"{rig_prefix}hand/free"))
+            ET.SubElement(worldbody, "body", name=rig_prefix + HAND_TARGET_BODY, mocap="true", pos=_fmt(mount[:3, 3]),
                           quat=_fmt((w, x, y, z)))
-            equality.append(ET.Element("weld", body1=HAND_TARGET_BODY, body2=hand_root.attrib["name"],
+            equality.append(ET.Element("weld", body1=rig_prefix + HAND_TARGET_BODY, body2=hand_root.attrib["name"],
                                        solref=HAND_WELD_SOLREF))
     for builder in builders.values():
         for element in builder.equalities:
@@ -325,15 +329,15 @@ def add_robot(worldbody: ET.Element, actuators: ET.Element, equality: ET.Element
     servos = []
     for role, part in rig.parts.items():
         builder = builders[role]
-        for key, joint, (kp, force), velocity in zip(part.keys, part.joints, actuator_gains(part),
-                                                     part.velocity_limits, strict=True):
+        for joint, (kp, force), velocity in zip(part.joints, actuator_gains(part), part.velocity_limits,
+                                                strict=True):
             name = builder.name(joint)
             ET.SubElement(actuators, "position", name=f"{name}/servo", joint=name, kp=f"{kp:.6g}",
                           dampratio="1", forcerange=_fmt([-force, force]),
                           ctrlrange=_fmt([part.model.lower[part.model.joint_names.index(joint)],
                                           part.model.upper[part.model.joint_names.index(joint)]]))
-            servos.append(ActuatedJoint(key, name, f"{name}/servo", float(velocity)))
+            servos.append(ActuatedJoint(name, f"{name}/servo", float(velocity)))
     for body in worldbody.iter("body"):
-        if body.get("name", "").startswith(("arm/", "hand/")):
+        if body.get("name", "").startswith((f"{rig_prefix}arm/", f"{rig_prefix}hand/")):
             body.set("gravcomp", "1")
     return servos

@@ -1,18 +1,25 @@
-"""The MuJoCo world: a rig built from our URDFs, a table, a task's objects, cameras; stepped by one owner.
+"""The MuJoCo world: a rig built from our URDFs (or several, placed side by side), a table, a task's objects, cameras;
+stepped by one owner.
 
 The world is not thread-safe by itself: whoever steps it (the real-time runner, or the gym env) holds `lock` while
 touching `data`. Servo targets go through `set_targets`; each physics step moves every servo's set-point toward its
 target by at most the joint's velocity limit times the timestep.
+
+Parts are named by their role ("arm", "hand") in a world of one rig, and by rig and role ("left/arm") in a world of
+several (`part_key`); their bodies carry the same prefix. One physics step moves every rig.
 """
 
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 import mujoco
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from ..errors import ConfigError
 from ..geometry.camera import WRIST_VIEW, view_pose
+from ..presets import RigPlacement, rig_placement
 from ..rig import Rig
 from .mjcf import (
     GRIP_CLASS,
@@ -101,6 +108,31 @@ class WorldConfig:
             raise ConfigError(f"world.clock must be one of {', '.join(CLOCKS)} (got {self.clock!r})")
 
 
+@dataclass(frozen=True)
+class PlacedRig:
+    """One rig of a world of several, and where its base stands: `xyz_m` from where a rig alone would stand (the
+    table's edge at the origin, the height its kind of mount takes), turned `yaw_rad` about the vertical."""
+
+    rig: Rig
+    xyz_m: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    yaw_rad: float = 0.0
+
+
+def placed_rigs(rigs: Mapping[str, Rig], placements: dict[str, RigPlacement]) -> dict[str, PlacedRig]:
+    """Several rigs, by name, as a world's: each where `placements` puts it, or in a row along the table's edge
+    (presets.rig_placement)."""
+    placed = {}
+    for name, rig in rigs.items():
+        placement = rig_placement(list(rigs), placements, name)
+        placed[name] = PlacedRig(rig, placement.xyz_m, placement.yaw_rad)
+    return placed
+
+
+def part_key(rig_name: str, role: str) -> str:
+    """A part's name in the world: its role in a world of one rig (rig_name ""), "<rig>/<role>" in one of several."""
+    return f"{rig_name}/{role}" if rig_name else role
+
+
 def object_state_names(task_name: str, relations: bool = False) -> list[str]:
     """Names of a task's object-state values (position m, quaternion wxyz per object, then with `relations` the
     task's relations), in World.object_state() order."""
@@ -109,11 +141,14 @@ def object_state_names(task_name: str, relations: bool = False) -> list[str]:
         (list(task.relation_names) if relations else [])
 
 
-def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[str, str],
-                    stereo_baselines_m: dict[str, float] | None = None) -> tuple[str, list]:
-    """MJCF text of the whole scene and the servos in action order. cameras: name -> view; stereo_baselines_m: name ->
-    the baseline of a stereo pair, written as the camera's ipd (MuJoCo's own stereo; camera.WorldRenderer renders
-    each eye). Every other camera gets ipd 0: one viewpoint, as a mono render (the eyes' average) had it."""
+def build_world_xml(rigs: Mapping[str, PlacedRig], task: Task, contact: ContactConfig, cameras: dict[str, str],
+                    stereo_baselines_m: dict[str, float] | None = None,
+                    camera_rigs: dict[str, str] | None = None) -> tuple[str, list]:
+    """MJCF text of the whole scene and the servos in action order (rig by rig). rigs: name -> placed rig (one rig:
+    the name ""); cameras: name -> view; camera_rigs: name -> the rig a wrist camera rides on (needed with several);
+    stereo_baselines_m: name -> the baseline of a stereo pair, written as the camera's ipd (MuJoCo's own stereo;
+    camera.WorldRenderer renders each eye). Every other camera gets ipd 0: one viewpoint, as a mono render (the eyes'
+    average) had it."""
     root = ET.Element("mujoco", model=f"teledex_{task.name}")
     ET.SubElement(root, "compiler", angle="radian", autolimits="true")
     option = ET.SubElement(root, "option", timestep=f"{contact.timestep_s}", integrator="implicitfast",
@@ -142,24 +177,20 @@ def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[
                   contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY))
     ET.SubElement(worldbody, "geom", name="floor", type="plane", size="3 3 0.1", pos=f"0 0 {FLOOR_M}",
                   rgba="0.2 0.2 0.22 1", contype=str(SCENE_CONTYPE), conaffinity=str(SCENE_CONAFFINITY))
-    base_height = arm_base_height_m(rig)
-    if "arm" in rig.parts and FLOOR_M < base_height < 0:  # the stand the arm is mounted on (drawn only)
-        ET.SubElement(worldbody, "geom", name="arm_stand", type="cylinder",
-                      size=f"0.06 {(base_height - FLOOR_M) / 2}", pos=f"0 0 {(base_height + FLOOR_M) / 2}",
-                      rgba="0.4 0.42 0.45 1", contype="0", conaffinity="0")
     actuators = ET.SubElement(root, "actuator")
     equality = ET.SubElement(root, "equality")
-    free_hand = None
-    if "arm" not in rig.parts:  # a hand alone hangs above the workspace, palm down, fingers forward
-        free_hand = np.eye(4)
-        free_hand[:3, :3] = np.array([[0, 0, 1], [0, -1, 0], [1, 0, 0]], dtype=float).T @ np.diag([1, 1, 1])
-        free_hand[:3, 3] = [0.2, 0.0, 0.25]
-    servos = add_robot(worldbody, actuators, equality, rig, (0.0, 0.0, base_height), free_hand)
+    servos = []
+    for rig_name, placed in rigs.items():
+        servos += _add_rig(worldbody, actuators, equality, rig_name, placed)
     task.add_objects(worldbody)
     for name, view in cameras.items():
         baseline_m = float((stereo_baselines_m or {}).get(name, 0.0))
         if view == WRIST_VIEW:
-            add_wrist_camera(worldbody, rig, name, baseline_m)
+            rig_name = (camera_rigs or {}).get(name, "")
+            if rig_name not in rigs:
+                raise ConfigError(f"Camera {name!r} has the wrist view: say which rig's wrist it rides on, one of "
+                                  f"{sorted(rigs)}")
+            add_wrist_camera(worldbody, rigs[rig_name].rig, name, baseline_m, _prefix(rig_name))
             continue
         pose = view_pose(view, task.workspace_centre_m(), CAMERA_DISTANCE_M)
         right, up = pose[:3, 0], -pose[:3, 1]
@@ -171,36 +202,75 @@ def build_world_xml(rig: Rig, task: Task, contact: ContactConfig, cameras: dict[
     return ET.tostring(root, encoding="unicode"), servos
 
 
+def _prefix(rig_name: str) -> str:
+    return f"{rig_name}/" if rig_name else ""
+
+
+def _add_rig(worldbody: ET.Element, actuators: ET.Element, equality: ET.Element, rig_name: str,
+             placed: PlacedRig) -> list:
+    """One rig's stand, bodies and servos where its placement puts it."""
+    rig, prefix = placed.rig, _prefix(rig_name)
+    offset = np.asarray(placed.xyz_m, dtype=float)
+    base = offset + [0.0, 0.0, arm_base_height_m(rig)]
+    if "arm" in rig.parts and FLOOR_M < base[2] < 0:  # the stand the arm is mounted on (drawn only)
+        ET.SubElement(worldbody, "geom", name=f"{prefix}arm_stand", type="cylinder",
+                      size=f"0.06 {(base[2] - FLOOR_M) / 2}",
+                      pos=f"{base[0]:.6g} {base[1]:.6g} {(base[2] + FLOOR_M) / 2}",
+                      rgba="0.4 0.42 0.45 1", contype="0", conaffinity="0")
+    free_hand = None
+    if "arm" not in rig.parts:  # a hand alone hangs above the workspace, palm down, fingers forward
+        yaw = Rotation.from_euler("z", placed.yaw_rad).as_matrix()
+        free_hand = np.eye(4)
+        free_hand[:3, :3] = yaw @ np.array([[0, 0, 1], [0, -1, 0], [1, 0, 0]], dtype=float).T
+        free_hand[:3, 3] = offset + yaw @ [0.2, 0.0, 0.25]
+    return add_robot(worldbody, actuators, equality, rig, tuple(base), free_hand, prefix, placed.yaw_rad)
+
+
 class World:
     """One scene: model, data, the task, the servos. Control rate and physics rate are the owner's business:
-    `step_for(duration_s)` advances whole physics steps."""
+    `step_for(duration_s)` advances whole physics steps.
 
-    def __init__(self, rig: Rig, config: WorldConfig | None = None, cameras: dict[str, str] | None = None,
-                 stereo_baselines_m: dict[str, float] | None = None):
+    `rig`: one rig, or several by name, each placed (PlacedRig); `camera_rigs` names the rig each wrist camera rides
+    on in a world of several."""
+
+    def __init__(self, rig: Rig | Mapping[str, PlacedRig], config: WorldConfig | None = None,
+                 cameras: dict[str, str] | None = None, stereo_baselines_m: dict[str, float] | None = None,
+                 camera_rigs: dict[str, str] | None = None):
         import threading
 
         self.config = config or WorldConfig()
         self.config.validate()
-        self.rig = rig
+        self.rigs: dict[str, PlacedRig] = {"": PlacedRig(rig)} if isinstance(rig, Rig) else dict(rig)
+        if not self.rigs or (len(self.rigs) > 1 and "" in self.rigs) or any("/" in name for name in self.rigs):
+            raise ConfigError(f"A world's rigs need names without '/' (one rig alone may go unnamed); got "
+                              f"{sorted(self.rigs)}")
+        # every part by its key (part_key): the devices' names for it
+        self.parts = {part_key(rig_name, role): part for rig_name, placed in self.rigs.items()
+                      for role, part in placed.rig.parts.items()}
         self.task = make_task(self.config.task)
         self.cameras = dict(cameras or {"top": "oblique"})
-        self.xml, self.servos = build_world_xml(rig, self.task, self.config.contact, self.cameras,
-                                                stereo_baselines_m)
+        self.camera_rigs = dict(camera_rigs or {})
+        self.xml, self.servos = build_world_xml(self.rigs, self.task, self.config.contact, self.cameras,
+                                                stereo_baselines_m, self.camera_rigs)
         self.model = mujoco.MjModel.from_xml_string(self.xml)
         self.data = mujoco.MjData(self.model)
         self.lock = threading.RLock()
-        self._joint_qpos = {role: np.array([self.model.joint(self._servo(key).joint).qposadr[0] for key in part.keys])
-                            for role, part in rig.parts.items()}
-        self._joint_dof = {role: np.array([self.model.joint(self._servo(key).joint).dofadr[0] for key in part.keys])
-                           for role, part in rig.parts.items()}
-        self._actuator_ids = {role: np.array([self.model.actuator(self._servo(key).actuator).id for key in part.keys])
-                              for role, part in rig.parts.items()}
+        self._joint_qpos = {key: np.array([self.model.joint(self._servo(key, joint).joint).qposadr[0]
+                                           for joint in part.keys]) for key, part in self.parts.items()}
+        self._joint_dof = {key: np.array([self.model.joint(self._servo(key, joint).joint).dofadr[0]
+                                          for joint in part.keys]) for key, part in self.parts.items()}
+        self._actuator_ids = {key: np.array([self.model.actuator(self._servo(key, joint).actuator).id
+                                             for joint in part.keys]) for key, part in self.parts.items()}
         self._max_step = np.array([s.velocity_limit for s in self.servos]) * self.model.opt.timestep
         self.targets = np.zeros(self.model.nu)
-        self._robot_geoms = {g for g in range(self.model.ngeom)
-                             if self.model.body(self.model.geom_bodyid[g]).name.startswith(("arm/", "hand/"))}
-        self._hand_geoms = {g for g in range(self.model.ngeom)
-                            if self.model.body(self.model.geom_bodyid[g]).name.startswith("hand/")}
+        body_names = [self.model.body(self.model.geom_bodyid[g]).name for g in range(self.model.ngeom)]
+        self._robot_geoms = {g for g, name in enumerate(body_names)
+                             if name.startswith(tuple(f"{key}/" for key in self.parts))}
+        # each rig's hand geoms, by rig name
+        self._rig_hand_geoms = {rig_name: {g for g, name in enumerate(body_names)
+                                           if name.startswith(f"{part_key(rig_name, 'hand')}/")}
+                                for rig_name in self.rigs}
+        self._hand_geoms = set().union(*self._rig_hand_geoms.values())
         free_objects = [name for name in self.task.objects if self.model.body(name).jntnum[0] > 0]
         grip_geoms = [g for g in self._hand_geoms | {g for g in range(self.model.ngeom) if self.model.body(
             self.model.geom_bodyid[g]).name in self.task.objects}]
@@ -211,8 +281,17 @@ class World:
         self.episode_index = 0
         self.episode_seed = self.reset()
 
-    def _servo(self, key: str) -> ActuatedJoint:
-        return next(s for s in self.servos if s.key == key)
+    def _servo(self, part: str, key: str) -> ActuatedJoint:
+        """The servo of a part's joint (its action key)."""
+        name = f"{part}/{self.parts[part].joints[self.parts[part].keys.index(key)]}"
+        return next(s for s in self.servos if s.joint == name)
+
+    @property
+    def rig(self) -> Rig:
+        """The world's rig, when it has one."""
+        if len(self.rigs) != 1:
+            raise ConfigError(f"This world holds several rigs ({', '.join(self.rigs)}): name one (world.rigs)")
+        return next(iter(self.rigs.values())).rig
 
     # ---- episode ------------------------------------------------------------------------------------------------
 
@@ -225,10 +304,10 @@ class World:
             self.episode_index += 1
             rng = np.random.default_rng(seed)
             mujoco.mj_resetData(self.model, self.data)
-            for role, part in self.rig.parts.items():
-                self.data.qpos[self._joint_qpos[role]] = part.home
-                self.data.ctrl[self._actuator_ids[role]] = part.home
-                self.targets[self._actuator_ids[role]] = part.home
+            for key, part in self.parts.items():
+                self.data.qpos[self._joint_qpos[key]] = part.home
+                self.data.ctrl[self._actuator_ids[key]] = part.home
+                self.targets[self._actuator_ids[key]] = part.home
             self._apply_mimics()
             self.episode_randomization = self._randomizer.apply(seed)
             for name, (position, yaw) in self.task.layout(rng, self.config.randomize.layout_spread).items():
@@ -297,11 +376,12 @@ class World:
     def body_position(self, name: str) -> np.ndarray:
         return self.data.body(name).xpos.copy()
 
-    def base_pose(self) -> np.ndarray:
-        """4x4 pose of the rig's base (the arm's root link, or a hand's alone) in the world: the frame the rig's
+    def base_pose(self, rig_name: str = "") -> np.ndarray:
+        """4x4 pose of a rig's base (the arm's root link, or a hand's alone) in the world: the frame the rig's
         kinematics, its drawing and its cameras' poses are given in."""
-        role = "arm" if "arm" in self.rig.parts else "hand"
-        return self.body_pose(f"{role}/{self.rig.parts[role].model.description.root_link}")
+        rig = self.rigs[rig_name].rig
+        role = "arm" if "arm" in rig.parts else "hand"
+        return self.body_pose(f"{part_key(rig_name, role)}/{rig.parts[role].model.description.root_link}")
 
     def body_pose(self, name: str) -> np.ndarray:
         body = self.data.body(name)
@@ -331,15 +411,16 @@ class World:
                 return True
         return False
 
-    def hand_links_touching(self) -> frozenset[str]:
-        """The hand's URDF links in contact with anything but the robot (objects, the table): what touch sensors on
-        every link would report."""
+    def hand_links_touching(self, rig_name: str = "") -> frozenset[str]:
+        """A rig's hand's URDF links in contact with anything but the robot (objects, the table): what touch sensors
+        on every link would report."""
+        hand_geoms, prefix = self._rig_hand_geoms[rig_name], f"{part_key(rig_name, 'hand')}/"
         links = set()
         for index in range(self.data.ncon):
             contact = self.data.contact[index]
             for geom, other in ((contact.geom1, contact.geom2), (contact.geom2, contact.geom1)):
-                if geom in self._hand_geoms and other not in self._robot_geoms:
-                    links.add(self.model.body(self.model.geom_bodyid[geom]).name.removeprefix("hand/"))
+                if geom in hand_geoms and other not in self._robot_geoms:
+                    links.add(self.model.body(self.model.geom_bodyid[geom]).name.removeprefix(prefix))
         return frozenset(links)
 
     def hand_bodies_touching(self, body: str) -> int:

@@ -50,7 +50,7 @@ def test_bad_timing_is_refused_naming_the_setting(field, value, says):
 def lockstep_world(timing: StationTimingConfig) -> tuple[WorldRunner, dict[str, WorldJointDevice], World]:
     rig = Rig.from_preset(load_preset("piper_linkerhand_o6_single"))
     world = World(rig, WorldConfig(clock=LOCKSTEP, timing=timing), {"top": "top"})
-    runner = WorldRunner(world, SimDynamicsConfig(noise_std=0.0), lockstep=True)
+    runner = WorldRunner(world, lockstep=True)
     devices = {role: WorldJointDevice(runner, role, SimDynamicsConfig(noise_std=0.0), 100.0) for role in rig.parts}
     return runner, devices, world
 

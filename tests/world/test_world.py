@@ -31,7 +31,8 @@ UNSEEN_ARM = """<?xml version="1.0"?>
 
 
 def _single_rig_presets() -> list[str]:
-    """Every shipped preset that is one rig, and each follower rig of a preset of several (a world holds one rig)."""
+    """Every shipped preset that is one rig, and each follower rig of a preset of several (test_bimanual_world.py
+    builds them together)."""
     names = []
     for path in sorted(PRESETS_DIR.glob("*.yaml")):
         followers = load_preset(path.stem).followers
@@ -49,7 +50,10 @@ def test_followers_presets_are_covered_rig_by_rig():
 def test_world_builds_for_every_preset(preset, task):
     rig = Rig.from_preset(load_preset(preset))
     world = World(rig, WorldConfig(task=task))
-    assert [s.key for s in world.servos] == rig.action_keys  # actuators in the robot's action order
+    # actuators in the robot's action order
+    assert [s.joint for s in world.servos] == [f"{role}/{joint}" for role, part in rig.parts.items()
+                                               for joint in part.joints]
+    assert [key for part in rig.parts.values() for key in part.keys] == rig.action_keys
     hand = rig.parts["hand"]
     mimics = len(hand.model.description.resolved_mimics)
     assert world.model.neq == mimics
@@ -66,7 +70,7 @@ def test_unseen_urdf_builds_with_mimic_and_velocity_limited_servos(tmp_path):
     path.write_text(UNSEEN_ARM)
     rig = Rig.from_parts(arm=PartSpec(str(path)), hand=None)
     world = World(rig, WorldConfig(task="cube_assembly"))
-    assert [s.key for s in world.servos] == ["arm_shoulder.pos", "arm_elbow.pos", "arm_jaw.pos"]
+    assert [s.joint for s in world.servos] == ["arm/shoulder", "arm/elbow", "arm/jaw"]
     assert world.model.neq == 1
     world.set_targets("arm", np.array([0.8, 0.0, 0.03]))
     world.step(world.steps_for(0.2))

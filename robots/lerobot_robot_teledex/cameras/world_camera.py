@@ -15,6 +15,7 @@ import numpy as np
 from lerobot.utils.errors import DeviceAlreadyConnectedError, DeviceNotConnectedError
 
 from teledex_lerobot.errors import ConfigError
+from teledex_lerobot.geometry.camera import WRIST_VIEW
 from teledex_lerobot.world.camera import WorldRenderer
 from teledex_lerobot.world.devices import WorldRunner
 from teledex_lerobot.world.station_timing import Transport
@@ -49,14 +50,17 @@ class TeledexWorldCamera(TeledexRenderCamera):
     def lockstep(self) -> bool:
         return self.runner is not None and self.runner.lockstep
 
-    def attach_world(self, runner: WorldRunner) -> None:
+    def attach_world(self, runner: WorldRunner, rig_name: str = "") -> None:
+        """Render the world's camera of this camera's view (a wrist view: the one on rig `rig_name`'s hand)."""
         world = runner.world
-        name = next((n for n, view in world.cameras.items() if view == self.config.view), None)
+        name = next((n for n, view in world.cameras.items() if view == self.config.view
+                     and (view != WRIST_VIEW or world.camera_rigs.get(n, "") == rig_name)), None)
         if name is None:
             raise ConfigError(f"{self}: the world has no camera with view {self.config.view!r}: give the camera one "
                               f"of the world's views, {sorted(set(world.cameras.values()))} (--robot.cameras)")
         self.runner = runner
-        self.world_renderer = WorldRenderer(world, name, self.config.width, self.config.height)  # width: one eye's
+        # width: one eye's
+        self.world_renderer = WorldRenderer(world, name, self.config.width, self.config.height, rig_name)
         timing = world.config.timing
         if timing.camera_latency_ms or timing.camera_jitter_ms or timing.camera_drop:
             if runner.lockstep:

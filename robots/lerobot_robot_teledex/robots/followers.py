@@ -3,22 +3,32 @@
 Design: the robot is a thin composite of ordinary `teledex` robots, one per follower, each keeping its own devices
 and safety filter; every key and camera is prefixed "<follower>_". The input teleoperators build one control chain
 per follower (each with its own strategy) and emit the same prefixed keys when given the same `followers`, so
-teledex-record and lerobot-record record both rigs into one dataset with no change to either command."""
+teledex-record and lerobot-record record both rigs into one dataset with no change to either command.
+
+With backend=mujoco the followers stand in one world (placed by the preset's `placements`), stepped as one: the first
+follower lays out and judges its episodes and observes its objects; each renders its own cameras (a fixed view two
+followers share is drawn by one world camera)."""
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 
 from lerobot.robots import Robot, RobotConfig
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
 
+from teledex_lerobot.clock import Clock
+from teledex_lerobot.devices.joint_device import JointDevice
 from teledex_lerobot.devices.real_config import RigPorts, check_distinct_ports
 from teledex_lerobot.devices.registry import RealHardwareConfig
 from teledex_lerobot.errors import ConfigError
-from teledex_lerobot.presets import load_preset
+from teledex_lerobot.geometry.camera import WRIST_VIEW
+from teledex_lerobot.presets import RigPlacement, load_preset
 from teledex_lerobot.station import open_station
 from teledex_lerobot.viewer import LiveViewConfig
+from teledex_lerobot.world.devices import make_shared_world_devices
+from teledex_lerobot.world.world import WorldConfig, placed_rigs
 
-from .config_teledex import TeledexConfig
+from .config_teledex import WORLD_BACKEND, TeledexConfig
+from .robot_world import RobotWorld
 from .teledex_robot import Teledex
 
 
@@ -28,8 +38,12 @@ class TeledexFollowersConfig(RobotConfig):
     # follower name -> preset (configs/presets/ name or .yaml path)
     followers: dict[str, str] = field(default_factory=lambda: {"left": "piper_linkerhand_o6_single",
                                                                "right": "piper_linkerhand_o6_single"})
-    # A preset of several rigs (e.g. bimanual_piper_linkerhand_l10): its followers replace `followers`.
+    # A preset of several rigs (e.g. bimanual_piper_linkerhand_l10): its followers and placements replace these.
     preset: str = ""
+    # backend=mujoco: where each follower stands in the world (default: a row along the table's edge, 0.5 m apart)
+    placements: dict[str, RigPlacement] = field(default_factory=dict)
+    # backend=mujoco: the world they share, --robot.world.task=... (as --robot.type=teledex's)
+    world: WorldConfig = field(default_factory=WorldConfig)
     backend: str = "sim"  # every follower's: fake, sim, real or mujoco (as --robot.type=teledex's backend)
     # Safety: per command, a joint moves at most (its velocity limit x max_step_s) from its measured position.
     max_step_s: float = 0.1
@@ -52,9 +66,14 @@ class TeledexFollowersConfig(RobotConfig):
                 raise ConfigError(f"Preset {self.preset!r} is one rig: use --robot.type=teledex --robot.preset="
                                   f"{self.preset}, or give --robot.followers")
             self.followers = dict(followers)
+            self.placements = dict(load_preset(self.preset).placements)
         if not self.followers:
             raise ConfigError("--robot.followers is empty: name at least one follower, --robot.followers='{<name>: "
                               "<preset>}'")
+        unplaced = sorted(set(self.placements) - set(self.followers))
+        if unplaced:
+            raise ConfigError(f"--robot.placements names {unplaced}, which are not followers: key them by the "
+                              f"followers' names ({', '.join(self.followers)})")
         unknown = sorted(set(self.ports) - set(self.followers))
         if unknown:
             raise ConfigError(f"--robot.ports names {unknown}, which are not followers: key the ports by the "
@@ -71,16 +90,27 @@ class TeledexFollowersConfig(RobotConfig):
                 ports.hand.validate(f"ports.{name}.hand")
             check_distinct_ports(self.ports, {name: _roles(preset) for name, preset in self.followers.items()})
         self.live_view.validate()
+        self.world.validate()
         super().__post_init__()
 
     def follower_configs(self) -> dict[str, TeledexConfig]:
-        """Each follower's rig config: its preset, the backend and limits they share, its own ports."""
+        """Each follower's rig config: its preset, the backend, limits and world they share (the first observes the
+        world's objects), its own ports."""
         configs = {}
-        for name, preset in self.followers.items():
+        for index, (name, preset) in enumerate(self.followers.items()):
             ports = self.ports.get(name, RigPorts())
+            world = replace(self.world, observe_objects=self.world.observe_objects and index == 0)
             configs[name] = TeledexConfig(preset=preset, backend=self.backend, max_step_s=self.max_step_s,
-                                          preset_cameras=self.with_cameras,
+                                          preset_cameras=self.with_cameras, world=world,
                                           real=replace(self.real, arm=ports.arm, hand=ports.hand))
+        if self.backend == WORLD_BACKEND:  # one world: a fixed view several followers name is one camera, the first's
+            views: set[str] = set()
+            for config in configs.values():
+                own = {name: getattr(camera, "view", "") for name, camera in config.cameras.items()}
+                for name, view in own.items():
+                    if view in views and view != WRIST_VIEW:
+                        del config.cameras[name]
+                views |= set(own.values())
         return configs
 
     def recording_fps(self) -> int | None:
@@ -107,12 +137,53 @@ class TeledexFollowers(Robot):
         # one station for every follower: each publishes its measured pose there, under its prefixed keys
         self.station = open_station(config.station, self)
         self.robots = {}
-        for name, robot_config in config.follower_configs().items():
-            self.robots[name] = Teledex(robot_config, station=self.station)
+        configs = config.follower_configs()
+        shared = config.backend == WORLD_BACKEND
+        self._world_devices: dict[str, dict[str, JointDevice]] = {}  # backend=mujoco, while connecting
+        for index, (name, robot_config) in enumerate(configs.items()):
+            self.robots[name] = Teledex(
+                robot_config, station=self.station,
+                world=RobotWorld(robot_config.world, name, lays_out=index == 0) if shared else None,
+                devices_from=partial(self._shared_world_devices, configs, name) if shared else None)
             self.robots[name].measured_key_prefix = f"{name}_"
         self.station.announce_rigs({f"{name}_": robot.rig_parts() for name, robot in self.robots.items()})
         self.cameras = {f"{name}_{cam}": camera for name, robot in self.robots.items()
                         for cam, camera in robot.cameras.items()}
+
+    def _shared_world_devices(self, configs: dict[str, TeledexConfig], follower: str) -> dict[str, JointDevice]:
+        """A follower's parts in the world every follower shares, built as the first follower connects."""
+        if not self._world_devices:
+            rigs = placed_rigs({name: robot.rig for name, robot in self.robots.items()}, self.config.placements)
+            self._world_devices = make_shared_world_devices(rigs, configs, self.config.world)
+        return self._world_devices[follower]
+
+    @property
+    def world(self) -> RobotWorld | None:
+        """backend=mujoco: the world the followers share, as the follower that lays out its episodes holds it."""
+        return next(iter(self.robots.values())).world
+
+    @property
+    def clock(self) -> Clock:
+        return next(iter(self.robots.values())).clock
+
+    @check_if_not_connected
+    def reset_episode(self, episode_index: int | None = None) -> int | None:
+        """Start an episode: a shared world lays out its scene once, every follower starts from it (None without a
+        world)."""
+        first, *others = self.robots.values()
+        seed = first.reset_episode(episode_index)
+        if seed is not None:
+            for robot in others:
+                robot.begin_episode()
+        return seed
+
+    @cached_property
+    def environment_state_keys(self) -> list[str]:
+        return [f"{name}_{key}" for name, robot in self.robots.items() for key in robot.environment_state_keys]
+
+    @cached_property
+    def tactile_keys(self) -> list[str]:
+        return [f"{name}_{key}" for name, robot in self.robots.items() for key in robot.tactile_keys]
 
     @cached_property
     def observation_features(self) -> dict:
@@ -160,8 +231,9 @@ class TeledexFollowers(Robot):
         return sent
 
     def capture_timestamps_ns(self) -> dict[str, int]:
-        """One joint source for the sync check: the oldest part measurement of all followers (conservative)."""
-        return {"robot": min(t for robot in self.robots.values() for t in robot.capture_timestamps_ns().values())}
+        """Every follower's parts, each a joint source of the sync check of its own: "<follower>_<role>"."""
+        return {f"{name}_{role}": ns for name, robot in self.robots.items()
+                for role, ns in robot.capture_timestamps_ns().items()}
 
     @property
     def fault_lookback_ns(self) -> int:
@@ -191,5 +263,6 @@ class TeledexFollowers(Robot):
     def disconnect(self) -> None:
         for robot in self.robots.values():
             robot.disconnect()
+        self._world_devices = {}
         if self.config.live_view.enabled:
             self.station.stop_live_view()

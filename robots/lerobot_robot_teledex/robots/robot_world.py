@@ -5,6 +5,9 @@ here: it lays out each episode (reset_episode), judges it once per observation (
 when its clock says so (advance), describes the episode for its metadata (world_episode), gives the scene's object
 poses as observations, and, under lerobot-replay, lays out the replayed episode's own scene and says how the replay
 went (replay_layout.py). It answers capabilities.SimulatedWorld, which the recording asks of a robot's world.
+
+In a world of several rigs (teledex_followers, backend=mujoco) each follower holds one for its rig (`rig_name`); the
+first lays out and judges the episodes (`lays_out`), the others only run on the world's clock and draw their rig.
 """
 
 from collections.abc import Mapping
@@ -26,8 +29,10 @@ from .replay_layout import ReplayedEpisode, replayed_episode
 
 
 class RobotWorld:
-    def __init__(self, config: WorldConfig):
+    def __init__(self, config: WorldConfig, rig_name: str = "", lays_out: bool = True):
         self.config = config
+        self.rig_name = rig_name  # its rig's name in the world ("" in a world of one)
+        self.lays_out = lays_out
         self.runner: WorldRunner | None = None  # while the robot is connected
         self.outcome: EpisodeOutcome | None = None  # how the episode is going, judged once per observation
         self._replaying: ReplayedEpisode | None = None  # lerobot-replay of a world episode (replay_layout.py)
@@ -65,13 +70,15 @@ class RobotWorld:
         runner = next(d.runner for d in devices.values() if isinstance(d, WorldJointDevice))
         self.runner = runner
         station.world_runner = runner
+        station.table_top_z_m = -float(runner.world.base_pose(self.rig_name)[2, 3])
+        if not self.lays_out:
+            return
         self.outcome = EpisodeOutcome(runner.world)
         self._replaying = replayed_episode()
         if self._replaying is not None:
             runner.reset_episode(self._replaying.seed)
             print(f"Replaying episode {self._replaying.index} of {self._replaying.root} in its own layout (seed "
                   f"{self._replaying.seed})", flush=True)
-        station.table_top_z_m = -float(runner.world.base_pose()[2, 3])
 
     def disconnect(self, station: Station) -> None:
         """Say how a replay went, and take the world out of the station."""
@@ -88,6 +95,8 @@ class RobotWorld:
     def reset_episode(self, episode_index: int | None = None) -> int:
         """Lay out episode `episode_index`'s scene (layout seed = world.seed + episode_index; None: the next one) with
         the robot at home, and judge the new episode from its start; returns the layout seed."""
+        if not self.lays_out:
+            raise RuntimeError(f"{self}: the episodes of a world of several rigs are laid out by its first rig's")
         runner = self.running
         seed = runner.reset_episode(None if episode_index is None else self.config.seed + episode_index)
         self.outcome = EpisodeOutcome(runner.world)
@@ -134,8 +143,8 @@ class RobotWorld:
         robot in), and the hand's links touching something (none without a hand)."""
         world = self.running.world
         with world.lock:
-            from_world = np.linalg.inv(world.base_pose())
+            from_world = np.linalg.inv(world.base_pose(self.rig_name))
             objects = {name: DrawnObject(from_world @ world.body_pose(name), *box)
                        for name, box in world.task.drawn_boxes.items()}
-            touching = world.hand_links_touching() if hand else frozenset()
+            touching = world.hand_links_touching(self.rig_name) if hand else frozenset()
         return objects, touching

@@ -2,6 +2,7 @@
 
 import logging
 import threading
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -61,12 +62,14 @@ class TeledexRobotBase(Robot):
     the teledex_followers robot it is a follower of (which announces the rigs).
 
     With backend=mujoco its parts share a simulated world, `world` (robot_world.py: episodes laid out and judged,
-    lockstep); None on every other backend."""
+    lockstep); None on every other backend. A follower of teledex_followers in a world of several rigs is given its
+    `world` and the source of its devices (`devices_from`, that world's parts of its rig)."""
 
     config_class = TeledexRobotConfig
     name = "teledex_base"
 
-    def __init__(self, config: TeledexRobotConfig, station: Station | None = None):
+    def __init__(self, config: TeledexRobotConfig, station: Station | None = None, world: RobotWorld | None = None,
+                 devices_from: Callable[[], dict[str, JointDevice]] | None = None):
         super().__init__(config)
         self.config = config
         self.rig = self._build_rig()
@@ -90,7 +93,10 @@ class TeledexRobotBase(Robot):
         # the rig's kinematic models are not thread-safe; every render camera draws from its own thread
         self._scene_lock = threading.Lock()
         self._view: LiveView | None = None  # the station's live view, fed while it runs
-        self.world = RobotWorld(config.world) if config.backend == WORLD_BACKEND else None
+        if world is None and config.backend == WORLD_BACKEND:
+            world = RobotWorld(config.world)
+        self.world = world
+        self._devices_from = devices_from or (lambda: build_devices(self.config.backend, self.rig, self.config))
         # when the episode began (reset_episode): no observation may carry a measurement or frame captured before
         self._episode_started_ns: int | None = None
         # Cameras are devices: one whose read fails (lost) or whose newest frame is older than camera_stall_ms
@@ -149,7 +155,7 @@ class TeledexRobotBase(Robot):
     def connect(self, calibrate: bool = True) -> None:
         if self.config.live_view.enabled:  # first: a viewer that cannot start leaves nothing half-open
             self.station.start_live_view(self.config.live_view)
-        devices = build_devices(self.config.backend, self.rig, self.config)
+        devices = self._devices_from()
         connected = []
         try:
             for device in devices.values():
@@ -181,9 +187,14 @@ class TeledexRobotBase(Robot):
         if self.world is None:
             return None
         seed = self.world.reset_episode(episode_index)
+        self.begin_episode()
+        return seed
+
+    def begin_episode(self) -> None:
+        """The world was just laid out (by this robot, or by the follower that lays out a shared world): no
+        observation may carry what was captured before, and the teleoperators start from home."""
         self._episode_started_ns = self.clock.now_ns()
         self._publish_measured(self.rig.join(self.measured_positions()))
-        return seed
 
     @property
     def clock(self) -> Clock:
@@ -461,7 +472,7 @@ class TeledexRobotBase(Robot):
             if self.world is None:
                 raise ConfigError(f"{cam} renders the MuJoCo world, and --robot.backend={self.config.backend} runs "
                                   "none: use --robot.backend=mujoco, or a teledex_render camera")
-            cam.attach_world(self.world.running)
+            cam.attach_world(self.world.running, self.world.rig_name)
             return
         home = {role: part.home for role, part in self.rig.parts.items()}
         points = np.concatenate([segments.reshape(-1, 3) for _, segments in self.rig.drawing_segments(home)])
