@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from teledex_lerobot.world.tasks import TASKS
+from teledex_lerobot.world.tasks import ONE_RIG_TASKS, TASKS
 
 ENVIRONMENT = {"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 CONFIGS = {  # name -> (world clock, camera flags)
@@ -57,7 +57,7 @@ def record(task: str, episodes: int, clock: str, camera_flags: list[str], root: 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=20)
-    parser.add_argument("--task", default="cube_assembly", choices=sorted(TASKS))
+    parser.add_argument("--task", default="cube_assembly", choices=ONE_RIG_TASKS)
     parser.add_argument("--out", type=Path, default=Path("outputs/collect_speed"))
     args = parser.parse_args()
     rows = []

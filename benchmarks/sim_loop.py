@@ -59,7 +59,7 @@ from pathlib import Path
 
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.world.episode import STAGES, stage_progress
-from teledex_lerobot.world.tasks import TASKS
+from teledex_lerobot.world.tasks import ONE_RIG_TASKS, TASKS
 
 SAVE_EVERY_STEPS = 1000  # a stopped run loses at most this many steps
 FPS = 25
@@ -274,7 +274,7 @@ def image_size(text: str) -> tuple[int, int]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tasks", nargs="+", default=["cube_assembly", "bottle_peg_in_hole"], choices=sorted(TASKS))
+    parser.add_argument("--tasks", nargs="+", default=["cube_assembly", "bottle_peg_in_hole"], choices=ONE_RIG_TASKS)
     parser.add_argument("--preset", default="piper_linkerhand_o6_single")
     parser.add_argument("--demos", type=int, default=200, help="successful demonstrations kept")
     parser.add_argument("--perturbed-share", type=float, default=0.25, help="share of episodes with perturbations")

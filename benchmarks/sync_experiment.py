@@ -44,7 +44,7 @@ def sync_figures(root: Path, out: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", default="cube_assembly", choices=sorted(sim_loop.TASKS))
+    parser.add_argument("--task", default="cube_assembly", choices=sim_loop.ONE_RIG_TASKS)
     parser.add_argument("--preset", default="piper_linkerhand_o6_single")
     parser.add_argument("--demos", type=int, default=200)
     parser.add_argument("--perturbed-share", type=float, default=0.25)

@@ -16,7 +16,7 @@ from teledex_lerobot.world.camera import WorldRenderer
 from teledex_lerobot.world.episode import run_expert_episode
 from teledex_lerobot.world.expert import ScriptedExpert
 from teledex_lerobot.world.operator_expert import OperatorExpert
-from teledex_lerobot.world.tasks import TASKS
+from teledex_lerobot.world.tasks import ONE_RIG_TASKS
 from teledex_lerobot.world.world import World, WorldConfig
 
 
@@ -64,7 +64,7 @@ def expert_success(rig: Rig, task: str, seeds: int, route: str) -> tuple[list[in
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", nargs="+", default=["piper_linkerhand_o6_single"])
-    parser.add_argument("--tasks", nargs="+", default=sorted(TASKS), choices=sorted(TASKS))
+    parser.add_argument("--tasks", nargs="+", default=list(ONE_RIG_TASKS), choices=ONE_RIG_TASKS)
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--keypoint-seeds", type=int, default=10)
     parser.add_argument("--no-speed", action="store_true", help="only the expert's success")

@@ -37,8 +37,8 @@ class RigPlacement:
     """Where a follower rig's base stands in the MuJoCo world: offset from where a rig alone stands (at the table's
     near edge; up, its kind of mount's height), and turned about the vertical."""
 
-    xyz_m: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    yaw_rad: float = 0.0
+    xyz_m: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the base's offset (m, world axes: x away, y left, z up)
+    yaw_rad: float = 0.0  # the base turned about the vertical (rad, counter-clockwise seen from above)
 
 
 # Followers a preset places nowhere stand side by side along the table's edge, the first on the operator's left (+y).

@@ -14,14 +14,18 @@ teledex-calibrate-hand, or the hand model's.
 """
 
 import logging
+from functools import cache
 
 import numpy as np
 
 from ..errors import ConfigError
+from ..kinematics.catalogue import resolve_urdf
 from ..kinematics.hands import HANDS, GraspShape
+from ..kinematics.model import KinematicModel
 from ..operator.object_grasps import human_grasps
 from ..retargeting.analog import FIST, GraspPath
 from ..retargeting.grasp_anchors import GraspAnchors, GraspAnchorSettings, GraspTemplate
+from ..retargeting.joint_mapping import joint_map_path, load_joint_map
 
 logger = logging.getLogger(__name__)
 
@@ -39,8 +43,26 @@ GRASP_SHAPES = _grasp_shapes()
 KNOWN_GRASPS = (FIST, *sorted({name for shapes in GRASP_SHAPES.values() for name in shapes}))
 
 
-def hand_shape(joints: list[str], shape: dict[str, float], lower, upper) -> np.ndarray:
-    """Joint targets for a named shape: an exact joint name wins, else the joint's name ending (e.g. mcp_pitch)."""
+@cache
+def mirrored_joints(hand_model: str, side: str) -> frozenset[str]:
+    """The joints of a `side` hand that turn the other way than the right hand's (the hand's joint maps run them in
+    opposite directions: a left thumb's roll, its spreads). The shapes are measured on right hands: a left hand
+    makes them with these joints negated. None on a right hand or a hand with one side."""
+    if side == "right" or hand_model not in HANDS or not {"right", side} <= set(HANDS[hand_model].urdf):
+        return frozenset()
+    directions = {}
+    for each in ("right", side):
+        model = KinematicModel.from_urdf(resolve_urdf(hand_model, each))
+        joint_map = load_joint_map(joint_map_path(hand_model, each), model.joint_names, model.lower, model.upper)
+        directions[each] = dict(zip(joint_map.joints, joint_map.robot_at_high - joint_map.robot_at_low, strict=True))
+    return frozenset(joint for joint, direction in directions[side].items()
+                     if direction * directions["right"].get(joint, 0.0) < 0)
+
+
+def hand_shape(joints: list[str], shape: dict[str, float], lower, upper,
+               mirrored: frozenset[str] = frozenset()) -> np.ndarray:
+    """Joint targets for a named shape: an exact joint name wins, else the joint's name ending (e.g. mcp_pitch);
+    `mirrored` joints (mirrored_joints: a left hand's) take the shape's value negated."""
     q = np.zeros(len(joints))
     for index, joint in enumerate(joints):
         if joint in shape:
@@ -49,23 +71,28 @@ def hand_shape(joints: list[str], shape: dict[str, float], lower, upper) -> np.n
             for suffix, value in shape.items():
                 if joint.endswith(suffix):
                     q[index] = value
+        if joint in mirrored:
+            q[index] = -q[index]
     return np.clip(q, lower, upper)
 
 
-def _path(shape: GraspShape, joints: list[str], lower, upper) -> GraspPath:
-    return hand_shape(joints, shape.preshape, lower, upper), hand_shape(joints, shape.closed, lower, upper)
+def _path(shape: GraspShape, joints: list[str], lower, upper, mirrored: frozenset[str]) -> GraspPath:
+    return (hand_shape(joints, shape.preshape, lower, upper, mirrored),
+            hand_shape(joints, shape.closed, lower, upper, mirrored))
 
 
-def grasp_paths(names: list[str], hand_model: str, joints: list[str], lower, upper) -> dict[str, GraspPath | None]:
-    """The operator's grasps for this hand, in order: each measured grasp's path (preshape, closed) over `joints`,
-    None for the fist. Grasps the hand has no measured shape for are left out (said once, in the log)."""
+def grasp_paths(names: list[str], hand_model: str, joints: list[str], lower, upper,
+                mirrored: frozenset[str] = frozenset()) -> dict[str, GraspPath | None]:
+    """The operator's grasps for this hand, in order: each measured grasp's path (preshape, closed) over `joints`
+    (`mirrored`: a left hand's, mirrored_joints), None for the fist. Grasps the hand has no measured shape for are
+    left out (said once, in the log)."""
     shapes = GRASP_SHAPES.get(hand_model, {})
     paths: dict[str, GraspPath | None] = {}
     for name in names:
         if name == FIST:
             paths[name] = None
         elif name in shapes:
-            paths[name] = _path(shapes[name], joints, lower, upper)
+            paths[name] = _path(shapes[name], joints, lower, upper, mirrored)
     left_out = [name for name in names if name not in paths]
     if left_out:
         logger.info("hand %s has no measured %s grasp shape (benchmarks/grasp_grid.py measures one): choosing "
@@ -74,11 +101,12 @@ def grasp_paths(names: list[str], hand_model: str, joints: list[str], lower, upp
 
 
 def grasp_anchors(names: list[str], hand_model: str, joints: list[str], lower, upper, side: str,
-                  settings: GraspAnchorSettings, templates: dict[str, GraspTemplate] | None = None
-                  ) -> GraspAnchors | None:
+                  settings: GraspAnchorSettings, templates: dict[str, GraspTemplate] | None = None,
+                  mirrored: frozenset[str] = frozenset()) -> GraspAnchors | None:
     """Keypoint retargeting's anchors: each measured grasp among `names` with the person's grasp it answers, from
     `templates` (the operator's own, by kind: a calibration's) or, when None, the hand model's; None when the hand
-    has none of them (or only the fist was named). A grasp whose kind the templates lack is left out (logged)."""
+    has none of them (or only the fist was named). A grasp whose kind the templates lack is left out (logged).
+    `side`: the operator's; `mirrored`: the robot hand's mirrored_joints."""
     shapes = GRASP_SHAPES.get(hand_model, {})
     measured = [name for name in names if name in shapes]
     if templates is None:
@@ -93,5 +121,5 @@ def grasp_anchors(names: list[str], hand_model: str, joints: list[str], lower, u
     measured = [name for name in measured if name not in unrecorded]
     if not measured:
         return None
-    paths = {name: _path(shapes[name], joints, lower, upper) for name in measured}
+    paths = {name: _path(shapes[name], joints, lower, upper, mirrored) for name in measured}
     return GraspAnchors(paths, {name: templates[shapes[name].human] for name in measured}, settings)

@@ -24,7 +24,7 @@ from ..retargeting.calibration import calibration_file
 from ..retargeting.retargeter import hand_name
 from ..rig import Rig, RigPart
 from .config import RelativeArmConfig, StrategyConfig
-from .hand_grasps import grasp_anchors, grasp_paths
+from .hand_grasps import grasp_anchors, grasp_paths, mirrored_joints
 from .relative_arm import CartesianRelativeArm
 
 
@@ -135,14 +135,15 @@ def _hand_retargeter(hand: RigPart, config: StrategyConfig) -> HandRetargeter:
     joints, lower, upper = hand.model.joint_names, hand.model.lower, hand.model.upper
     if config.hand_method == "analog":
         return HandRetargeter(hand.model, "analog", config.side, retargeting, calibration,
-                              grasps=grasp_paths(config.hand_grasps, hand.spec.model, joints, lower, upper))
+                              grasps=grasp_paths(config.hand_grasps, hand.spec.model, joints, lower, upper,
+                                                 mirrored_joints(hand.spec.model, hand.spec.side)))
     anchors = None
     if config.hand_method in ("teledex", "dexpilot"):
         templates = None  # the hand model's
         if config.grasp_templates == "calibration":
             templates = calibration.templates() if calibration is not None else {}
         anchors = grasp_anchors(config.hand_grasps, hand.spec.model, joints, lower, upper, config.side,
-                                retargeting.grasp_anchors, templates)
+                                retargeting.grasp_anchors, templates, mirrored_joints(hand.spec.model, hand.spec.side))
     return HandRetargeter(hand.model, config.hand_method, config.side, retargeting, calibration, anchors=anchors)
 
 

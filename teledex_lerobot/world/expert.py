@@ -21,14 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation, Slerp
 
-from ..control.hand_grasps import hand_shape
+from ..control.hand_grasps import hand_shape, mirrored_joints
 from ..errors import ConfigError
 from ..kinematics import solve_ik
 from ..rig import Rig
 from .grasps import Grasp, grasp_for, heading_frame
 from .tasks.bottle import BASE_FLOOR_M, BASE_HEIGHT_M, BOTTLE_HALF_HEIGHT_M, bottle_bottom
 from .tasks.cube import HALF_HEIGHT_M
-from .world import World
+from .world import World, part_key
 
 MIN_JOINT_MARGIN_RAD = 0.05
 # Headings tried for a round object, as offsets from the grasp's preferred heading, nearest first.
@@ -95,30 +95,35 @@ class UnreachableGrasp(RuntimeError):
 
 class ScriptedExpert:
     """Solves the world's task for a rig with an arm and a hand. Call reset(world) at each episode start, then
-    act(world) once per control tick."""
+    act(world) once per control tick. In a world of several rigs it drives rig `rig_name` (world.part_key), with
+    the grasps of `grasp_task` (default: the task's own), along a plan its caller gives (begin, follow:
+    world/bimanual_expert.py)."""
 
-    def __init__(self, rig: Rig, task_name: str):
+    def __init__(self, rig: Rig, task_name: str, rig_name: str = "", grasp_task: str = ""):
         if "arm" not in rig.parts or "hand" not in rig.parts:
             raise ConfigError(f"The scripted expert needs a rig with an arm and a hand (the rig is {rig.name}); choose "
                               "a preset with both, e.g. piper_linkerhand_o6_single")
         self.rig = rig
         self.task_name = task_name
         self.arm, self.hand = rig.parts["arm"], rig.parts["hand"]
+        self.arm_key, self.hand_key = part_key(rig_name, "arm"), part_key(rig_name, "hand")
         if self.arm.mount_frame is None:
             raise ConfigError(f"The scripted expert needs the hand mounted on the arm, but the arm "
                               f"{self.arm.spec.model!r} has no known mount frame (a URDF arm has none); choose a "
                               "built-in arm, e.g. the preset piper_linkerhand_o6_single")
         self.mount_frame: str = self.arm.mount_frame
-        self.grasp: Grasp = grasp_for(self.hand.spec.model, task_name)
+        self.grasp: Grasp = grasp_for(self.hand.spec.model, grasp_task or task_name)
         self.preshape = self._shape(self.grasp.preshape)
         self.closed = self._shape(self.grasp.closed)
         self._ik_starts = self.grasp.ik_starts(self.arm.spec.model, self.arm.model.joint_names, self.arm.home_full)
         self.segments: list[Segment] = []
         self.phase = ""
         self.retries = 0
+        self._place_miss: np.ndarray = np.zeros(3)  # reset() sets it per episode
 
     def _shape(self, shape: dict[str, float]) -> np.ndarray:
-        return hand_shape(self.hand.joints, shape, self.hand.lower, self.hand.upper)
+        return hand_shape(self.hand.joints, shape, self.hand.lower, self.hand.upper,
+                          mirrored_joints(self.hand.spec.model, self.hand.spec.side))
 
     # ---- planning -----------------------------------------------------------------------------------------------
 
@@ -129,21 +134,29 @@ class ScriptedExpert:
         if self._place_miss.any() and self.task_name != "bottle_peg_in_hole":
             raise ConfigError(f"A placement miss needs a task whose expert recovers from a jam (bottle_peg_in_hole); "
                               f"the task is {self.task_name}: set teleop.perturbation.place_miss_m=0")
+        self.begin(world)
+        self.follow(self._plan_cube(world) if self.task_name == "cube_assembly" else self._plan_bottle(world))
+
+    def begin(self, world) -> None:
+        """Start an episode from where the robot is, with no plan yet."""
         self.retries = 0
         self._last_pose: np.ndarray | None = None
-        self.arm_base = world.body_pose(f"arm/{self.arm.model.description.root_link}")
-        self._q_arm_full = self.arm.full_configuration(world.joint_positions("arm"))
+        self.arm_base = world.body_pose(f"{self.arm_key}/{self.arm.model.description.root_link}")
+        self._q_arm_full = self.arm.full_configuration(world.joint_positions(self.arm_key))
         self._segment_index = 0
         self._segment_start_s = world.time_s
         self._segment_start_pose = self.hand_pose(world)
-        self._segment_start_q = world.joint_positions("hand")
+        self._segment_start_q = world.joint_positions(self.hand_key)
         self._segment_goal_q = self._segment_start_q
         self.hand_progress = 0.0
         self._segment_start_arm = self._q_arm_full.copy()
         self._warm_start: np.ndarray | None = None
         self._object_in_hand: np.ndarray | None = None
         self._held_name = ""
-        self.segments = self._plan_cube(world) if self.task_name == "cube_assembly" else self._plan_bottle(world)
+
+    def follow(self, segments: list[Segment]) -> None:
+        """Run this plan from the episode's start (begin)."""
+        self.segments = segments
         # the first segment moves from the first tick: an episode that starts still teaches a policy to wait
         self._segment_goal_q = self.segments[0].hand_q
         self.phase = self.segments[0].name
@@ -159,7 +172,7 @@ class ScriptedExpert:
         return sum(segment.duration_s for segment in self.segments[:-1])
 
     def hand_pose(self, world) -> np.ndarray:
-        return world.body_pose(f"hand/{self.hand.model.description.root_link}")
+        return world.body_pose(f"{self.hand_key}/{self.hand.model.description.root_link}")
 
     def solve_hand_ik(self, hand_pose_world: np.ndarray, q_init: np.ndarray):
         """Our IK for the arm's mount frame under a hand pose (world), from q_init; arm_base is the arm's root pose
@@ -285,13 +298,14 @@ class ScriptedExpert:
         error = self.held_object_error(world, hand_pose)
         return error is not None and error[2] < -JAM_M and bottle_bottom(world)[2] > BASE_HEIGHT_M - RIM_BAND_M
 
-    def _over_goal(self, resting_m: np.ndarray, goal_yaw: float, turn: float, name: str):
+    def _over_goal(self, resting_m: np.ndarray, goal_yaw: float, turn: float, name: str, hand_turn_rad: float = 0.0):
         """Targets that bring the held object (as measured in the hand after the lift) upright at resting_m raised
-        by height_m, turned to the goal yaw (modulo `turn`, 0: keep the yaw it is held at) nearest its own."""
+        by height_m, turned to the goal yaw (modulo `turn`, 0: keep the yaw it is held at) nearest its own turned
+        by hand_turn_rad (the hand's turn the plan wants on the way)."""
         def at_height(height_m):
             def target(world):
                 object_in_hand, held_yaw = self._measured_hold(world, name)
-                yaw = _nearest_turn(goal_yaw, held_yaw, turn) if turn else held_yaw
+                yaw = _nearest_turn(goal_yaw, held_yaw + hand_turn_rad, turn) if turn else held_yaw
                 goal = _pose(_yaw_rotation(yaw), resting_m + self._place_miss + [0.0, 0.0, height_m])
                 return goal @ np.linalg.inv(object_in_hand)
             return target
@@ -374,7 +388,7 @@ class ScriptedExpert:
         if segment.remeasure:
             self._object_in_hand = None
         if segment.hand_q is None:
-            self._segment_start_q = world.joint_positions("hand")
+            self._segment_start_q = world.joint_positions(self.hand_key)
             self._segment_goal_q = self._segment_start_q + RELEASE_EASE_RAD * np.sign(self.preshape - self.closed)
         else:
             self._segment_goal_q = segment.hand_q

@@ -12,7 +12,7 @@ import mujoco
 import numpy as np
 from scipy.spatial.transform import Rotation, Slerp
 
-from ..control.hand_grasps import hand_shape
+from ..control.hand_grasps import hand_shape, mirrored_joints
 from ..presets import PartSpec
 from ..rig import Rig
 from .grasps import Grasp, heading_frame
@@ -54,7 +54,8 @@ class GraspRig:
         self._hand_body = f"hand/{self.hand.model.description.root_link}"
 
     def shape(self, shape: dict[str, float]) -> np.ndarray:
-        return hand_shape(self.hand.joints, shape, self.hand.lower, self.hand.upper)
+        return hand_shape(self.hand.joints, shape, self.hand.lower, self.hand.upper,
+                          mirrored_joints(self.hand.spec.model, self.hand.spec.side))
 
     def set_finger_effort(self, effort_nm: float) -> None:
         """Every hand servo's force limit (N m), with its stiffness scaled to keep full effort at the same error."""

@@ -34,7 +34,6 @@ from .randomization import RandomizationConfig, Randomizer
 from .station_timing import StationTimingConfig
 from .tasks import ObjectPose, Task, make_task
 
-CAMERA_DISTANCE_M = 0.5
 # The table: its top is the world's z = 0; it starts this far in front of the arm's base (an arm mounted below the
 # table top stands at its edge) and ends far beyond the workspace.
 TABLE_NEAR_EDGE_M = 0.12
@@ -192,7 +191,7 @@ def build_world_xml(rigs: Mapping[str, PlacedRig], task: Task, contact: ContactC
                                   f"{sorted(rigs)}")
             add_wrist_camera(worldbody, rigs[rig_name].rig, name, baseline_m, _prefix(rig_name))
             continue
-        pose = view_pose(view, task.workspace_centre_m(), CAMERA_DISTANCE_M)
+        pose = view_pose(view, task.workspace_centre_m(), task.view_distance_m)
         right, up = pose[:3, 0], -pose[:3, 1]
         ET.SubElement(worldbody, "camera", name=name, pos=" ".join(f"{v:.6g}" for v in pose[:3, 3]),
                       xyaxes=" ".join(f"{v:.6g}" for v in (*right, *up)), fovy=f"{CAMERA_FOVY_DEG}",
@@ -248,6 +247,11 @@ class World:
         self.parts = {part_key(rig_name, role): part for rig_name, placed in self.rigs.items()
                       for role, part in placed.rig.parts.items()}
         self.task = make_task(self.config.task)
+        if self.task.rigs and set(self.task.rigs) != set(self.rigs):
+            held = ", ".join(sorted(self.rigs)) if len(self.rigs) > 1 else "one rig"
+            raise ConfigError(f"The task {self.task.name!r} needs {len(self.task.rigs)} rigs named "
+                              f"{' and '.join(self.task.rigs)}; this world has {held}: use "
+                              "--robot.type=teledex_followers --robot.preset=bimanual_piper_linkerhand_l10")
         self.cameras = dict(cameras or {"top": "oblique"})
         self.camera_rigs = dict(camera_rigs or {})
         self.xml, self.servos = build_world_xml(self.rigs, self.task, self.config.contact, self.cameras,
@@ -422,6 +426,17 @@ class World:
                 if geom in hand_geoms and other not in self._robot_geoms:
                     links.add(self.model.body(self.model.geom_bodyid[geom]).name.removeprefix(prefix))
         return frozenset(links)
+
+    def hands_touching(self, body: str) -> set[str]:
+        """The rigs (by name) whose hand is in contact with the body."""
+        body_id = self.model.body(body).id
+        rigs = set()
+        for index in range(self.data.ncon):
+            contact = self.data.contact[index]
+            for geom, other in ((contact.geom1, contact.geom2), (contact.geom2, contact.geom1)):
+                if self.model.geom_bodyid[other] == body_id:
+                    rigs |= {name for name, geoms in self._rig_hand_geoms.items() if geom in geoms}
+        return rigs
 
     def hand_bodies_touching(self, body: str) -> int:
         """How many distinct hand links touch the body (two or more: held between them)."""

@@ -7,6 +7,9 @@ control chain a human operator's stream goes through. The expert plans afresh wh
 reset the world (lerobot-record) can let the expert lay out the next episode itself when it is done
 (--teleop.lay_out_next_episode=true, with --dataset.episode_time_s about the task's plan, ~10 s).
 
+Driving a robot of two followers, `left` and `right` (teledex_followers in a world of both), it runs the two-rig expert
+of the task (world/bimanual_expert.py: the handover) and emits both rigs' prefixed keys.
+
 It is not a person (`scripted`): teledex-record runs the world in lockstep with it. With --teleop.perturbation.* the
 robot executes the expert's targets plus seeded recovery perturbations (world/perturbation.py) while the recording
 keeps the expert's own targets as the actions (executed_action()); with --teleop.perturbation.place_miss_m the
@@ -24,12 +27,13 @@ from lerobot.utils.errors import DeviceNotConnectedError
 
 from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.station import Station, join_station
+from teledex_lerobot.world.bimanual_expert import HandoverExpert
 from teledex_lerobot.world.devices import WorldRunner
 from teledex_lerobot.world.expert import ScriptedExpert
 from teledex_lerobot.world.operator_expert import OperatorExpert
 from teledex_lerobot.world.perturbation import PerturbationConfig, TargetPerturbation
 from teledex_lerobot.world.station_timing import InputStall
-from teledex_lerobot.world.world import World
+from teledex_lerobot.world.world import World, part_key
 
 from .config_rig import TeledexRigTeleopConfig
 
@@ -64,8 +68,14 @@ class TeledexWorldExpert(Teleoperator):
     def __init__(self, config: TeledexWorldExpertConfig):
         super().__init__(config)
         self.config = config
-        self.rig = config.rig()
-        self.expert: ScriptedExpert | OperatorExpert | None = None  # made for the world it first reads
+        self.rigs = config.rigs()  # key prefix ("" or "<follower>_") -> rig
+        # every part driven, by its key in the world: its rig's key prefix and its role
+        self._parts = {part_key(prefix.removesuffix("_"), role): (prefix, role)
+                       for prefix, rig in self.rigs.items() for role in rig.parts}
+        if len(self.rigs) > 1 and config.route != "joints":
+            raise ConfigError(f"--teleop.route={config.route}: the two-rig expert sends joint targets only; use "
+                              "--teleop.route=joints")
+        self.expert: ScriptedExpert | OperatorExpert | HandoverExpert | None = None  # for the world it first reads
         self.connected = False
         self.sample_capture_ns: int | None = None
         self.episodes_started = 0
@@ -79,7 +89,7 @@ class TeledexWorldExpert(Teleoperator):
 
     @cached_property
     def action_features(self) -> dict[str, type]:
-        return dict.fromkeys(self.rig.action_keys, float)
+        return {prefix + key: float for prefix, rig in self.rigs.items() for key in rig.action_keys}
 
     @cached_property
     def feedback_features(self) -> dict[str, type]:
@@ -108,14 +118,45 @@ class TeledexWorldExpert(Teleoperator):
         self.expert = None
         self._planned_episode: int | None = None
 
-    def _expert_for(self, world: World) -> ScriptedExpert | OperatorExpert:
+    def _expert_for(self, world: World) -> ScriptedExpert | OperatorExpert | HandoverExpert:
         if self.expert is None:
-            scripted = ScriptedExpert(self.rig, world.config.task)
-            self.expert = scripted if self.config.route == "joints" else OperatorExpert(self.rig, scripted)
+            self.expert = self._make_expert(world)
             timing = world.config.timing
             self._stall = InputStall(timing.input_stalls_per_min, timing.input_stall_ms, timing.seed, "input") \
                 if timing.input_stalls_per_min else None
         return self.expert
+
+    def _make_expert(self, world: World) -> ScriptedExpert | OperatorExpert | HandoverExpert:
+        task = world.config.task
+        if world.task.rigs:
+            if task != "handover":
+                raise ConfigError(f"No scripted expert for the two-rig task {task!r} yet (the handover has one): "
+                                  "record it with a person (--teleop.type=teledex_xr)")
+            return HandoverExpert({prefix.removesuffix("_"): rig for prefix, rig in self.rigs.items()}, task)
+        if list(self.rigs) != [""]:
+            raise ConfigError(f"The task {task!r} is one rig's, and the robot has several followers "
+                              f"({', '.join(p.removesuffix('_') for p in self.rigs)}): choose a two-rig task "
+                              "(--robot.world.task=handover) or a robot of one rig")
+        rig = self.rigs[""]
+        scripted = ScriptedExpert(rig, task)
+        return scripted if self.config.route == "joints" else OperatorExpert(rig, scripted)
+
+    def _join(self, targets: dict) -> dict[str, float]:
+        """The action of every part's targets (by world part key)."""
+        action: dict[str, float] = {}
+        for prefix, rig in self.rigs.items():
+            own = rig.join({role: targets[key] for key, (each, role) in self._parts.items() if each == prefix})
+            action.update({prefix + key: value for key, value in own.items()})
+        return action
+
+    def _split(self, action: dict[str, float]) -> dict:
+        """Every part's targets (by world part key) in an action."""
+        targets = {}
+        for prefix, rig in self.rigs.items():
+            own = rig.split_action({key.removeprefix(prefix): value for key, value in action.items()
+                                    if key.startswith(prefix)}, self.name)
+            targets.update({part_key(prefix.removesuffix("_"), role): q for role, q in own.items()})
+        return targets
 
     @property
     def _station(self) -> Station:
@@ -152,7 +193,7 @@ class TeledexWorldExpert(Teleoperator):
             self._precise = expert.precise_phase
             self._last_tick_s, self._tick_s = self._tick_s, world.time_s
         self.sample_capture_ns = now_ns
-        self._last_action = self.rig.join(targets)
+        self._last_action = self._join(targets)
         return dict(self._last_action)
 
     def executed_action(self, action: dict[str, float]) -> dict[str, float]:
@@ -160,14 +201,13 @@ class TeledexWorldExpert(Teleoperator):
         perturbation added (teledex-record sends this and records the action)."""
         if not self.perturbation.active:
             return action
-        targets = self.rig.split_action(action, self.name)
-        parts = self.rig.parts
-        executed = self.perturbation.apply(targets, self._tick_s - self._last_tick_s, self._precise,
-                                           {r: p.lower for r, p in parts.items()},
-                                           {r: p.upper for r, p in parts.items()})
-        return self.rig.join(executed)
+        parts = {key: self.rigs[prefix].parts[role] for key, (prefix, role) in self._parts.items()}
+        executed = self.perturbation.apply(self._split(action), self._tick_s - self._last_tick_s, self._precise,
+                                           {key: part.lower for key, part in parts.items()},
+                                           {key: part.upper for key, part in parts.items()})
+        return self._join(executed)
 
-    def _finished(self, world: World, expert: ScriptedExpert | OperatorExpert) -> bool:
+    def _finished(self, world: World, expert: ScriptedExpert | OperatorExpert | HandoverExpert) -> bool:
         elapsed = world.time_s - self._episode_start_s
         plan_s = expert.plan_duration_s
         return elapsed >= min(world.task.episode_s, plan_s + self.config.settle_s)

@@ -15,7 +15,7 @@ from teledex_lerobot.operator.object_grasps import human_grasps
 from teledex_lerobot.paths import HANDS_DIR
 from teledex_lerobot.retargeting.joint_mapping import joint_map_path
 from teledex_lerobot.world.grasps import GRASPS, grasp_for
-from teledex_lerobot.world.tasks import TASKS
+from teledex_lerobot.world.tasks import ONE_RIG_TASKS
 
 ACME = Path(__file__).parents[1] / "dummy_vendor" / "hand"
 
@@ -25,7 +25,7 @@ def test_every_hand_table_lists_the_described_hands():
     assert {name for name, info in BUILTIN_MODELS.items() if info.kind == "hand"} == set(HANDS)
     assert set(GRASP_SHAPES) == set(GRASPS) == set(HANDS)
     for hand in HANDS.values():
-        assert set(GRASPS[hand.name]) == set(TASKS)
+        assert set(GRASPS[hand.name]) == set(ONE_RIG_TASKS)
         for side in ("right", "left"):
             assert resolve_urdf(hand.name, side) == hand.urdf_path(side) == HANDS_DIR.parent / "urdf" / \
                 f"{hand.name}_{side}.urdf"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from teledex_lerobot.control.config import ControlConfig
-from teledex_lerobot.control.hand_grasps import GRASP_SHAPES, hand_shape
+from teledex_lerobot.control.hand_grasps import GRASP_SHAPES, hand_shape, mirrored_joints
 from teledex_lerobot.control.strategy import RigStrategy
 from teledex_lerobot.inputs.frame import OperatorFrame
 from teledex_lerobot.operator.hand_model import HUMAN_ANGLE_LIMITS_RAD, angles_from_keypoints, keypoints_from_angles
@@ -91,7 +91,9 @@ def test_analog_closes_along_the_same_grasps(model, side):
         hand_target(strategy, rig, analog={"grip": 0.0}, buttons={"click": True})
         assert strategy.grasps.name == name
         shape = GRASP_SHAPES[model][name]
-        start, end = (hand_shape(hand.joints, q, hand.lower, hand.upper) for q in (shape.preshape, shape.closed))
+        mirrored = mirrored_joints(model, side)  # a left hand's thumb roll and spreads turn the other way
+        start, end = (hand_shape(hand.joints, q, hand.lower, hand.upper, mirrored)
+                      for q in (shape.preshape, shape.closed))
         for closure in closures:  # closing only: a hold opening reads the measured hand
             assert np.array_equal(hand_target(strategy, rig, analog={"grip": closure}), start + closure * (end - start))
         hand_target(strategy, rig, analog={"grip": 0.0})

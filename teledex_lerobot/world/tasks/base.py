@@ -97,6 +97,10 @@ class Task(ABC):
     drawn_boxes: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] = {}
     # Names of the values relations() observes beside the objects' poses, in its order.
     relation_names: tuple[str, ...] = ()
+    # The rigs the task needs, by name (a world of several, e.g. ("left", "right")); () needs one rig, any.
+    rigs: tuple[str, ...] = ()
+    # How far the world's fixed cameras stand from workspace_centre_m (wide enough for the task's layouts).
+    view_distance_m: float = 0.5
 
     @abstractmethod
     def add_objects(self, worldbody: ET.Element) -> None:

@@ -1,0 +1,90 @@
+"""Two-rig tasks and the two-rig expert (issue 33): the handover and the bimanual lift need a world of a left and a
+right rig; the handover's bottom half lies where the left arm cannot reach; the expert hands the half over and
+assembles the cube; a left hand makes the grasps measured on right hands (its mirrored joints negated); the world
+expert teleoperator records a handover with teledex-record, both rigs' keys in one dataset."""
+
+import numpy as np
+import pytest
+
+from teledex_lerobot.control.hand_grasps import mirrored_joints
+from teledex_lerobot.errors import ConfigError
+from teledex_lerobot.presets import load_preset
+from teledex_lerobot.rig import Rig
+from teledex_lerobot.world.bimanual_expert import HandoverExpert
+from teledex_lerobot.world.episode import run_expert_episode
+from teledex_lerobot.world.expert import ScriptedExpert, UnreachableGrasp
+from teledex_lerobot.world.tasks.bimanual_lift import BOX_HALF_M
+from teledex_lerobot.world.world import World, WorldConfig, placed_rigs
+
+BIMANUAL = "bimanual_piper_linkerhand_l10"
+
+
+def _rigs() -> dict[str, Rig]:
+    return {name: Rig.from_preset(load_preset(follower))
+            for name, follower in load_preset(BIMANUAL).followers.items()}
+
+
+def _world(task: str) -> World:
+    return World(placed_rigs(_rigs(), load_preset(BIMANUAL).placements), WorldConfig(task=task))
+
+
+@pytest.mark.parametrize("task", ["handover", "bimanual_lift"])
+def test_two_rig_tasks_refuse_a_world_of_one_rig(task):
+    rig = Rig.from_preset(load_preset("piper_linkerhand_o6_single"))
+    with pytest.raises(ConfigError, match=r"needs 2 rigs named left and right; this world has one rig: use "
+                                          r"--robot.type=teledex_followers"):
+        World(rig, WorldConfig(task=task))
+
+
+def test_the_handovers_bottom_half_lies_out_of_the_left_arms_reach_and_the_plan_reaches_it_with_the_right():
+    world = _world("handover")
+    expert = HandoverExpert(_rigs())
+    left = expert.experts["left"]
+    for seed in range(10):
+        world.reset(seed)
+        expert.reset(world)  # plans the left's pick and pass, the right's take and its place over the bottom half
+        bottom = world.object_pose("cube_bottom")
+        with pytest.raises(UnreachableGrasp):
+            left._grasp_frame(bottom.position_m, bottom.yaw_rad)
+
+
+def test_a_left_hand_makes_the_grasps_measured_on_right_hands():
+    """The L10's thumb roll and spreads turn the other way on the left hand (its joint maps say so): the right
+    hand's pinch, sent as it is, left the left thumb out of opposition and the cube on the table."""
+    assert mirrored_joints("linkerhand_l10", "left") == {"thumb_cmc_roll", "index_mcp_roll", "ring_mcp_roll",
+                                                         "pinky_mcp_roll"}
+    assert mirrored_joints("linkerhand_l10", "right") == frozenset()
+    rig = Rig.from_preset(load_preset("piper_linkerhand_l10_left"))
+    world = World(rig, WorldConfig(task="cube_assembly"))
+    expert = ScriptedExpert(rig, "cube_assembly")
+    assert expert.closed[rig.parts["hand"].joints.index("thumb_cmc_roll")] > 0  # the right hand's is negative
+    assert run_expert_episode(world, expert, seed=0)[0]
+
+
+def test_the_handover_expert_hands_the_half_over_and_assembles_the_cube():
+    world = _world("handover")
+    expert = HandoverExpert(_rigs())
+    holders = set()
+    for seed in range(3):
+        succeeded, _ = run_expert_episode(world, expert, seed, on_tick=lambda w, e: holders.add(
+            frozenset(w.hands_touching("cube_top"))))
+        assert succeeded, seed
+    assert {frozenset({"left"}), frozenset({"right"}), frozenset({"left", "right"})} <= holders  # handed over
+
+
+def test_the_bimanual_lift_is_judged_on_the_box_resting_on_its_target():
+    world = _world("bimanual_lift")
+    world.reset(4)
+    target = world.object_pose("target")
+    assert not world.task.goal_reached(world) and not world.task.stages(world)["reached"]
+    address = world.model.jnt_qposadr[world.model.body("box").jntadr[0]]
+    world.data.qpos[address:address + 3] = target.position_m + [0.0, 0.0, BOX_HALF_M[2] + 0.05]
+    world.data.qpos[address + 3:address + 7] = target.quat_wxyz
+    world.data.qvel[:] = 0.0
+    world.step(1)
+    assert world.task.stages(world)["lifted"] and not world.task.goal_geometry(world)  # in the air
+    world.step(world.steps_for(1.0))
+    assert world.task.goal_reached(world)  # set down on the target, no hand on it
+    world.data.qpos[address] += 0.03
+    world.step(1)
+    assert not world.task.goal_geometry(world)  # 3 cm off the target is not on it
