@@ -3,7 +3,6 @@ right rig; the handover's bottom half lies where the left arm cannot reach; the 
 assembles the cube; a left hand makes the grasps measured on right hands (its mirrored joints negated); the world
 expert teleoperator records a handover with teledex-record, both rigs' keys in one dataset."""
 
-import numpy as np
 import pytest
 
 from teledex_lerobot.control.hand_grasps import mirrored_joints
