@@ -1,7 +1,7 @@
 """Two-rig tasks and the two-rig expert (issue 33): the handover and the bimanual lift need a world of a left and a
 right rig; the handover's bottom half lies where the left arm cannot reach; the expert hands the half over and
-assembles the cube; a left hand makes the grasps measured on right hands (its mirrored joints negated); the world
-expert teleoperator records a handover with teledex-record, both rigs' keys in one dataset."""
+assembles the cube; a left hand makes the grasps measured on right hands (its mirrored joints negated). Recording a
+handover with teledex-record: tests/e2e/test_bimanual_recording.py."""
 
 import pytest
 
