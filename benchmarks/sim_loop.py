@@ -7,6 +7,8 @@ times.
         [--preset piper_linkerhand_o6_single] [--demos 200] [--perturbed-share 0.25] [--train-steps 7000]
         [--train-budget-min 22] [--eval-episodes 50] [--out outputs/sim_loop]
         [--pixels [--policy act|diffusion] [--device cuda|cpu] [--image-size 320x240] [--pretrained-backbone]]
+    the two-rig handover: --tasks handover --preset bimanual_piper_linkerhand_l10 (state-based; teledex_followers
+    records both rigs in one world, lerobot-eval runs the preset's two rigs)
 
 Each stage is a command run as a user would type it:
 1. teledex-record with --robot.backend=mujoco and the scripted expert (--teleop.type=teledex_world_expert): the world
@@ -66,6 +68,8 @@ FPS = 25
 EVAL_SEED = 1000  # evaluation layouts: seeds from here (recorded attempts use seeds 0, 1, ...)
 # Recovery perturbations of the perturbed episodes: a few mm at the hand, so that most still succeed.
 PERTURBATION = {"arm_std_rad": 0.01, "hand_std_rad": 0.03, "correlation_time_s": 0.4}
+# The handover's L10 pinches drop the half under 0.03 rad of finger noise (5 of 20 layouts; 20 of 20 at 0.01)
+TASK_PERTURBATION = {"handover": {"hand_std_rad": 0.01}}
 # The policies' --policy.* settings. ACT: LeRobot's without its VAE, small enough to train on one CPU core in minutes.
 NORMALIZATION = '{"VISUAL": "MEAN_STD", "STATE": "MEAN_STD", "ENV": "MEAN_STD", "ACTION": "MEAN_STD"}'
 ACT = {"type": "act", "device": "cpu", "push_to_hub": "false", "pretrained_backbone_weights": "null",
@@ -133,15 +137,21 @@ class Loop:
         return [f"--policy.{key}={value}" for key, value in settings.items()]
 
     def record_flags(self, preset: str) -> list[str]:
-        """The cameras: the preset's (name, view, rate) at image_size, and no object poses; none without pixels (the
-        object poses, and the relations when asked)."""
+        """The robot (teledex, or teledex_followers for a preset of several rigs) and its cameras: the preset's (name,
+        view, rate) at image_size, and no object poses; none without pixels (the object poses, and the relations when
+        asked)."""
+        several = bool(load_preset(preset).followers)
+        robot = [f"--robot.type={'teledex_followers' if several else 'teledex'}", f"--robot.preset={preset}"]
         if not self.pixels:
             relations = ["--robot.world.observe_relations=true"] if self.relations else []
-            return ["--robot.preset_cameras=false", *relations]
+            cameras = "--robot.with_cameras=false" if several else "--robot.preset_cameras=false"
+            return [*robot, cameras, *relations]
+        if several:
+            raise SystemExit(f"--pixels records one rig's cameras; {preset} has several rigs (state-based only)")
         width, height = self.image_size
         cameras = {name: {"type": "teledex_world", **settings, "width": width, "height": height}
                    for name, settings in load_preset(preset).cameras.items()}
-        return [f"--robot.cameras={json.dumps(cameras)}", "--robot.world.observe_objects=false"]
+        return [*robot, f"--robot.cameras={json.dumps(cameras)}", "--robot.world.observe_objects=false"]
 
     def env_flags(self, preset: str) -> list[str]:
         """lerobot-eval's env as recorded: the same cameras and size, no object poses; the episodes' length."""
@@ -195,9 +205,10 @@ def collect(task: str, preset: str, demos: int, perturbed_share: float, out: Pat
     for path in (data, Path(f"{data}_native")):
         shutil.rmtree(path, ignore_errors=True)
     misses = {"place_miss_m": loop.place_miss_m} if loop.place_miss_m else {}
-    perturbation = [f"--teleop.perturbation.{key}={value}" for key, value in {**PERTURBATION, **misses}.items()]
-    wall_s = run([command("teledex-record"), "--robot.type=teledex", f"--robot.preset={preset}",
-                  "--robot.backend=mujoco", *loop.record_flags(preset), f"--robot.world.task={task}",
+    perturbation = [f"--teleop.perturbation.{key}={value}"
+                    for key, value in {**PERTURBATION, **TASK_PERTURBATION.get(task, {}), **misses}.items()]
+    wall_s = run([command("teledex-record"), "--robot.backend=mujoco", *loop.record_flags(preset),
+                  f"--robot.world.task={task}",
                   "--teleop.type=teledex_world_expert", *perturbation,
                   f"--teleop.perturbation.episode_share={perturbed_share}", f"--keep={loop.keep}", "--settle_s=0.5",
                   f"--dataset.repo_id=local/sim_{task}", f"--dataset.root={data}",
@@ -274,7 +285,8 @@ def image_size(text: str) -> tuple[int, int]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tasks", nargs="+", default=["cube_assembly", "bottle_peg_in_hole"], choices=ONE_RIG_TASKS)
+    parser.add_argument("--tasks", nargs="+", default=["cube_assembly", "bottle_peg_in_hole"], choices=sorted(TASKS),
+                        help="a two-rig task (handover) with a preset of two rigs, e.g. bimanual_piper_linkerhand_l10")
     parser.add_argument("--preset", default="piper_linkerhand_o6_single")
     parser.add_argument("--demos", type=int, default=200, help="successful demonstrations kept")
     parser.add_argument("--perturbed-share", type=float, default=0.25, help="share of episodes with perturbations")
@@ -302,6 +314,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--place-miss-mm", type=float, default=0.0,
                         help="the perturbed bottle episodes' first insertion aims this far off (shows the recovery)")
     args = parser.parse_args(argv)
+    several = bool(load_preset(args.preset).followers)
+    mismatched = [task for task in args.tasks if (task in ONE_RIG_TASKS) == several]
+    if mismatched:
+        parser.error(f"--tasks {' '.join(mismatched)}: {'one-rig' if several else 'two-rig'} task(s), and preset "
+                     f"{args.preset} has {'several rigs' if several else 'one'}: give a matching --preset (the "
+                     "handover's: bimanual_piper_linkerhand_l10)")
     if args.relations and args.pixels:
         parser.error("--relations adds to the object poses, which --pixels does not observe: give one of them")
     loop = Loop(pixels=args.pixels, policy=args.policy, device=args.device or ("cuda" if args.pixels else "cpu"),

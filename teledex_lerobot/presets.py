@@ -10,6 +10,7 @@ from typing import Any
 
 from .config_files import decode_config, read_yaml_mapping, resolve_file
 from .errors import ConfigError
+from .geometry.camera import WRIST_VIEW
 from .paths import PRESETS_DIR
 
 
@@ -68,6 +69,20 @@ class Preset(PresetFile):
 
     def placement(self, follower: str) -> RigPlacement:
         return rig_placement(list(self.followers), self.placements, follower)
+
+
+def shared_world_cameras(followers: dict[str, str]) -> dict[str, tuple[str, str, str]]:
+    """The cameras several rigs (follower name -> preset) record in one MuJoCo world: "<follower>_<camera>" ->
+    (follower, camera, view), each follower's preset cameras but a fixed view an earlier follower already has (one
+    world camera draws it for both); every wrist view stays, on its own rig's hand."""
+    cameras: dict[str, tuple[str, str, str]] = {}
+    for follower, name in followers.items():
+        for camera, settings in load_preset(name).cameras.items():
+            view = settings.get("view", "oblique")
+            if view != WRIST_VIEW and any(view == seen for _, _, seen in cameras.values()):
+                continue
+            cameras[f"{follower}_{camera}"] = (follower, camera, view)
+    return cameras
 
 
 def rig_placement(followers: list[str], placements: dict[str, RigPlacement], follower: str) -> RigPlacement:

@@ -5,7 +5,8 @@ joints in action order), "environment_state" (observation.environment_state: the
 observed, as teledex-record writes them) and "pixels": {camera: HxWx3} (observation.images.<camera>): the preset's
 cameras by name, placed as the recorder's world cameras are (World builds each from its view, the wrist one on the
 hand), so a policy trained on a recording with those cameras sees the same names and viewpoints. Actions are
-absolute joint targets in action order.
+absolute joint targets in action order. A preset of several rigs (bimanual_piper_linkerhand_l10) runs them in one
+world as teledex_followers records them: joints rig by rig, cameras "<follower>_<camera>" (shared_world_cameras).
 info["is_success"]: the task's predicate held for its success ticks; info["stage"]: the furthest stage reached
 (world/episode.py). The reward is that stage's progress (0, 0.2 reached ... 0.8 placed, 1 success), so lerobot-eval's
 per-episode max_reward says how far a failed episode got; render() (the rollout videos) writes the stage on the frame.
@@ -18,27 +19,33 @@ import gymnasium as gym
 import numpy as np
 
 from ..errors import ConfigError
-from ..presets import Preset, load_preset
+from ..presets import Preset, load_preset, shared_world_cameras
 from ..rig import Rig
 from .camera import WorldRenderer
 from .episode import EpisodeOutcome, control_tick
-from .world import World, WorldConfig, object_state_names
+from .world import PlacedRig, World, WorldConfig, object_state_names, placed_rigs
 
 WORLD_DEFAULT_CAMERA = {"top": "oblique"}  # a preset without cameras: the world's own
 
 
-def env_cameras(preset: Preset, names: Sequence[str] | None) -> dict[str, str]:
-    """Camera name -> view of the env's cameras: `names` among the preset's cameras (the names and views teledex-record
-    records with them); None: the preset's first camera, or the world's own `top` for a preset with none."""
+def env_cameras(preset: Preset, names: Sequence[str] | None) -> dict[str, tuple[str, str]]:
+    """Camera name -> (view, the rig it belongs to) of the env's cameras: `names` among the preset's cameras (the names
+    and views teledex-record records with them); None: the preset's first camera, or the world's own `top` for a
+    preset with none."""
+    if preset.followers:
+        shared = shared_world_cameras(preset.followers)
+        cameras = {name: (view, follower) for name, (follower, _, view) in shared.items()}
+    else:
+        cameras = {name: (settings.get("view", "oblique"), "") for name, settings in preset.cameras.items()}
     if names is None:
-        names = list(preset.cameras)[:1]
+        names = list(cameras)[:1]
         if not names:
-            return dict(WORLD_DEFAULT_CAMERA)
-    if not names or any(name not in preset.cameras for name in names):
-        fix = (f"name some of its cameras {list(preset.cameras)}, e.g. --env.cameras='[{', '.join(preset.cameras)}]'"
-               if preset.cameras else "it has none: leave --env.cameras out (the world's own top camera)")
+            return {name: (view, "") for name, view in WORLD_DEFAULT_CAMERA.items()}
+    if not names or any(name not in cameras for name in names):
+        fix = (f"name some of its cameras {list(cameras)}, e.g. --env.cameras='[{', '.join(cameras)}]'"
+               if cameras else "it has none: leave --env.cameras out (the world's own top camera)")
         raise ConfigError(f"--env.cameras={list(names)}: not cameras of preset {preset.name!r}; {fix}")
-    return {name: preset.cameras[name].get("view", "oblique") for name in names}
+    return {name: cameras[name] for name in names}
 
 
 class TeledexWorldEnv(gym.Env):
@@ -50,22 +57,28 @@ class TeledexWorldEnv(gym.Env):
                  render_mode: str = "rgb_array"):
         """cameras: the preset's cameras observed (env_cameras), each width x height; the first films render()."""
         preset_spec = load_preset(preset)
-        self.rig = Rig.from_preset(preset_spec)
-        views = env_cameras(preset_spec, cameras)
-        self.world = World(self.rig, WorldConfig(task=task, observe_objects=observe_objects,
-                                                 observe_relations=observe_relations), views)
+        rigs: Rig | dict[str, PlacedRig] = Rig.from_preset(preset_spec) if not preset_spec.followers else placed_rigs(
+            {name: Rig.from_preset(load_preset(follower)) for name, follower in preset_spec.followers.items()},
+            preset_spec.placements)
+        cameras_of = env_cameras(preset_spec, cameras)
+        views = {name: view for name, (view, _) in cameras_of.items()}
+        self.world = World(rigs, WorldConfig(task=task, observe_objects=observe_objects,
+                                             observe_relations=observe_relations), views,
+                           camera_rigs={name: rig for name, (_, rig) in cameras_of.items()})
         self.obs_type, self.fps = obs_type, fps
         self.render_mode = render_mode
         self.metadata = {**self.metadata, "render_fps": fps}
         self.observe_objects = observe_objects
         self.task = self.world.task.name
         self.task_description = self.world.task.description
-        self._renderers = {name: WorldRenderer(self.world, name, width, height) for name in views}
-        low = np.concatenate([p.lower for p in self.rig.parts.values()])
-        high = np.concatenate([p.upper for p in self.rig.parts.values()])
+        self._renderers = {name: WorldRenderer(self.world, name, width, height, rig)
+                           for name, (_, rig) in cameras_of.items()}
+        parts = self.world.parts  # rig by rig, each part in action order: the dataset's action order
+        low = np.concatenate([p.lower for p in parts.values()])
+        high = np.concatenate([p.upper for p in parts.values()])
         self.action_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32))
         spaces: dict[str, gym.spaces.Space] = {
-            "agent_pos": gym.spaces.Box(-np.inf, np.inf, (len(self.rig.action_keys),), np.float64)}
+            "agent_pos": gym.spaces.Box(-np.inf, np.inf, (sum(len(p.joints) for p in parts.values()),), np.float64)}
         if observe_objects:
             names = object_state_names(task, observe_relations)
             spaces["environment_state"] = gym.spaces.Box(-np.inf, np.inf, (len(names),), np.float64)
@@ -76,7 +89,7 @@ class TeledexWorldEnv(gym.Env):
         self._outcome = EpisodeOutcome(self.world)
 
     def _observation(self) -> dict:
-        observation = {"agent_pos": np.concatenate([self.world.joint_positions(role) for role in self.rig.parts])}
+        observation = {"agent_pos": np.concatenate([self.world.joint_positions(key) for key in self.world.parts])}
         if self.observe_objects:
             observation["environment_state"] = self.world.object_state()
         if self.obs_type == "pixels_agent_pos":
@@ -92,8 +105,8 @@ class TeledexWorldEnv(gym.Env):
     def step(self, action):
         action = np.asarray(action, dtype=float)
         targets, start = {}, 0
-        for role, part in self.rig.parts.items():
-            targets[role] = np.clip(action[start:start + len(part.joints)], part.lower, part.upper)
+        for key, part in self.world.parts.items():
+            targets[key] = np.clip(action[start:start + len(part.joints)], part.lower, part.upper)
             start += len(part.joints)
         control_tick(self.world, targets, self.fps)
         success = self._outcome.update()

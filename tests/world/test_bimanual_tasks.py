@@ -3,8 +3,10 @@ right rig; the handover's bottom half lies where the left arm cannot reach; the 
 assembles the cube; a left hand makes the grasps measured on right hands (its mirrored joints negated). Recording a
 handover with teledex-record: tests/e2e/test_bimanual_recording.py."""
 
+import numpy as np
 import pytest
 
+from lerobot_robot_teledex.envs.configs import TeledexEnvConfig
 from teledex_lerobot.control.hand_grasps import mirrored_joints
 from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.presets import load_preset
@@ -12,6 +14,7 @@ from teledex_lerobot.rig import Rig
 from teledex_lerobot.world.bimanual_expert import HandoverExpert
 from teledex_lerobot.world.episode import run_expert_episode
 from teledex_lerobot.world.expert import ScriptedExpert, UnreachableGrasp
+from teledex_lerobot.world.gym_env import TeledexWorldEnv
 from teledex_lerobot.world.tasks.bimanual_lift import BOX_HALF_M
 from teledex_lerobot.world.world import World, WorldConfig, placed_rigs
 
@@ -87,3 +90,31 @@ def test_the_bimanual_lift_is_judged_on_the_box_resting_on_its_target():
     world.data.qpos[address] += 0.03
     world.step(1)
     assert not world.task.goal_geometry(world)  # 3 cm off the target is not on it
+
+
+def test_lerobot_evals_env_runs_both_rigs_in_one_world_as_teledex_followers_records_them():
+    """--env.type=teledex --env.preset=<two rigs>: the dataset's features (both rigs' joints in recording order, the
+    object poses, the cameras by recorded name) and an episode a policy acting as the expert completes."""
+    config = TeledexEnvConfig(task="handover", preset=BIMANUAL, obs_type="pixels_agent_pos",
+                              cameras=["left_top", "left_wrist", "right_wrist"], width=32, height=24)
+    assert config.features["action"].shape == (32,) and config.features["environment_state"].shape == (14,)
+    assert [key for key in config.features if key.startswith("pixels/")] == [
+        "pixels/left_top", "pixels/left_wrist", "pixels/right_wrist"]
+    with pytest.raises(ConfigError, match=r"not cameras of preset .*'left_top', 'left_wrist', 'right_wrist'"):
+        TeledexEnvConfig(task="handover", preset=BIMANUAL, cameras=["right_top"])
+    env = TeledexWorldEnv("handover", BIMANUAL, obs_type="state")
+    try:
+        world = env.world
+        assert list(world.parts) == ["left/arm", "left/hand", "right/arm", "right/hand"]
+        observation, _ = env.reset(seed=1)
+        assert observation["agent_pos"].shape == (32,)
+        expert = HandoverExpert({name: placed.rig for name, placed in world.rigs.items()})
+        expert.reset(world)
+        for _ in range(int(world.task.episode_s * 25)):
+            targets = expert.act(world)
+            observation, _, succeeded, _, info = env.step(np.concatenate([targets[key] for key in world.parts]))
+            if succeeded:
+                break
+        assert info["is_success"]
+    finally:
+        env.close()

@@ -3,7 +3,8 @@
 Registered when LeRobot imports our plugin package. Feature names match what teledex-record writes with
 --robot.backend=mujoco: observation.state (joints), observation.environment_state (object poses),
 observation.images.<camera> (the preset's cameras named in --env.cameras, each --env.width x --env.height: record
-them at that size), action.
+them at that size), action. A preset of several rigs (--env.preset=bimanual_piper_linkerhand_l10 --env.task=handover)
+runs them in one world, their keys as teledex_followers records them.
 """
 
 from dataclasses import dataclass, field
@@ -53,9 +54,10 @@ class TeledexEnvConfig(EnvConfig):
         if self.task not in TASKS:
             raise ConfigError(f"--env.task={self.task!r}: the task must be one of {sorted(TASKS)}")
         preset = load_preset(self.preset)
-        rig = Rig.from_preset(preset)
+        rigs = [Rig.from_preset(load_preset(follower)) for follower in preset.followers.values()] \
+            if preset.followers else [Rig.from_preset(preset)]  # a preset of several rigs: all in one world
         views = env_cameras(preset, self.cameras)  # a camera the preset lacks fails here, naming its cameras
-        joints = len(rig.action_keys)
+        joints = sum(len(rig.action_keys) for rig in rigs)
         self.features = {ACTION: PolicyFeature(type=FeatureType.ACTION, shape=(joints,)),
                          "agent_pos": PolicyFeature(type=FeatureType.STATE, shape=(joints,))}
         self.features_map = {ACTION: ACTION, "agent_pos": OBS_STATE}

@@ -20,8 +20,7 @@ from teledex_lerobot.devices.joint_device import JointDevice
 from teledex_lerobot.devices.real_config import RigPorts, check_distinct_ports
 from teledex_lerobot.devices.registry import RealHardwareConfig
 from teledex_lerobot.errors import ConfigError
-from teledex_lerobot.geometry.camera import WRIST_VIEW
-from teledex_lerobot.presets import RigPlacement, load_preset
+from teledex_lerobot.presets import RigPlacement, load_preset, shared_world_cameras
 from teledex_lerobot.station import open_station
 from teledex_lerobot.viewer import LiveViewConfig
 from teledex_lerobot.world.devices import make_shared_world_devices
@@ -103,14 +102,11 @@ class TeledexFollowersConfig(RobotConfig):
             configs[name] = TeledexConfig(preset=preset, backend=self.backend, max_step_s=self.max_step_s,
                                           preset_cameras=self.with_cameras, world=world,
                                           real=replace(self.real, arm=ports.arm, hand=ports.hand))
-        if self.backend == WORLD_BACKEND:  # one world: a fixed view several followers name is one camera, the first's
-            views: set[str] = set()
-            for config in configs.values():
-                own = {name: getattr(camera, "view", "") for name, camera in config.cameras.items()}
-                for name, view in own.items():
-                    if view in views and view != WRIST_VIEW:
-                        del config.cameras[name]
-                views |= set(own.values())
+        if self.backend == WORLD_BACKEND and self.with_cameras:  # one world: a fixed view followers share is one camera
+            kept = shared_world_cameras(self.followers)
+            for name, config in configs.items():
+                for camera in [camera for camera in config.cameras if f"{name}_{camera}" not in kept]:
+                    del config.cameras[camera]
         return configs
 
     def recording_fps(self) -> int | None:
