@@ -1,5 +1,5 @@
-"""A scripted expert for two rigs, `left` and `right` (world/tasks/handover.py): one ScriptedExpert per rig, each
-following its own plan on the world's clock, so the two meet at the planned instants.
+"""Scripted experts for two rigs, `left` and `right`: one ScriptedExpert per rig, each following its own plan on the
+world's clock, so the two meet at the planned instants.
 
 Handover: the left hand picks the half cube up with its level pinch and carries it to the handover point between
 the arms, the hand turned so that the cube's other pair of faces looks at the right arm; the right hand pinches
@@ -8,16 +8,35 @@ and rises, and the right places the half on the other one, closed-loop on the ho
 the one-rig expert places). The hands' geoms do not collide with each other (world/mjcf.py), so their palms may
 overlap above the cube while both hold it.
 
-It reads the world's privileged state, as the one-rig expert does, and returns joint targets per part key
+Bimanual lift (world/tasks/bimanual_lift.py): each hand comes to its end of the box, palm toward it and fingers
+pointing away from the arms and down (FINGER_TILTS_RAD), open; both press in (their targets PRESS_M inside the end
+faces: the arms' position servos squeeze), lift together, carry the box to over the target square turning it to the
+target's yaw (both hand targets move as one rigid body with the box), set it down, and both let go outward and rise.
+
+They read the world's privileged state, as the one-rig expert does, and return joint targets per part key
 ("left/arm", ...).
 """
+
+from collections.abc import Callable
 
 import numpy as np
 
 from ..errors import ConfigError
+from ..retargeting.hand_layout import reference_pose
 from ..rig import Rig
-from .expert import LIFT_M, PLACE_DROP_M, ScriptedExpert, Segment, UnreachableGrasp, _nearest_turn
+from ..robot_body import hand_palm
+from .expert import (
+    LIFT_M,
+    PLACE_DROP_M,
+    ScriptedExpert,
+    Segment,
+    UnreachableGrasp,
+    _nearest_turn,
+    _pose,
+    _yaw_rotation,
+)
 from .grasps import heading_frame
+from .tasks.bimanual_lift import BOX_HALF_M
 from .tasks.cube import HALF_HEIGHT_M
 from .world import World
 
@@ -30,14 +49,15 @@ CARRY_HEIGHT_M = 0.03  # the half is carried to this far over where it rests on 
 RECEIVE_S = 2.0  # from the cube's arrival at the handover point to the right hand's pinch closed (descend, close)
 
 
-class HandoverExpert:
-    """Plans both rigs' motions for the handover at reset(world); act(world) gives every part's joint targets."""
+class TwoRigExpert:
+    """One ScriptedExpert per rig (with the grasps of `grasp_task`), planned together at reset(world); act(world) gives
+    every part's joint targets."""
 
-    def __init__(self, rigs: dict[str, Rig], task_name: str = "handover"):
+    def __init__(self, rigs: dict[str, Rig], task_name: str, grasp_task: str):
         if set(rigs) != {"left", "right"}:
-            raise ConfigError(f"The handover expert drives two rigs named left and right; got {sorted(rigs)}")
+            raise ConfigError(f"The {task_name} expert drives two rigs named left and right; got {sorted(rigs)}")
         self.task_name = task_name
-        self.experts = {name: ScriptedExpert(rig, task_name, name, grasp_task="cube_assembly")
+        self.experts = {name: ScriptedExpert(rig, task_name, name, grasp_task=grasp_task)
                         for name, rig in rigs.items()}
 
     @property
@@ -56,9 +76,29 @@ class HandoverExpert:
         if place_miss_m is not None and np.any(place_miss_m):
             raise ConfigError("A placement miss needs a task whose expert recovers from a jam (bottle_peg_in_hole); "
                               f"the task is {self.task_name}: set teleop.perturbation.place_miss_m=0")
+        for expert in self.experts.values():
+            expert.begin(world)
+        self._plan(world)
+
+    def _plan(self, world: World) -> None:
+        raise NotImplementedError
+
+    def act(self, world: World) -> dict[str, np.ndarray]:
+        targets = {}
+        for expert in self.experts.values():
+            own = expert.act(world)
+            targets[expert.arm_key], targets[expert.hand_key] = own["arm"], own["hand"]
+        return targets
+
+
+class HandoverExpert(TwoRigExpert):
+    """The handover's plan: the left picks and passes, the right takes and places (the module's docstring)."""
+
+    def __init__(self, rigs: dict[str, Rig], task_name: str = "handover"):
+        super().__init__(rigs, task_name, grasp_task="cube_assembly")
+
+    def _plan(self, world: World) -> None:
         left, right = self.experts["left"], self.experts["right"]
-        left.begin(world)
-        right.begin(world)
         pass_heading, q_pass, q_above = self._pass_headings(world)
         left_plan = self._pick_and_pass(world, pass_heading, q_pass)
         handed_s = sum(segment.duration_s for segment in left_plan)
@@ -159,15 +199,89 @@ class HandoverExpert:
             Segment("done", 1e9, None, right.preshape, precise=True),
         ]
 
-    def act(self, world: World) -> dict[str, np.ndarray]:
-        targets = {}
-        for expert in self.experts.values():
-            own = expert.act(world)
-            targets[expert.arm_key], targets[expert.hand_key] = own["arm"], own["hand"]
-        return targets
+def _fixed(pose: np.ndarray) -> Callable[[World], np.ndarray]:
+    """A segment's target that stays where the plan put it."""
+    return lambda world: pose
 
 
 def _raised(pose: np.ndarray, height_m: float) -> np.ndarray:
     raised = pose.copy()
     raised[2, 3] += height_m
     return raised
+
+
+# Each palm's target this far inside the box's end face: the squeeze (1.5 cm: the box slid up to 2.3 cm in the hands
+# on the way, 19/20 layouts; 2.5 cm: 20/20)
+PRESS_M = 0.025
+APPROACH_OUT_M = 0.06  # each hand comes down this far outside its end face, then moves in
+BOX_LIFT_M = 0.08
+BOX_DROP_M = 0.002  # the box is let go this far above resting on the table
+# The palm's centre this far back from the middle of the box's end face, toward the arms: the wrist (the arm's last
+# link, thicker than the palm) then clears the face; centred, it met the box before the palm did
+PALM_BACK_M = 0.02
+# How far down from pointing away from the arms the fingers point, tried in turn per pose (the hand turns about its
+# palm's normal between poses, the palm staying on the face): the left Piper holds its L10's palm against the box's
+# end only with the fingers 15-45 degrees down (with them level or pointing down, on none of the layouts)
+FINGER_TILTS_RAD = tuple(np.radians((30, 22.5, 37.5, 15, 45)))
+
+
+class LiftExpert(TwoRigExpert):
+    """The bimanual lift's plan: both palms press the box's ends, lift, carry, set it down (the module's docstring)."""
+
+    def __init__(self, rigs: dict[str, Rig], task_name: str = "bimanual_lift"):
+        # the hands' shapes are the bottle's side wrap's: its preshape is the open hand the palms press with
+        super().__init__(rigs, task_name, grasp_task="bottle_peg_in_hole")
+        self._palm_in_hand = {name: self._palm_frame(expert) for name, expert in self.experts.items()}
+
+    @staticmethod
+    def _palm_frame(expert: ScriptedExpert) -> tuple[np.ndarray, float]:
+        """(4x4 palm frame in the hand's base frame: columns across, out of the palm, wrist to fingers; origin the palm
+        box's centre), and the palm's half thickness."""
+        model = expert.hand.model
+        palm = hand_palm(model, expert.hand.spec.side)
+        link = model.frame_pose(reference_pose(model), palm.link)
+        return _pose(link[:3, :3] @ palm.rotation, link[:3, :3] @ palm.centre_m + link[:3, 3]), float(
+            palm.half_size_m[1])
+
+    def _plan(self, world: World) -> None:
+        box, target = world.body_pose("box"), world.object_pose("target")
+        goal = _pose(_yaw_rotation(_nearest_turn(target.yaw_rad, world.object_pose("box").yaw_rad, np.pi)),
+                     target.position_m + [0.0, 0.0, BOX_HALF_M[2] + BOX_DROP_M])
+        lifted = box.copy()
+        lifted[2, 3] += BOX_LIFT_M
+        over = goal.copy()
+        over[2, 3] += BOX_LIFT_M
+        for name, expert in self.experts.items():
+            end = 1.0 if name == "left" else -1.0  # the left hand takes the +y end (the box's own y)
+
+            def hand_at(box_pose: np.ndarray, inward_m: float, tilt: float, end=end, name=name) -> np.ndarray:
+                """The hand's base pose with its palm on the box's end face, inward_m in from it."""
+                palm_in_hand, half_thickness = self._palm_in_hand[name]
+                inward = -end * box_pose[:3, 1]  # from the end face toward the box's middle
+                forward = np.cos(tilt) * box_pose[:3, 0] - np.sin(tilt) * np.array([0.0, 0.0, 1.0])
+                face = box_pose[:3, 3] + end * BOX_HALF_M[1] * box_pose[:3, 1] - PALM_BACK_M * box_pose[:3, 0]
+                palm = _pose(np.stack([np.cross(inward, forward), inward, forward], axis=1),
+                             face + (inward_m - half_thickness) * inward)
+                return palm @ np.linalg.inv(palm_in_hand)
+
+            starts = (expert.arm.home_full, *expert._ik_starts)
+            open_hand = expert.preshape
+            segments = []
+            for phase, seconds, box_pose, inward_m in (
+                    ("approach", 2.4, box, -APPROACH_OUT_M), ("press", 1.2, box, PRESS_M),
+                    ("lift", 1.4, lifted, PRESS_M), ("carry", 2.4, over, PRESS_M), ("lower", 1.4, goal, PRESS_M),
+                    ("release", 1.0, goal, -APPROACH_OUT_M)):
+                for tilt in FINGER_TILTS_RAD:
+                    pose = hand_at(box_pose, inward_m, tilt)
+                    q = expert.solve_within_margin(pose, starts)
+                    if q is not None:
+                        break
+                else:
+                    raise UnreachableGrasp(f"The {name} arm does not reach its end of the box for the {phase} "
+                                           "within its joint limits")
+                starts = (q, *starts)
+                approach = phase == "approach"  # along the arm's joint path, at speed from the first tick
+                segments.append(Segment(phase, seconds, _fixed(pose), open_hand, q, joint_path=approach,
+                                        from_rest=not approach, precise=phase in ("press", "lower", "release")))
+            retreat = Segment("retreat", 1.0, _fixed(_raised(pose, BOX_LIFT_M)), open_hand, precise=True)
+            expert.follow([*segments, retreat, Segment("done", 1e9, None, open_hand, precise=True)])

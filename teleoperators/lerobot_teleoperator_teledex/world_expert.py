@@ -8,7 +8,7 @@ reset the world (lerobot-record) can let the expert lay out the next episode its
 (--teleop.lay_out_next_episode=true, with --dataset.episode_time_s about the task's plan, ~10 s).
 
 Driving a robot of two followers, `left` and `right` (teledex_followers in a world of both), it runs the two-rig expert
-of the task (world/bimanual_expert.py: the handover) and emits both rigs' prefixed keys.
+of the task (world/bimanual_expert.py: the handover, the bimanual lift) and emits both rigs' prefixed keys.
 
 It is not a person (`scripted`): teledex-record runs the world in lockstep with it. With --teleop.perturbation.* the
 robot executes the expert's targets plus seeded recovery perturbations (world/perturbation.py) while the recording
@@ -27,7 +27,7 @@ from lerobot.utils.errors import DeviceNotConnectedError
 
 from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.station import Station, join_station
-from teledex_lerobot.world.bimanual_expert import HandoverExpert
+from teledex_lerobot.world.bimanual_expert import HandoverExpert, LiftExpert, TwoRigExpert
 from teledex_lerobot.world.devices import WorldRunner
 from teledex_lerobot.world.expert import ScriptedExpert
 from teledex_lerobot.world.operator_expert import OperatorExpert
@@ -75,7 +75,7 @@ class TeledexWorldExpert(Teleoperator):
         if len(self.rigs) > 1 and config.route != "joints":
             raise ConfigError(f"--teleop.route={config.route}: the two-rig expert sends joint targets only; use "
                               "--teleop.route=joints")
-        self.expert: ScriptedExpert | OperatorExpert | HandoverExpert | None = None  # for the world it first reads
+        self.expert: ScriptedExpert | OperatorExpert | TwoRigExpert | None = None  # for the world
         self.connected = False
         self.sample_capture_ns: int | None = None
         self.episodes_started = 0
@@ -118,7 +118,7 @@ class TeledexWorldExpert(Teleoperator):
         self.expert = None
         self._planned_episode: int | None = None
 
-    def _expert_for(self, world: World) -> ScriptedExpert | OperatorExpert | HandoverExpert:
+    def _expert_for(self, world: World) -> ScriptedExpert | OperatorExpert | TwoRigExpert:
         if self.expert is None:
             self.expert = self._make_expert(world)
             timing = world.config.timing
@@ -126,13 +126,11 @@ class TeledexWorldExpert(Teleoperator):
                 if timing.input_stalls_per_min else None
         return self.expert
 
-    def _make_expert(self, world: World) -> ScriptedExpert | OperatorExpert | HandoverExpert:
+    def _make_expert(self, world: World) -> ScriptedExpert | OperatorExpert | TwoRigExpert:
         task = world.config.task
         if world.task.rigs:
-            if task != "handover":
-                raise ConfigError(f"No scripted expert for the two-rig task {task!r} yet (the handover has one): "
-                                  "record it with a person (--teleop.type=teledex_xr)")
-            return HandoverExpert({prefix.removesuffix("_"): rig for prefix, rig in self.rigs.items()}, task)
+            rigs = {prefix.removesuffix("_"): rig for prefix, rig in self.rigs.items()}
+            return HandoverExpert(rigs, task) if task == "handover" else LiftExpert(rigs, task)
         if list(self.rigs) != [""]:
             raise ConfigError(f"The task {task!r} is one rig's, and the robot has several followers "
                               f"({', '.join(p.removesuffix('_') for p in self.rigs)}): choose a two-rig task "
@@ -207,7 +205,7 @@ class TeledexWorldExpert(Teleoperator):
                                            {key: part.upper for key, part in parts.items()})
         return self._join(executed)
 
-    def _finished(self, world: World, expert: ScriptedExpert | OperatorExpert | HandoverExpert) -> bool:
+    def _finished(self, world: World, expert: ScriptedExpert | OperatorExpert | TwoRigExpert) -> bool:
         elapsed = world.time_s - self._episode_start_s
         plan_s = expert.plan_duration_s
         return elapsed >= min(world.task.episode_s, plan_s + self.config.settle_s)

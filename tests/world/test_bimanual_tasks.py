@@ -1,7 +1,8 @@
 """Two-rig tasks and the two-rig expert (issue 33): the handover and the bimanual lift need a world of a left and a
 right rig; the handover's bottom half lies where the left arm cannot reach; the expert hands the half over and
-assembles the cube; a left hand makes the grasps measured on right hands (its mirrored joints negated). Recording a
-handover with teledex-record: tests/e2e/test_bimanual_recording.py."""
+assembles the cube; the lift expert sets the box on its target, which one hand alone cannot hold; a left hand makes the
+grasps measured on right hands (its mirrored joints negated); lerobot-eval's env runs both rigs. Recording a handover
+with teledex-record: tests/e2e/test_bimanual_recording.py."""
 
 import numpy as np
 import pytest
@@ -11,8 +12,8 @@ from teledex_lerobot.control.hand_grasps import mirrored_joints
 from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
-from teledex_lerobot.world.bimanual_expert import HandoverExpert
-from teledex_lerobot.world.episode import run_expert_episode
+from teledex_lerobot.world.bimanual_expert import HandoverExpert, LiftExpert
+from teledex_lerobot.world.episode import control_tick, run_expert_episode
 from teledex_lerobot.world.expert import ScriptedExpert, UnreachableGrasp
 from teledex_lerobot.world.gym_env import TeledexWorldEnv
 from teledex_lerobot.world.tasks.bimanual_lift import BOX_HALF_M
@@ -118,3 +119,28 @@ def test_lerobot_evals_env_runs_both_rigs_in_one_world_as_teledex_followers_reco
         assert info["is_success"]
     finally:
         env.close()
+
+
+def test_the_lift_expert_sets_the_box_on_its_target_and_one_hand_alone_cannot_hold_it():
+    world = _world("bimanual_lift")
+    expert = LiftExpert(_rigs())
+    both = []
+    for seed in range(2):
+        succeeded, _ = run_expert_episode(world, expert, seed, on_tick=lambda w, e: both.append(
+            w.hands_touching("box") == {"left", "right"} and w.object_pose("box").position_m[2] > BOX_HALF_M[2] + 0.05))
+        assert succeeded, seed
+    assert any(both)  # carried between the two hands
+    # the same lift, and the right hand lets go as the carry starts: the box slips out of the left hand
+    world.reset(0)
+    expert.reset(world)
+    right = expert.experts["right"]
+    while right.phase != "carry":
+        control_tick(world, expert.act(world), 25)
+    held_z = world.object_pose("box").position_m[2]
+    let_go = right.hand_pose(world)
+    let_go[:3, 3] -= 0.08 * let_go[:3, :3] @ expert._palm_in_hand["right"][0][:3, 1]  # away from the box
+    for _ in range(25):
+        targets = expert.act(world)
+        targets["right/arm"] = right.arm_target(let_go)
+        control_tick(world, targets, 25)
+    assert held_z > BOX_HALF_M[2] + 0.05 and world.object_pose("box").position_m[2] < BOX_HALF_M[2] + 0.01

@@ -16,6 +16,7 @@ BOX_HALF_M = (0.04, 0.14, 0.05)  # 8 cm deep, 28 cm from end to end (the hands p
 BOX_MASS_KG = 0.6
 TARGET_HALF_M = 0.05  # the target square, drawn on the table (it has no thickness to collide with)
 SHIFT_M = (0.08, 0.12)  # the target lies this far beyond the box, away from the arms
+YAW_RAD = (0.14, 0.30)  # the box's and the target's yaw
 MAX_OFFSET_M = 0.02
 MAX_YAW_ERROR_RAD = np.radians(10)
 MAX_TILT_RAD = np.radians(8)
@@ -44,7 +45,9 @@ class BimanualLift(Task):
     def layout(self, rng, spread=1.0):
         box = np.array([uniform(rng, 0.30, 0.36, spread), uniform(rng, -0.03, 0.03, spread), BOX_HALF_M[2]])
         target = box + [uniform(rng, *SHIFT_M, spread), uniform(rng, -0.04, 0.04, spread), -BOX_HALF_M[2]]
-        return {"box": (box, uniform(rng, -0.15, 0.15, spread)), "target": (target, uniform(rng, -0.15, 0.15, spread))}
+        # both turned 8-17 degrees counter-clockwise (the left end toward the arms): the left Piper holds its hand's
+        # palm against the box's end at 7-22 degrees and at none from -30 to 0 (world/bimanual_expert.py)
+        return {"box": (box, uniform(rng, *YAW_RAD, spread)), "target": (target, uniform(rng, *YAW_RAD, spread))}
 
     def goal_geometry(self, world) -> bool:
         box, target = world.object_pose("box"), world.object_pose("target")

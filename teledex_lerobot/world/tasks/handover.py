@@ -21,7 +21,7 @@ class Handover(CubeAssembly):
     def layout(self, rng, spread=1.0):
         # bimanual_piper_linkerhand_l10 stands the arms at y = +-0.25 m: the top half lies 3-11 cm inside the left
         # arm's base line, where its pinch reaches best; the bottom half 6-11 cm outside the right arm's, where the
-        # right pinch reaches and the left cannot (benchmarks/handover.py measures both)
+        # right pinch reaches and the left cannot (benchmarks/bimanual.py measures both)
         top = np.array([uniform(rng, 0.34, 0.42, spread), uniform(rng, 0.14, 0.22, spread), HALF_HEIGHT_M])
         bottom = np.array([uniform(rng, 0.34, 0.40, spread), uniform(rng, -0.36, -0.31, spread), HALF_HEIGHT_M])
         return {"cube_top": (top, uniform(rng, -0.2, 0.2, spread)),

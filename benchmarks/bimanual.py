@@ -1,13 +1,15 @@
-"""The two-rig world's handover, measured: the scripted expert on N layouts (as planned, and with the recording's
-recovery perturbations on every episode), where the bottom half lies for the left arm, and a lockstep collection
-with teledex-record and the preset's three cameras (the top view and each hand's wrist camera) with its sync figures.
+"""The two-rig world's tasks, measured: the scripted expert on N layouts (as planned, and with the recording's
+recovery perturbations on every episode), for the handover where the bottom half lies for the left arm, and a
+lockstep collection with teledex-record and the preset's three cameras (the top view and each hand's wrist camera)
+with its sync figures.
 
-    .venv/bin/python benchmarks/handover.py [--layouts 50] [--record 5] [--out outputs/handover]
+    .venv/bin/python benchmarks/bimanual.py [--task handover|bimanual_lift] [--layouts 50] [--record 5]
+        [--out outputs/bimanual]
 
-Expert rows: success out of N layouts, the furthest stage of the failures, seconds to success (median). Reach row:
-layouts whose bottom half the left arm's pinch reaches (the task wants none). Collection row: episodes per minute of
-wall time and frames per second from the first episode's start to the last save, then teledex-sync-report's frames
-valid, mean sync error and dropped ticks.
+Expert rows: success out of N layouts, the furthest stage of the failures, seconds to success (median). Reach row
+(handover): layouts whose bottom half the left arm's pinch reaches (the task wants none). Collection row: episodes per
+minute of wall time and frames per second from the first episode's start to the last save, then teledex-sync-report's
+frames valid, mean sync error and dropped ticks.
 """
 
 import argparse
@@ -24,7 +26,7 @@ import numpy as np
 
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
-from teledex_lerobot.world.bimanual_expert import HandoverExpert
+from teledex_lerobot.world.bimanual_expert import HandoverExpert, LiftExpert, TwoRigExpert
 from teledex_lerobot.world.episode import EpisodeOutcome, control_tick
 from teledex_lerobot.world.expert import UnreachableGrasp
 from teledex_lerobot.world.perturbation import PerturbationConfig, TargetPerturbation
@@ -38,7 +40,7 @@ PERTURBATION = PerturbationConfig(arm_std_rad=0.01, hand_std_rad=0.01, correlati
 ENVIRONMENT = {"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-def run_layouts(world: World, expert: HandoverExpert, layouts: int, perturbation: TargetPerturbation | None) -> dict:
+def run_layouts(world: World, expert: TwoRigExpert, layouts: int, perturbation: TargetPerturbation | None) -> dict:
     lower = {key: part.lower for key, part in world.parts.items()}
     upper = {key: part.upper for key, part in world.parts.items()}
     successes, failures, seconds = 0, Counter(), []
@@ -79,18 +81,18 @@ def left_reaches_bottom(world: World, expert: HandoverExpert, layouts: int) -> i
     return reached
 
 
-def collect(episodes: int, out: Path) -> dict:
+def collect(task: str, episodes: int, out: Path) -> dict:
     """A teledex-record run as a user types it, with the preset's cameras."""
     root = out / "data"
     for path in (root, Path(f"{root}_native")):
         shutil.rmtree(path, ignore_errors=True)
     bin_dir = Path(sys.executable).parent
     args = [str(bin_dir / "teledex-record"), "--robot.type=teledex_followers", f"--robot.preset={PRESET}",
-            "--robot.backend=mujoco", "--robot.world.task=handover", "--teleop.type=teledex_world_expert",
+            "--robot.backend=mujoco", f"--robot.world.task={task}", "--teleop.type=teledex_world_expert",
             f"--teleop.perturbation.arm_std_rad={PERTURBATION.arm_std_rad}",
             f"--teleop.perturbation.hand_std_rad={PERTURBATION.hand_std_rad}",
             "--teleop.perturbation.episode_share=0.25",
-            "--dataset.repo_id=local/handover", f"--dataset.root={root}", "--dataset.single_task=handover",
+            f"--dataset.repo_id=local/{task}", f"--dataset.root={root}", f"--dataset.single_task={task}",
             f"--dataset.fps={FPS}", f"--dataset.num_episodes={episodes}", "--dataset.episode_time_s=30",
             "--dataset.reset_time_s=0", "--dataset.push_to_hub=false"]
     print("$ " + " ".join(args), flush=True)
@@ -120,28 +122,31 @@ def collect(episodes: int, out: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", choices=["handover", "bimanual_lift"], default="handover")
     parser.add_argument("--layouts", type=int, default=50)
     parser.add_argument("--record", type=int, default=5, help="episodes collected with teledex-record (0: none)")
-    parser.add_argument("--out", type=Path, default=Path("outputs/handover"))
+    parser.add_argument("--out", type=Path, default=Path("outputs/bimanual"))
     args = parser.parse_args()
     preset = load_preset(PRESET)
     rigs = {name: Rig.from_preset(load_preset(follower)) for name, follower in preset.followers.items()}
-    world = World(placed_rigs(rigs, preset.placements), WorldConfig(task="handover"))
-    expert = HandoverExpert(rigs)
+    world = World(placed_rigs(rigs, preset.placements), WorldConfig(task=args.task))
+    expert = HandoverExpert(rigs) if args.task == "handover" else LiftExpert(rigs)
     print("== the expert as planned", flush=True)
     planned = run_layouts(world, expert, args.layouts, None)
     print("== the expert under perturbation", flush=True)
     perturbed = run_layouts(world, expert, args.layouts, TargetPerturbation(PERTURBATION))
-    reach = left_reaches_bottom(world, expert, args.layouts)
     rows = [("expert, as planned", planned), ("expert, perturbed (arm 0.01, hand 0.01 rad)", perturbed)]
-    print(f"\n| handover on {args.layouts} layouts | success | failures (furthest stage) | median s to success |")
+    print(f"\n| {args.task} on {args.layouts} layouts | success | failures (furthest stage) | median s to success |")
     print("|---|---|---|---|")
     for name, row in rows:
         print(f"| {name} | {row['successes']}/{args.layouts} | {row['failures'] or '-'} | {row['median_s']:.1f} |")
-    print(f"\nthe left arm's pinch reaches the bottom half in {reach}/{args.layouts} layouts")
+    if isinstance(expert, HandoverExpert):
+        reach = left_reaches_bottom(world, expert, args.layouts)
+        print(f"\nthe left arm's pinch reaches the bottom half in {reach}/{args.layouts} layouts")
     if args.record:
-        args.out.mkdir(parents=True, exist_ok=True)
-        figures = collect(args.record, args.out)
+        out = args.out / args.task
+        out.mkdir(parents=True, exist_ok=True)
+        figures = collect(args.task, args.record, out)
         print("\n| lockstep collection, 3 cameras | episodes/min | frames/s | frames | sync valid | mean error ms "
               "| dropped ticks |\n|---|---|---|---|---|---|---|")
         print(f"| {args.record} episodes | {figures['episodes_per_min']:.2f} | {figures['fps']:.1f} | "
