@@ -214,7 +214,7 @@ def _raised(pose: np.ndarray, height_m: float) -> np.ndarray:
 # on the way, 19/20 layouts; 2.5 cm: 20/20)
 PRESS_M = 0.025
 APPROACH_OUT_M = 0.06  # each hand comes down this far outside its end face, then moves in
-BOX_LIFT_M = 0.08
+BOX_LIFTS_M = (0.08, 0.06, 0.045)  # how high the box is carried: the highest both arms reach there
 BOX_DROP_M = 0.002  # the box is let go this far above resting on the table
 # The palm's centre this far back from the middle of the box's end face, toward the arms: the wrist (the arm's last
 # link, thicker than the palm) then clears the face; centred, it met the box before the palm did
@@ -244,44 +244,54 @@ class LiftExpert(TwoRigExpert):
             palm.half_size_m[1])
 
     def _plan(self, world: World) -> None:
+        """Both hands' plans at the highest of BOX_LIFTS_M both arms reach."""
+        for lift_m in BOX_LIFTS_M[:-1]:
+            try:
+                plans = {name: self._rig_plan(world, name, lift_m) for name in self.experts}
+                break
+            except UnreachableGrasp:
+                continue
+        else:
+            plans = {name: self._rig_plan(world, name, BOX_LIFTS_M[-1]) for name in self.experts}
+        for name, plan in plans.items():
+            self.experts[name].follow(plan)
+
+    def _rig_plan(self, world: World, name: str, lift_m: float) -> list[Segment]:
+        expert = self.experts[name]
         box, target = world.body_pose("box"), world.object_pose("target")
         goal = _pose(_yaw_rotation(_nearest_turn(target.yaw_rad, world.object_pose("box").yaw_rad, np.pi)),
                      target.position_m + [0.0, 0.0, BOX_HALF_M[2] + BOX_DROP_M])
-        lifted = box.copy()
-        lifted[2, 3] += BOX_LIFT_M
-        over = goal.copy()
-        over[2, 3] += BOX_LIFT_M
-        for name, expert in self.experts.items():
-            end = 1.0 if name == "left" else -1.0  # the left hand takes the +y end (the box's own y)
+        lifted, over = _raised(box, lift_m), _raised(goal, lift_m)
+        end = 1.0 if name == "left" else -1.0  # the left hand takes the +y end (the box's own y)
+        palm_in_hand, half_thickness = self._palm_in_hand[name]
 
-            def hand_at(box_pose: np.ndarray, inward_m: float, tilt: float, end=end, name=name) -> np.ndarray:
-                """The hand's base pose with its palm on the box's end face, inward_m in from it."""
-                palm_in_hand, half_thickness = self._palm_in_hand[name]
-                inward = -end * box_pose[:3, 1]  # from the end face toward the box's middle
-                forward = np.cos(tilt) * box_pose[:3, 0] - np.sin(tilt) * np.array([0.0, 0.0, 1.0])
-                face = box_pose[:3, 3] + end * BOX_HALF_M[1] * box_pose[:3, 1] - PALM_BACK_M * box_pose[:3, 0]
-                palm = _pose(np.stack([np.cross(inward, forward), inward, forward], axis=1),
-                             face + (inward_m - half_thickness) * inward)
-                return palm @ np.linalg.inv(palm_in_hand)
+        def hand_at(box_pose: np.ndarray, inward_m: float, tilt: float) -> np.ndarray:
+            """The hand's base pose with its palm on the box's end face, inward_m in from it."""
+            inward = -end * box_pose[:3, 1]  # from the end face toward the box's middle
+            forward = np.cos(tilt) * box_pose[:3, 0] - np.sin(tilt) * np.array([0.0, 0.0, 1.0])
+            face = box_pose[:3, 3] + end * BOX_HALF_M[1] * box_pose[:3, 1] - PALM_BACK_M * box_pose[:3, 0]
+            palm = _pose(np.stack([np.cross(inward, forward), inward, forward], axis=1),
+                         face + (inward_m - half_thickness) * inward)
+            return palm @ np.linalg.inv(palm_in_hand)
 
-            starts = (expert.arm.home_full, *expert._ik_starts)
-            open_hand = expert.preshape
-            segments = []
-            for phase, seconds, box_pose, inward_m in (
-                    ("approach", 2.4, box, -APPROACH_OUT_M), ("press", 1.2, box, PRESS_M),
-                    ("lift", 1.4, lifted, PRESS_M), ("carry", 2.4, over, PRESS_M), ("lower", 1.4, goal, PRESS_M),
-                    ("release", 1.0, goal, -APPROACH_OUT_M)):
-                for tilt in FINGER_TILTS_RAD:
-                    pose = hand_at(box_pose, inward_m, tilt)
-                    q = expert.solve_within_margin(pose, starts)
-                    if q is not None:
-                        break
-                else:
-                    raise UnreachableGrasp(f"The {name} arm does not reach its end of the box for the {phase} "
-                                           "within its joint limits")
-                starts = (q, *starts)
-                approach = phase == "approach"  # along the arm's joint path, at speed from the first tick
-                segments.append(Segment(phase, seconds, _fixed(pose), open_hand, q, joint_path=approach,
-                                        from_rest=not approach, precise=phase in ("press", "lower", "release")))
-            retreat = Segment("retreat", 1.0, _fixed(_raised(pose, BOX_LIFT_M)), open_hand, precise=True)
-            expert.follow([*segments, retreat, Segment("done", 1e9, None, open_hand, precise=True)])
+        starts = (expert.arm.home_full, *expert._ik_starts)
+        open_hand = expert.preshape
+        segments = []
+        for phase, seconds, box_pose, inward_m in (
+                ("approach", 2.4, box, -APPROACH_OUT_M), ("press", 1.2, box, PRESS_M),
+                ("lift", 1.4, lifted, PRESS_M), ("carry", 2.4, over, PRESS_M), ("lower", 1.4, goal, PRESS_M),
+                ("release", 1.0, goal, -APPROACH_OUT_M)):
+            for tilt in FINGER_TILTS_RAD:
+                pose = hand_at(box_pose, inward_m, tilt)
+                q = expert.solve_within_margin(pose, starts)
+                if q is not None:
+                    break
+            else:
+                raise UnreachableGrasp(f"The {name} arm does not reach its end of the box for the {phase} "
+                                       "within its joint limits")
+            starts = (q, *starts)
+            approach = phase == "approach"  # along the arm's joint path, at speed from the first tick
+            segments.append(Segment(phase, seconds, _fixed(pose), open_hand, q, joint_path=approach,
+                                    from_rest=not approach, precise=phase in ("press", "lower", "release")))
+        retreat = Segment("retreat", 1.0, _fixed(_raised(pose, lift_m)), open_hand, precise=True)
+        return [*segments, retreat, Segment("done", 1e9, None, open_hand, precise=True)]

@@ -18,6 +18,7 @@ input stalls (--robot.world.timing.input_stalls_per_min, world/station_timing.py
 each: the same action, its sample ever older.
 """
 
+import logging
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -29,13 +30,15 @@ from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.station import Station, join_station
 from teledex_lerobot.world.bimanual_expert import HandoverExpert, LiftExpert, TwoRigExpert
 from teledex_lerobot.world.devices import WorldRunner
-from teledex_lerobot.world.expert import ScriptedExpert
+from teledex_lerobot.world.expert import ScriptedExpert, UnreachableGrasp
 from teledex_lerobot.world.operator_expert import OperatorExpert
 from teledex_lerobot.world.perturbation import PerturbationConfig, TargetPerturbation
 from teledex_lerobot.world.station_timing import InputStall
 from teledex_lerobot.world.world import World, part_key
 
 from .config_rig import TeledexRigTeleopConfig
+
+logger = logging.getLogger(__name__)
 
 ROUTES = ("joints", "keypoints")
 
@@ -86,6 +89,7 @@ class TeledexWorldExpert(Teleoperator):
         self._tick_s = self._last_tick_s = 0.0  # world time of the last action and of the one before
         self._stall: InputStall | None = None  # the world's input stalls (world.timing), made with the expert
         self._last_action: dict[str, float] | None = None  # this episode's
+        self._unreachable: dict | None = None  # the held targets of a layout the expert cannot plan
 
     @cached_property
     def action_features(self) -> dict[str, type]:
@@ -177,7 +181,13 @@ class TeledexWorldExpert(Teleoperator):
                 runner.reset_episode()
             if world.episode_index != self._planned_episode:
                 self.perturbation.reset(world.episode_seed)
-                expert.reset(world, self.perturbation.place_miss_m)
+                self._unreachable = None
+                try:
+                    expert.reset(world, self.perturbation.place_miss_m)
+                except UnreachableGrasp as error:  # this layout is beyond the arms: a failed episode, not a crash
+                    logger.warning("layout seed %d: %s; the expert holds the robot where it is (the episode fails)",
+                                   world.episode_seed, error)
+                    self._unreachable = {key: world.joint_positions(key) for key in self._parts}
                 self._planned_episode = world.episode_index
                 self._episode_start_s = world.time_s
                 self.episodes_started += 1
@@ -187,8 +197,8 @@ class TeledexWorldExpert(Teleoperator):
             if self._last_action is not None and self._stall is not None and self._stall.stalled(now_ns):
                 self._last_tick_s = self._tick_s  # nothing new: the robot holds, the perturbation too
                 return dict(self._last_action)
-            targets = expert.act(world)
-            self._precise = expert.precise_phase
+            targets = expert.act(world) if self._unreachable is None else self._unreachable
+            self._precise = self._unreachable is None and expert.precise_phase
             self._last_tick_s, self._tick_s = self._tick_s, world.time_s
         self.sample_capture_ns = now_ns
         self._last_action = self._join(targets)
@@ -207,6 +217,8 @@ class TeledexWorldExpert(Teleoperator):
 
     def _finished(self, world: World, expert: ScriptedExpert | OperatorExpert | TwoRigExpert) -> bool:
         elapsed = world.time_s - self._episode_start_s
+        if self._unreachable is not None:  # nothing planned: the next layout once the settle time is over
+            return elapsed >= self.config.settle_s
         plan_s = expert.plan_duration_s
         return elapsed >= min(world.task.episode_s, plan_s + self.config.settle_s)
 
