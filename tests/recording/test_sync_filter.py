@@ -2,7 +2,9 @@
 episodes with enough sync-valid frames, or with --split-at-invalid of the runs of valid frames, each its own episode;
 it loads in LeRobotDataset, holds only what the filter keeps, and a refusal writes nothing and changes nothing.
 
-One small recording (teledex-record's Recorder, fake devices, a camera) made once per module; frames are then made
+One small recording (teledex-record's Recorder, the lockstep world and its expert, a camera: exactly 25 frames an
+episode however loaded the machine; the fake rig in real time dropped ticks under load) made once per module; frames
+are then made
 sync-invalid as a stale source makes them: a source's capture time gone (-1) and sync_valid false, so every frame
 still agrees with the recorded sync rule, which the filter judges every frame by again.
 """
@@ -22,8 +24,7 @@ from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot.datasets.lerobot_dataset import LeRobotDataset
 from test_corrupted_inputs import snapshot
 
-from lerobot_robot_teledex import TeledexConfig, TeledexRenderCameraConfig, TeledexWorldCameraConfig
-from lerobot_teleoperator_teledex import TeledexReplayConfig
+from lerobot_robot_teledex import TeledexConfig, TeledexWorldCameraConfig
 from lerobot_teleoperator_teledex.world_expert import TeledexWorldExpertConfig
 from teledex_lerobot.cli import convert
 from teledex_lerobot.cli.errors import USER_ERROR_EXIT
@@ -57,13 +58,13 @@ def make_invalid(root: Path, invalid: dict) -> None:
 def recording(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("sync_filter") / "grasp"
     Recorder(TeledexRecordConfig(
-        robot=TeledexConfig(backend="fake", cameras={"top": TeledexRenderCameraConfig(view="oblique", width=64,
-                                                                                      height=48, fps=25)}),
-        teleop=TeledexReplayConfig(),
+        robot=TeledexConfig(backend="mujoco", preset_cameras=False, world=WorldConfig(seed=0, clock=LOCKSTEP),
+                            cameras={"top": TeledexWorldCameraConfig(view="oblique", width=64, height=48, fps=25)}),
+        teleop=TeledexWorldExpertConfig(), settle_s=-1,
         dataset=DatasetRecordConfig(repo_id="local/grasp", root=str(root), single_task="grasp", fps=25,
                                     episode_time_s=FRAMES / 25, reset_time_s=0, num_episodes=3, push_to_hub=False,
                                     video=True))).run()
-    assert all(e.valid.all() for e in sync_from_lerobot(root))  # the fake rig's frames are all in sync
+    assert all(e.valid.all() and len(e.valid) == FRAMES for e in sync_from_lerobot(root))  # lockstep: all in sync
     make_invalid(root, INVALID)
     return root
 

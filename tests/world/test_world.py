@@ -151,7 +151,7 @@ def test_recorded_episode_replayed_with_its_seed_reproduces_the_outcome():
     from teledex_lerobot.world.gym_env import TeledexWorldEnv
 
     env = TeledexWorldEnv(task="cube_assembly")
-    expert = ScriptedExpert(env.rig, "cube_assembly")
+    expert = ScriptedExpert(env.world.rig, "cube_assembly")
     env.reset(seed=5)
     expert.reset(env.world)
     actions, succeeded = [], False
@@ -228,7 +228,7 @@ def test_lerobot_eval_scores_one_episode_in_the_world(tmp_path):
 
     env = TeledexWorldEnv(task="cube_assembly")
     observation, _ = env.reset(seed=0)
-    expert = ScriptedExpert(env.rig, "cube_assembly")
+    expert = ScriptedExpert(env.world.rig, "cube_assembly")
     expert.reset(env.world)
     rows = {"observation.state": [], "observation.environment_state": [], "action": []}
     for _ in range(50):
