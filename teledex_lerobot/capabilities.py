@@ -47,6 +47,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # for type checking only: the world imports MuJoCo, the station's live view Rerun
+    import numpy as np
+
     from .clock import Clock
     from .devices.device_fault import DeviceFault
     from .rig import Rig
@@ -194,6 +196,8 @@ class RigRobot(Protocol):
 class FollowersRobot(Protocol):
     @property
     def robots(self) -> Mapping[str, RigRobot]: ...  # follower name -> its robot (teledex_followers)
+
+    def base_poses(self) -> Mapping[str, np.ndarray]: ...  # follower name -> its base in the first one's (4x4)
 
 
 @runtime_checkable

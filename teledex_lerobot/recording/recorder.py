@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot.robots import RobotConfig, make_robot_from_config
 from lerobot.teleoperators import TeleoperatorConfig, make_teleoperator_from_config
@@ -159,6 +160,14 @@ class Recorder:
         """The robot's rig, for a TeleDex robot of one rig."""
         return self.robot.robot.rig if isinstance(self.robot.robot, RigRobot) else None
 
+    def _followers(self) -> dict[str, tuple[Rig, np.ndarray]] | None:
+        """A robot of several rigs: each follower's rig and its base in the first one's base frame."""
+        robot = self.robot.robot
+        if not isinstance(robot, FollowersRobot):
+            return None
+        bases = robot.base_poses()
+        return {name: (follower.rig, bases[name]) for name, follower in robot.robots.items()}
+
     def _joint_sources(self) -> list[str]:
         """Each part a source of its own: "arm", "hand"; a follower's "<follower>_arm"."""
         robot = self.robot.robot
@@ -306,7 +315,8 @@ class Recorder:
         return shared_metadata(self.layout, self.robot_type, cameras, d.rgb_encoder.vcodec if d.video else "libx264",
                                d.repo_id, Path(d.root),
                                preset=robot.preset if isinstance(robot, PresetConfig) else None,
-                               backend=robot.backend if isinstance(robot, BackendConfig) else None, rig=self._rig)
+                               backend=robot.backend if isinstance(robot, BackendConfig) else None, rig=self._rig,
+                               followers=self._followers())
 
 
 def _is_disk_full(error: BaseException) -> bool:

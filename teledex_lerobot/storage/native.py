@@ -239,18 +239,19 @@ class RecordedCamera:
 
 def shared_metadata(layout: FrameLayout, robot_type: str, cameras: dict[str, RecordedCamera], video_codec: str,
                     repo_id: str, lerobot_root: Path, preset: str | None = None, backend: str | None = None,
-                    rig: "Rig | None" = None) -> dict:
+                    rig: "Rig | None" = None, followers: "dict[str, tuple[Rig, np.ndarray]] | None" = None) -> dict:
     """What every episode's metadata.json shares (hardware, cameras, collection settings, the paired dataset); the
     recording adds each episode's own fields. rig: the robot's, recorded with its parts' specs and hand mount, so
-    exports compute kinematics from the episode's own models and mount."""
+    exports compute kinematics from the episode's own models and mount; followers (several rigs): each one's rig and
+    its base in the first one's base frame (4x4), as hardware.rigs, keyed by the follower (its keys' prefix)."""
     models = {role: part.spec.model for role, part in rig.parts.items()} if rig is not None else {}
-    rig_record = None if rig is None else {"parts": {role: asdict(part.spec) for role, part in rig.parts.items()},
-                                           "hand_mount": asdict(rig.hand_mount_spec)}
+    rigs = None if followers is None else {name: {**_rig_record(follower), "base_pose": np.asarray(base).tolist()}
+                                           for name, (follower, base) in followers.items()}
     return {
         "format": NATIVE_FORMAT,
         "hardware": {"preset": preset, "robot_type": robot_type, "arm_type": models.get("arm"),
                      "hand_type": models.get("hand"), "backend": backend, "total_dof": len(layout.action_names),
-                     "rig": rig_record},
+                     "rig": None if rig is None else _rig_record(rig), **({"rigs": rigs} if rigs else {})},
         "cameras": {name: asdict(camera) for name, camera in cameras.items()},
         "collection": {"control_frequency_hz": layout.fps, "dt_s": 1 / layout.fps, "video_codec": video_codec,
                        "data_format": "video_compressed", "qpos_dim": len(layout.state_names),
@@ -258,6 +259,11 @@ def shared_metadata(layout: FrameLayout, robot_type: str, cameras: dict[str, Rec
                        "tactile_sensors": ["hand"] if layout.tactile_names else []},
         "lerobot": {"repo_id": repo_id, "root": str(Path(lerobot_root).resolve())},
     }
+
+
+def _rig_record(rig: "Rig") -> dict:
+    return {"parts": {role: asdict(part.spec) for role, part in rig.parts.items()},
+            "hand_mount": asdict(rig.hand_mount_spec)}
 
 
 def write_episode_files(folder: Path, telemetry: dict, metadata: dict, cameras: dict[str, CameraInfo],

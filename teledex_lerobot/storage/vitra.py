@@ -5,7 +5,9 @@ never from constants: `ee_urdf` is the arm's mount frame in its URDF, `hand_moun
 camera is the episode's first colour camera; its pose in the arm base comes from camera_info.json. Poses are
 [x, y, z, rx, ry, rz] with a rotation vector. A missing arm or hand has zero joint arrays, identity transforms (and
 so zero pose vectors, the identity pose) and its masks False: every transform in a file is a valid rigid transform.
-Files are named by the episode id and never overwritten.
+Files are named by the episode id and never overwritten. Two rigs (teledex_followers, e.g. a bimanual preset) fill
+both sides, each follower on its hand's side; the head camera's pose in each side's arm base comes from the bases'
+poses the episode records (hardware.rigs: the world's, or the preset's placements on hardware).
 
 Depth: VITRA's layout has one camera and no depth of its own; the head camera's depth stream (`<camera>_depth`,
 aligned to its colour, so observation/camera/intrinsics apply to it) goes in as observation/camera/depth, (T, H, W)
@@ -17,6 +19,7 @@ native episodes.
 
 import shutil
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import h5py
@@ -35,19 +38,58 @@ def pose_vector(matrices: np.ndarray) -> np.ndarray:
     return np.concatenate([matrices[:, :3, 3], Rotation.from_matrix(matrices[:, :3, :3]).as_rotvec()], axis=1)
 
 
-def rig_of(episode: NativeEpisode) -> Rig:
-    record = fields.lookup(episode.metadata, "hardware.rig")
-    if record is fields.ABSENT or not record:
-        raise DatasetError(f"{episode.path}/metadata.json has no hardware.rig: it was not recorded from a TeleDex rig, "
-                         "so its kinematics are unknown")
+def _build_rig(record, where: str) -> Rig:
     try:
         parts = {role: PartSpec(**{**spec, "joints": tuple(spec["joints"]) if spec.get("joints") else None})
                  for role, spec in record["parts"].items()}
         mount = HandMount(**{k: tuple(v) for k, v in record["hand_mount"].items()})
         return Rig.from_parts(parts.get("arm"), parts.get("hand"), mount)
     except (TypeError, KeyError, ValueError, AttributeError) as err:
-        raise DatasetError(f"{episode.path}/metadata.json: 'hardware.rig' is not a rig TeleDex can build ({err}); "
-                           "restore metadata.json from a copy, or record the episode again") from None
+        raise DatasetError(f"{where} is not a rig TeleDex can build ({err}); restore metadata.json from a copy, or "
+                           "record the episode again") from None
+
+
+@dataclass(frozen=True)
+class SideRig:
+    """The rig recorded on one side (left or right hand): its keys' prefix in the episode ("" for a robot of one
+    rig, "<follower>_" for one of several) and its base in the first rig's base frame."""
+
+    rig: Rig
+    prefix: str = ""
+    base_pose: np.ndarray = field(default_factory=lambda: np.eye(4))
+
+
+def rig_of(episode: NativeEpisode) -> Rig:
+    """The rig of an episode recorded from one TeleDex rig."""
+    record = fields.lookup(episode.metadata, "hardware.rig")
+    if record is fields.ABSENT or not record:
+        raise DatasetError(f"{episode.path}/metadata.json has no hardware.rig: it was not recorded from a TeleDex rig, "
+                           "so its kinematics are unknown")
+    return _build_rig(record, f"{episode.path}/metadata.json: 'hardware.rig'")
+
+
+def side_rigs(episode: NativeEpisode) -> dict[str, SideRig]:
+    """The rigs of an episode by side (their hand's, or their arm's): one rig's, or each follower's of several
+    (hardware.rigs, teledex_followers)."""
+    followers = fields.lookup(episode.metadata, "hardware.rigs")
+    if followers is fields.ABSENT or not followers:
+        rig = rig_of(episode)
+        return {next(iter(rig.parts.values())).spec.side: SideRig(rig)}
+    where = f"{episode.path}/metadata.json: 'hardware.rigs'"
+    sides: dict[str, SideRig] = {}
+    for name, record in followers.items():
+        rig = _build_rig(record, f"{where}.{name}")
+        try:
+            base = np.array(record["base_pose"], dtype=np.float64).reshape(4, 4)
+        except (KeyError, TypeError, ValueError):
+            raise DatasetError(f"{where}.{name}.base_pose is not a 4x4 pose; restore metadata.json from a copy, or "
+                               "record the episode again") from None
+        side = next(iter(rig.parts.values())).spec.side
+        if side in sides:
+            raise DatasetError(f"{where}: followers {sides[side].prefix.removesuffix('_')!r} and {name!r} are both "
+                               f"{side} rigs, and VITRA has one of each side; export them as two datasets")
+        sides[side] = SideRig(rig, f"{name}_", base)
+    return sides
 
 
 def _head_camera(episode: NativeEpisode):
@@ -56,6 +98,14 @@ def _head_camera(episode: NativeEpisode):
     if camera is None or camera.world_from_camera is None or camera.fx is None:
         raise DatasetError(f"{episode.path}: VITRA needs a camera with intrinsics and a known pose in the arm base")
     return camera_name, camera
+
+
+def _head_camera_pose(camera_name: str, camera, sides: dict[str, SideRig]) -> np.ndarray:
+    """The head camera in the first rig's base frame: a follower's camera ("<follower>_<name>") is posed in its own
+    rig's base."""
+    base = next((side.base_pose for side in sides.values() if side.prefix and camera_name.startswith(side.prefix)),
+                np.eye(4))
+    return base @ np.asarray(camera.world_from_camera)
 
 
 def _ee_frame(episode: NativeEpisode, rig: Rig) -> str:
@@ -106,29 +156,14 @@ def _write_depth(h5: h5py.File, episode: NativeEpisode, name: str, frames: int, 
                        **{f"quantization_{k}": v for k, v in episode.depth[name].items()})
 
 
-def export_episode(episode: NativeEpisode, rig: Rig, out_dir: Path, read_depth: DepthReader) -> Path:
+def export_episode(episode: NativeEpisode, sides: dict[str, SideRig], out_dir: Path, read_depth: DepthReader) -> Path:
     t = episode.telemetry
-    names = episode.names("state_names")
+    names, action_names = episode.names("state_names"), episode.names("action_names")
     frames = len(t["frame_timestamps_ns"])
     camera_name, camera = _head_camera(episode)
+    camera_in_first = _head_camera_pose(camera_name, camera, sides)
     episode_id = _episode_id(episode)
     video_name = f"{episode_id}.mp4"
-    side = next(iter(rig.parts.values())).spec.side
-
-    def columns(role: str, array: np.ndarray) -> np.ndarray:
-        part = rig.parts[role]
-        return array[:, [names.index(key) for key in part.keys]].astype(np.float64)
-
-    def action_columns(role: str) -> np.ndarray:
-        action_names = episode.names("action_names")
-        return t["action"][:, [action_names.index(key) for key in rig.parts[role].keys]].astype(np.float64)
-
-    q = {role: columns(role, t["qpos"]) for role in rig.parts}
-    hand_mount_world = None
-    if "arm" in rig.parts and "hand" in rig.parts:
-        hand_mount_world = np.stack([rig.base_poses({role: q[role][i] for role in rig.parts})["hand"]
-                                     for i in range(frames)])
-    camera_pose = np.asarray(camera.world_from_camera)
     path = Path(out_dir) / f"{episode_id}.h5"
     if path.exists() or (Path(out_dir) / video_name).exists():
         raise DatasetError(f"{path} already exists: two episodes share the id {episode_id!r}; export into an empty "
@@ -141,36 +176,14 @@ def export_episode(episode: NativeEpisode, rig: Rig, out_dir: Path, read_depth: 
             meta["frame_count"] = frames
             meta["fps"] = float(episode.field("collection.control_frequency_hz"))
             for s in ("left", "right"):
-                meta[f"has_{s}"] = s == side
-            kinematics = h5.create_group("kinematics")
+                meta[f"has_{s}"] = s in sides
+            h5.create_group("kinematics")
             h5["observation/camera/intrinsics"] = np.array([[camera.fx, 0, camera.cx], [0, camera.fy, camera.cy],
                                                              [0, 0, 1]], dtype=np.float64)
+            dofs = {role: next((len(side.rig.parts[role].keys) for side in sides.values() if role in side.rig.parts), 0)
+                    for role in ("arm", "hand")}
             for s in ("left", "right"):
-                present = s == side
-                arm_dof = len(rig.parts["arm"].keys) if "arm" in rig.parts else 0
-                hand_dof = len(rig.parts["hand"].keys) if "hand" in rig.parts else 0
-                arm_present, hand_present = present and "arm" in rig.parts, present and "hand" in rig.parts
-                has_pose = arm_present and hand_present
-                ee_to_mount, mount_vector, mount_in_cam = np.eye(4), np.zeros((frames, 6)), np.zeros((frames, 6))
-                if has_pose:
-                    assert hand_mount_world is not None  # both parts: computed above
-                    arm = rig.parts["arm"]
-                    ee = arm.model.frame_pose(arm.full_configuration(q["arm"][0]), _ee_frame(episode, rig))
-                    ee_to_mount = np.linalg.inv(ee) @ hand_mount_world[0]
-                    mount_vector = pose_vector(hand_mount_world)
-                    mount_in_cam = pose_vector(np.linalg.inv(camera_pose) @ hand_mount_world)
-                kinematics[f"{s}_ee_urdf_to_hand_mount"] = ee_to_mount
-                kinematics[f"head_camera_to_{s}_arm_base"] = camera_pose if present else np.eye(4)
-                h5[f"state/{s}_arm_joint"] = q["arm"] if arm_present else np.zeros((frames, arm_dof))
-                h5[f"state/{s}_hand_joint"] = q["hand"] if hand_present else np.zeros((frames, hand_dof))
-                h5[f"action/{s}_arm_joint"] = (action_columns("arm") if arm_present
-                                               else np.zeros((frames, arm_dof)))
-                h5[f"action/{s}_hand_joint"] = (action_columns("hand") if hand_present
-                                                else np.zeros((frames, hand_dof)))
-                h5[f"state/{s}_hand_mount_pose"] = mount_vector
-                h5[f"state/{s}_hand_mount_pose_in_cam"] = mount_in_cam
-                h5[f"mask/{s}_arm"] = np.full(frames, arm_present)
-                h5[f"mask/{s}_hand"] = np.full(frames, hand_present)
+                _write_side(h5, s, sides.get(s), episode, names, action_names, camera_in_first, dofs)
             if (depth_name := _depth_stream(episode, camera_name)) is not None:
                 _write_depth(h5, episode, depth_name, frames, read_depth)
     except BaseException:
@@ -180,18 +193,55 @@ def export_episode(episode: NativeEpisode, rig: Rig, out_dir: Path, read_depth: 
     return path
 
 
+def _write_side(h5: h5py.File, s: str, side: SideRig | None, episode: NativeEpisode, names: list[str],
+                action_names: list[str], camera_in_first: np.ndarray, dofs: dict[str, int]) -> None:
+    """One side's joints, hand mount poses, transforms and masks; an absent side (or part) as VITRA wants it: zero
+    joints (as wide as the other side's), identity transforms, masks False."""
+    t = episode.telemetry
+    frames = len(t["frame_timestamps_ns"])
+    rig = side.rig if side is not None else None
+    present = {role: rig is not None and role in rig.parts for role in ("arm", "hand")}
+    q: dict[str, np.ndarray] = {}
+    for role in ("arm", "hand"):
+        if rig is not None and present[role]:
+            keys = [side.prefix + key for key in rig.parts[role].keys]
+            q[role] = t["qpos"][:, [names.index(key) for key in keys]].astype(np.float64)
+            action = t["action"][:, [action_names.index(key) for key in keys]].astype(np.float64)
+        else:
+            q[role] = action = np.zeros((frames, dofs[role]))
+        h5[f"state/{s}_{role}_joint"] = q[role]
+        h5[f"action/{s}_{role}_joint"] = action
+        h5[f"mask/{s}_{role}"] = np.full(frames, present[role])
+    ee_to_mount, mount_vector, mount_in_cam = np.eye(4), np.zeros((frames, 6)), np.zeros((frames, 6))
+    camera_pose = np.eye(4)
+    if side is not None and rig is not None:
+        camera_pose = np.linalg.inv(side.base_pose) @ camera_in_first
+        if present["arm"] and present["hand"]:
+            mount = np.stack([rig.base_poses({role: q[role][i] for role in rig.parts})["hand"] for i in range(frames)])
+            arm = rig.parts["arm"]
+            ee = arm.model.frame_pose(arm.full_configuration(q["arm"][0]), _ee_frame(episode, rig))
+            ee_to_mount = np.linalg.inv(ee) @ mount[0]
+            mount_vector = pose_vector(mount)
+            mount_in_cam = pose_vector(np.linalg.inv(camera_pose) @ mount)
+    h5[f"kinematics/{s}_ee_urdf_to_hand_mount"] = ee_to_mount
+    h5[f"kinematics/head_camera_to_{s}_arm_base"] = camera_pose
+    h5[f"state/{s}_hand_mount_pose"] = mount_vector
+    h5[f"state/{s}_hand_mount_pose_in_cam"] = mount_in_cam
+
+
 def export_vitra(native_root: Path, out_dir: Path, read_depth: DepthReader, progress=print) -> list[Path]:
     """Every episode read and checked (manifest and checksums, fields, rig, camera) before anything is written."""
     out_dir = Path(out_dir)
     episodes = [load_native_episode(folder, verify_checksums=True) for folder in native_episode_dirs(native_root)]
     if not episodes:
         raise DatasetError(f"No episodes under {native_root}")
-    rigs = [rig_of(episode) for episode in episodes]
-    for episode, rig in zip(episodes, rigs, strict=True):
+    sides = [side_rigs(episode) for episode in episodes]
+    for episode, rigs in zip(episodes, sides, strict=True):
         _head_camera(episode)
         episode.field("collection.control_frequency_hz")
-        if "arm" in rig.parts and "hand" in rig.parts:
-            _ee_frame(episode, rig)
+        for side in rigs.values():
+            if "arm" in side.rig.parts and "hand" in side.rig.parts:
+                _ee_frame(episode, side.rig)
     ids = [_episode_id(episode) for episode in episodes]
     if len(set(ids)) != len(ids):
         raise DatasetError(f"Two episodes under {native_root} share an id ({sorted(i for i in ids if ids.count(i) > 1)}"
@@ -201,7 +251,7 @@ def export_vitra(native_root: Path, out_dir: Path, read_depth: DepthReader, prog
                  f"{', '.join(left_out)}; they stay in the native episodes under {native_root}")
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for episode, rig in zip(episodes, rigs, strict=True):
-        written.append(export_episode(episode, rig, out_dir, read_depth))
+    for episode, rigs in zip(episodes, sides, strict=True):
+        written.append(export_episode(episode, rigs, out_dir, read_depth))
         progress(f"{episode.path.name} -> {written[-1]}")
     return written

@@ -49,3 +49,47 @@ def test_a_handover_records_both_rigs_in_one_dataset(tmp_path: Path, caplog):
     for rig in ("left", "right"):  # each rig moved: the expert drove both
         own = [index for index, name in enumerate(actions) if name.startswith(f"{rig}_arm")]
         assert np.ptp(measured[:, own], axis=0).max() > 0.3 and np.ptp(executed[:, own], axis=0).max() > 0.3
+
+
+def test_the_vitra_export_of_a_bimanual_episode_carries_both_hands(tmp_path: Path):
+    """Both rigs recorded with the preset's cameras, exported to VITRA: both sides present, each with its own
+    follower's joints, and the head camera posed in each arm's base as the world stands them (0.5 m apart)."""
+    import h5py
+    from vitra_format import vitra_problems
+
+    from teledex_lerobot.cli import convert
+
+    robot = TeledexFollowersConfig(preset="bimanual_piper_linkerhand_l10", backend="mujoco",
+                                   world=WorldConfig(task="handover", seed=3))
+    root = tmp_path / "handover"
+    recorder = Recorder(TeledexRecordConfig(
+        robot=robot, teleop=TeledexWorldExpertConfig(),
+        dataset=DatasetRecordConfig(repo_id="local/handover", root=str(root), single_task="handover", fps=FPS,
+                                    episode_time_s=2, reset_time_s=0, num_episodes=1, push_to_hub=False),
+        keep="all"))
+    assert recorder.run() == 1
+    native = Path(f"{root}_native")
+    convert.main(["to-vitra", str(native), str(tmp_path / "vitra")])
+    [path] = sorted((tmp_path / "vitra").glob("*.h5"))
+    assert not vitra_problems(path), vitra_problems(path)
+    episode = load_native_episode(native_episode_dirs(native)[0])
+    names = episode.names("state_names")
+    with h5py.File(path) as h5:
+        assert h5["meta/has_left"][()] and h5["meta/has_right"][()]
+        for side in ("left", "right"):
+            assert h5[f"mask/{side}_arm"][()].all() and h5[f"mask/{side}_hand"][()].all()
+            arm = [names.index(f"{side}_arm_joint{i}.pos") for i in range(1, 7)]
+            assert np.array_equal(h5[f"state/{side}_arm_joint"][()], episode.telemetry["qpos"][:, arm])
+        # each side is its own follower: the left hand picks while the right one waits
+        assert not np.allclose(h5["state/left_hand_joint"][()], h5["state/right_hand_joint"][()])
+        camera_in_left = h5["kinematics/head_camera_to_left_arm_base"][()]
+        camera_in_right = h5["kinematics/head_camera_to_right_arm_base"][()]
+        left_from_right = camera_in_left @ np.linalg.inv(camera_in_right)
+        assert np.allclose(left_from_right[:3, :3], np.eye(3), atol=1e-6)
+        assert np.allclose(left_from_right[:3, 3], [0.0, -0.5, 0.0], atol=1e-6)  # the preset's placements
+        # each hand mount seen from the camera agrees with its pose in its own arm's base
+        for side, camera in (("left", camera_in_left), ("right", camera_in_right)):
+            mount = h5[f"state/{side}_hand_mount_pose"][()][5]
+            in_camera = h5[f"state/{side}_hand_mount_pose_in_cam"][()][5]
+            assert np.allclose(np.linalg.inv(camera)[:3, :3] @ mount[:3] + np.linalg.inv(camera)[:3, 3],
+                               in_camera[:3], atol=1e-6)
