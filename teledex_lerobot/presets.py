@@ -8,6 +8,9 @@ and wrong types are errors naming the key, never silently ignored. The README's 
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+from scipy.spatial.transform import Rotation
+
 from .config_files import decode_config, read_yaml_mapping, resolve_file
 from .errors import ConfigError
 from .geometry.camera import WRIST_VIEW
@@ -91,6 +94,20 @@ def rig_placement(followers: list[str], placements: dict[str, RigPlacement], fol
         return placements[follower]
     y = ((len(followers) - 1) / 2 - followers.index(follower)) * DEFAULT_RIG_SPACING_M
     return RigPlacement((0.0, y, 0.0))
+
+
+def placed_bases(followers: list[str], placements: dict[str, RigPlacement]) -> dict[str, np.ndarray]:
+    """Each follower's base in the first one's base frame (4x4) as the placements (else the row) put them: their
+    offsets and yaws, the bases at one height."""
+    poses = {}
+    for follower in followers:
+        placement = rig_placement(followers, placements, follower)
+        pose = np.eye(4)
+        pose[:3, :3] = Rotation.from_euler("z", placement.yaw_rad).as_matrix()
+        pose[:3, 3] = placement.xyz_m
+        poses[follower] = pose
+    first = np.linalg.inv(poses[followers[0]])
+    return {follower: first @ pose for follower, pose in poses.items()}
 
 
 def load_preset(name_or_path: str) -> Preset:

@@ -103,6 +103,11 @@ class Rig:
         return "+".join(Path(part.spec.model).stem if is_urdf_path(part.spec.model) else part.spec.model
                         for part in self.parts.values())
 
+    @property
+    def side(self) -> str:
+        """The side it works on, as the operator's hands are named: its hand's (else its arm's)."""
+        return self.parts.get("hand", next(iter(self.parts.values()))).spec.side
+
     def split_action(self, action: Mapping[str, float], robot_name: str) -> dict[str, np.ndarray]:
         """Action dict -> driven joint vector per role. Keys must match exactly: nothing guessed, nothing dropped."""
         given = set(action)

@@ -57,12 +57,14 @@ class DrawnObject(NamedTuple):
 
 
 class RobotView(NamedTuple):
-    """One observation's view for the operator. Nobody changes it (or its images) after publishing."""
+    """One observation's view for the operator (of every rig: a teledex_followers robot's followers publish theirs
+    apart). Nobody changes it (or its images) after publishing."""
 
-    images: Mapping[str, np.ndarray]  # camera name -> HxWx3 uint8 RGB
-    objects: Mapping[str, DrawnObject]  # the world's task objects; none on hardware
-    published_ns: int  # clock.now_ns when the observation was handed over
-    touching: frozenset[str] = frozenset()  # the hand's links in contact with something, as the hand reports it
+    images: Mapping[str, np.ndarray]  # camera name (a follower's prefixed, as the robot's) -> HxWx3 uint8 RGB
+    objects: Mapping[str, DrawnObject]  # the world's task objects, in the first rig's base frame; none on hardware
+    published_ns: int  # clock.now_ns when the newest observation in it was handed over
+    # each rig's (by its keys' prefix) hand links in contact with something, as the hand reports it
+    touching: Mapping[str, frozenset[str]] = {}
 
 
 class RigParts(NamedTuple):
@@ -88,11 +90,13 @@ class Station:
         self.live_view: LiveView | None = None  # while the robot that started it is connected
         self._lock = threading.Lock()
         self._positions: dict[str, tuple[float, int]] = {}  # action key -> (value, when published on clock.now_ns)
-        self._view: RobotView | None = None
+        self._views: dict[str, RobotView] = {}  # by the prefix of the rig that published it
         # while the robot is connected: its colour cameras' calibration, and the table top's height in its base frame
         # where the station knows it (the world)
         self.cameras: dict[str, CameraInfo] = {}
         self.table_top_z_m: float | None = None
+        # several rigs: each one's base in the first one's base frame (4x4), by key prefix, where the robot knows it
+        self.rig_bases: dict[str, np.ndarray] = {}
 
     @property
     def has_robot(self) -> bool:
@@ -124,16 +128,25 @@ class Station:
             return {key for key, (_, published_ns) in self._positions.items() if published_ns >= since_ns}
 
     def publish_view(self, images: Mapping[str, np.ndarray], objects: Mapping[str, DrawnObject],
-                     touching: frozenset[str] = frozenset()) -> None:
-        view = RobotView(images, objects, now_ns(), touching)
+                     touching: frozenset[str] = frozenset(), rig: str = "") -> None:
+        """A rig's view (`rig`: its keys' prefix; its images keyed as the robot's cameras): what its hand touches,
+        and the world's objects in its base frame."""
+        view = RobotView(images, objects, now_ns(), {rig: touching})
         with self._lock:
-            self._view = view
+            self._views[rig] = view
 
     def latest_view(self, since_ns: int) -> RobotView | None:
-        """The newest view published at or after `since_ns` (clock.now_ns), else None."""
+        """The newest view of every rig that published one at or after `since_ns` (clock.now_ns), as one: every
+        rig's images and contacts, the first rig's objects; None when none did."""
         with self._lock:
-            view = self._view
-        return view if view is not None and view.published_ns >= since_ns else None
+            views = [view for view in self._views.values() if view.published_ns >= since_ns]
+        if not views:
+            return None
+        rank = {prefix: i for i, prefix in enumerate(self.rigs or {})}
+        first = min(views, key=lambda view: min(rank.get(rig, len(rank)) for rig in view.touching))
+        return RobotView({name: image for view in views for name, image in view.images.items()}, first.objects,
+                         max(view.published_ns for view in views),
+                         {rig: links for view in views for rig, links in view.touching.items()})
 
     def world(self) -> WorldRunner:
         """The runner of the world the station's robot runs (backend=mujoco, connected)."""

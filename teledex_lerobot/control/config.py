@@ -6,7 +6,7 @@ omitted keys keep their defaults; unknown keys and wrong types are errors naming
 (m, rad, s, ms, Hz).
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..config_files import load_config
 from ..errors import ConfigError
@@ -103,6 +103,10 @@ class OutputChainConfig:
             raise ConfigError("output.soft_limit_margin_rad must be >= 0")
 
 
+# The strategy's inputs named for the operator's hand ("right_controller", "left_trigger", ...)
+SIDED_INPUTS = ("hand_analog_input", "grasp_select_input", "arm_pose_source", "anchor_input")
+
+
 @dataclass
 class StrategyConfig:
     """The control strategy scheduler's choice: which input drives which part, and how."""
@@ -134,6 +138,14 @@ class StrategyConfig:
     anchor_threshold: float = 0.5
     # direct arm: follower joint -> leader joint name; {} = the follower's joint names, else the leader's in order.
     leader_joint_map: dict[str, str] = field(default_factory=dict)
+
+    def for_side(self, side: str) -> "StrategyConfig":
+        """The same strategy worked by the operator's `side` hand: every input named for a hand (right_controller,
+        right_trigger, ...) that hand's."""
+        other = "left" if side == "right" else "right"
+        inputs = {name: side + value.removeprefix(other) if value.startswith(f"{other}_") else value
+                  for name, value in ((n, getattr(self, n)) for n in SIDED_INPUTS)}
+        return replace(self, side=side, **inputs)
 
     def validate(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -181,6 +193,10 @@ class ControlConfig:
     pinch_close_m: float = 0.015
     pinch_open_m: float = 0.03
     diagnostics_period_s: float = 1.0
+
+    def for_side(self, side: str) -> "ControlConfig":
+        """This config worked by the operator's `side` hand (StrategyConfig.for_side); buttons and keys stay."""
+        return replace(self, strategy=self.strategy.for_side(side))
 
     def validate(self) -> "ControlConfig":
         self.strategy.validate()

@@ -74,7 +74,7 @@ def side_rigs(episode: NativeEpisode) -> dict[str, SideRig]:
     followers = fields.lookup(episode.metadata, "hardware.rigs")
     if followers is fields.ABSENT or not followers:
         rig = rig_of(episode)
-        return {next(iter(rig.parts.values())).spec.side: SideRig(rig)}
+        return {rig.side: SideRig(rig)}
     where = f"{episode.path}/metadata.json: 'hardware.rigs'"
     sides: dict[str, SideRig] = {}
     for name, record in followers.items():
@@ -84,7 +84,7 @@ def side_rigs(episode: NativeEpisode) -> dict[str, SideRig]:
         except (KeyError, TypeError, ValueError):
             raise DatasetError(f"{where}.{name}.base_pose is not a 4x4 pose; restore metadata.json from a copy, or "
                                "record the episode again") from None
-        side = next(iter(rig.parts.values())).spec.side
+        side = rig.side
         if side in sides:
             raise DatasetError(f"{where}: followers {sides[side].prefix.removesuffix('_')!r} and {name!r} are both "
                                f"{side} rigs, and VITRA has one of each side; export them as two datasets")
@@ -203,8 +203,8 @@ def _write_side(h5: h5py.File, s: str, side: SideRig | None, episode: NativeEpis
     present = {role: rig is not None and role in rig.parts for role in ("arm", "hand")}
     q: dict[str, np.ndarray] = {}
     for role in ("arm", "hand"):
-        if rig is not None and present[role]:
-            keys = [side.prefix + key for key in rig.parts[role].keys]
+        if side is not None and present[role]:
+            keys = [side.prefix + key for key in side.rig.parts[role].keys]
             q[role] = t["qpos"][:, [names.index(key) for key in keys]].astype(np.float64)
             action = t["action"][:, [action_names.index(key) for key in keys]].astype(np.float64)
         else:

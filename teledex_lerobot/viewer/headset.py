@@ -4,7 +4,8 @@ piece of it can be had, else as its body's shapes: the bones and the palm the wo
 only), the pose commanded ghosted over it, the fingertips, what the hand touches and the thumb-index aperture. The
 task's objects only when asked for (a training aid: a real station has no object poses). Everything is in the rig's
 base frame (x forward, y left, z up, metres), which the page places in front of the operator facing the way the
-operator faces; matrices are row-major lists of 16 numbers."""
+operator faces; matrices are row-major lists of 16 numbers. Several rigs (RigsScene): each one's drawing as one rig's,
+under "rigs" with its name and its base in the first rig's base frame (the frame of the table and the objects)."""
 
 import base64
 import logging
@@ -149,9 +150,40 @@ class HeadsetScene:
             if "thumb" in tips and "index" in tips:
                 scene["aperture_mm"] = round(1000 * float(np.linalg.norm(np.subtract(tips["thumb"],
                                                                                       tips["index"]))), 1)
+        return {**scene, **self.shared(objects, table_top_z_m)}
+
+    @staticmethod
+    def shared(objects: Mapping[str, tuple] | None, table_top_z_m: float | None) -> dict:
+        """What the scene shows besides the robot: the table top where the station knows it, the objects given."""
+        scene: dict = {}
         if table_top_z_m is not None:
             scene["table_z"] = round(table_top_z_m, 5)
         if objects:
             scene["objects"] = [{"name": name, "pose": _matrix(pose), "half": list(half), "centre": list(centre)}
                                 for name, (pose, half, centre) in objects.items()]
         return scene
+
+
+class RigsScene:
+    """The body and scene messages of several rigs (a teledex_followers robot), by name: each one's drawing as a
+    HeadsetScene's, placed by its base in the first rig's base frame."""
+
+    def __init__(self, rigs: Mapping[str, Rig], bases: Mapping[str, np.ndarray]):
+        self.scenes = {name: HeadsetScene(rig) for name, rig in rigs.items()}
+        self.bases = {name: np.asarray(bases[name]) for name in rigs}
+
+    def body_message(self) -> dict:
+        return {"type": "body", "rigs": [{"name": name, "meshes": scene.body_message()["meshes"]}
+                                         for name, scene in self.scenes.items()]}
+
+    def message(self, measured: Mapping[str, Mapping[str, np.ndarray] | None],
+                commanded: Mapping[str, Mapping[str, np.ndarray]], touching: Mapping[str, frozenset[str]],
+                objects: Mapping[str, tuple] | None = None, table_top_z_m: float | None = None) -> dict:
+        """Per rig (by name) what HeadsetScene.message takes; the objects and the table in the first rig's frame."""
+        rigs = []
+        for name, scene in self.scenes.items():
+            drawing = scene.message(measured[name], commanded[name], touching.get(name, frozenset()))
+            del drawing["type"]
+            rigs.append({"name": name, "base": _matrix(self.bases[name]), **drawing})
+        shared = HeadsetScene.shared(objects, table_top_z_m)
+        return {"type": "scene", "rigs": rigs, **shared}

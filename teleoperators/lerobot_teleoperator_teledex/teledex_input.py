@@ -44,10 +44,10 @@ from teledex_lerobot.inputs.datagram_file import DatagramWriter
 from teledex_lerobot.inputs.frame import OperatorFrame
 from teledex_lerobot.inputs.source_kinds import source_kind
 from teledex_lerobot.inputs.sources import InputSource, OperatedSource, OperatorDisplay
-from teledex_lerobot.presets import load_preset
+from teledex_lerobot.presets import load_preset, placed_bases
 from teledex_lerobot.rig import Rig
 from teledex_lerobot.station import Station, join_station
-from teledex_lerobot.viewer.headset import HeadsetScene, camera_header
+from teledex_lerobot.viewer.headset import HeadsetScene, RigsScene, camera_header
 
 from .config_teledex_input import TeledexGloveConfig, TeledexInputConfig, TeledexKeypointsConfig, TeledexXRConfig
 
@@ -91,7 +91,7 @@ class TeledexInputTeleop(Teleoperator):
         self._status_sent_ns: int | None = None
         self._status_shown: tuple | None = None  # (state, stale, arm, episode, grasps) last published
         self._view_sent_ns = -(1 << 62)
-        self._scene: HeadsetScene | None = None  # the drawing of the first follower, made at the first view
+        self._scene: HeadsetScene | RigsScene | None = None  # the followers' drawing, made at the first view
         self.episodes = 0  # episodes started (shown on the page: the operator sees a new one begin)
         self._episode_ends_ns: int | None = None  # when the recording episode ends at the latest (its time left shown)
 
@@ -116,7 +116,7 @@ class TeledexInputTeleop(Teleoperator):
         unknown = sorted(set(config.follower_controls) - set(names.values()))
         if unknown:
             raise ConfigError(f"follower_controls names unknown followers {unknown}; followers: {list(names.values())}")
-        followers = {prefix: RigController(rig, self._control_config(config.follower_controls.get(names[prefix])),
+        followers = {prefix: RigController(rig, self._follower_control(names[prefix], rig, several=len(rigs) > 1),
                                            self.state_machine, names[prefix]) for prefix, rig in rigs.items()}
         first = next(iter(followers.values())).config
         self.auto_start = first.auto_start if config.auto_start is None else config.auto_start
@@ -125,6 +125,15 @@ class TeledexInputTeleop(Teleoperator):
         self.diagnostics = Diagnostics(first.diagnostics_period_s)
         self._followers = followers
         return followers
+
+    def _follower_control(self, name: str, rig: Rig, several: bool) -> ControlConfig:
+        """A follower's control config: its own (follower_controls), else the teleop's; of several followers, one
+        with no config of its own is worked by the operator's hand on its side (left hand to left rig)."""
+        own = self.config.follower_controls.get(name)
+        control = self._control_config(own)
+        if several and own is None and control.strategy.side != rig.side:
+            return control.for_side(rig.side)
+        return control
 
     def _control_config(self, own: str | None) -> ControlConfig:
         """The follower's control config (or the teleop's, or the device's default), with the command line's
@@ -311,15 +320,19 @@ class TeledexInputTeleop(Teleoperator):
         display = source.display
         if display is None:
             return
-        grasps = [c.strategy.grasps.name for c in self.followers.values() if c.strategy.grasps is not None]
+        grasps = [(f"{c.name}: " if len(self.followers) > 1 else "") + c.strategy.grasps.name
+                  for c in self.followers.values() if c.strategy.grasps is not None]
         left_s = None if self._episode_ends_ns is None else max(0, math.ceil((self._episode_ends_ns - now) / 1e9))
         shown = (state, stale, activity, self.episodes, left_s, *grasps)
         sent_ns = self._status_sent_ns
         if shown != self._status_shown or sent_ns is None or now - sent_ns >= STATUS_PERIOD_NS:
             self._status_sent_ns, self._status_shown = now, shown
+            arms = {c.name: c.activity for c in self.followers.values()}
             display.publish_status({
                 "state": state, "stale": stale, "arm": activity,
-                "engaged": activity == "following" and state == TeleopState.TELEOPERATION.value,
+                # several arms: each one's on its own (the page shows a line each); engaged while any follows
+                **({"arms": arms} if len(arms) > 1 else {}),
+                "engaged": state == TeleopState.TELEOPERATION.value and "following" in arms.values(),
                 "holding": any(c.activity.startswith("holding") for c in self.followers.values()),
                 "grasp": ", ".join(grasps), "episode": self.episodes, "episode_left_s": left_s,
                 "faults": self.robot_faults,
@@ -332,22 +345,33 @@ class TeledexInputTeleop(Teleoperator):
 
     def _show_view(self, source: OperatorDisplay, now: int) -> None:
         """The robot's newest camera frames, each with its calibration, and its drawing (measured with what it
-        touches, commanded ghosted; the world's objects with show_objects) to the page. With several followers only
-        the first is drawn (the page draws one rig)."""
-        prefix, controller = next(iter(self.followers.items()))
+        touches, commanded ghosted; the world's objects with show_objects) to the page: every follower's, each
+        placed where the robot says its base stands (else in a row, as the world places followers by default)."""
+        station, followers = self._connection.station, self.followers
         if self._scene is None:
-            self._scene = HeadsetScene(controller.rig)
-        station, scene = self._connection.station, self._scene
+            rigs = {prefix.removesuffix("_"): c.rig for prefix, c in followers.items()}
+            bases = {name + "_": pose for name, pose in placed_bases(list(rigs), {}).items()} | station.rig_bases
+            self._scene = HeadsetScene(next(iter(rigs.values()))) if len(rigs) == 1 else RigsScene(
+                rigs, {prefix.removesuffix("_"): bases[prefix] for prefix in followers})
+        scene = self._scene
         view = station.latest_view(self._connected_ns)
-        measured, commanded = self._measured(prefix, controller), dict(controller.last_sent)
-        touching = view.touching if view is not None else frozenset()
+        measured = {prefix.removesuffix("_"): self._measured(prefix, c) for prefix, c in followers.items()}
+        commanded = {prefix.removesuffix("_"): dict(c.last_sent) for prefix, c in followers.items()}
+        touching = {prefix.removesuffix("_"): links for prefix, links in view.touching.items()} if view else {}
         objects = view.objects if view is not None and self.config.show_objects else None
         table_top_z_m = station.table_top_z_m
         frames = {name: (image, camera_header(name, station.cameras[name]) if name in station.cameras
                          else {"camera": name}) for name, image in (view.images if view is not None else {}).items()}
+        if isinstance(scene, RigsScene):
+            def drawing() -> dict:
+                return scene.message(measured, commanded, touching, objects, table_top_z_m)
+        else:
+            [(name, own)] = measured.items()
+
+            def drawing() -> dict:
+                return scene.message(own, commanded[name], touching.get(name, frozenset()), objects, table_top_z_m)
         # drawn where the view is sent, off the control thread (and not at all for a view a slow page skips)
-        source.publish_view(lambda: scene.message(measured, commanded, touching, objects, table_top_z_m), frames,
-                            view.published_ns if view is not None else now, scene.body_message)
+        source.publish_view(drawing, frames, view.published_ns if view is not None else now, scene.body_message)
 
     def input_diagnostics(self) -> str:
         """The input side of the diagnostics: the source's own fields (senders dropped by the allow-list, others

@@ -252,3 +252,42 @@ def test_one_master_two_followers_each_with_its_own_chain():
     assert np.ptp(left_arm, axis=0).max() > 0.05  # follows the left controller
     assert np.ptp(right_arm, axis=0).max() < 1e-6  # the right trigger is never pressed
     assert left_hand[-1].mean() > left_hand[0].mean()  # left grip closes the left hand
+
+
+def test_two_controllers_drive_a_bimanual_robot_left_to_left_and_each_arm_engages_on_its_own():
+    """A several-rig preset with one control config: each follower is worked by the operator's hand on its side
+    (the left rig by the left controller), and each arm's engagement is its own trigger's: releasing the left
+    trigger holds the left arm while the right one goes on following."""
+    robot = TeledexFollowers(TeledexFollowersConfig(preset="bimanual_piper_linkerhand_l10", backend="fake",
+                                                    with_cameras=False))
+    teleop = TeledexXR(TeledexXRConfig(source="udp", port=free_port()))
+    port = teleop.config.port
+    start = {"left": np.array([0.35, 1.0, -0.2, 0.0, 0.0, 0.0, 1.0]),
+             "right": np.array([-0.35, 1.0, -0.2, 0.0, 0.0, 0.0, 1.0])}
+
+    def send(ticks):
+        datagrams = []
+        for k in range(260):
+            buttons = {"primary": 10 <= k < 12, "secondary": 20 <= k < 22}  # X (ZeroPos), Y (Teleoperation)
+            moved = 0.001 * max(k - 40, 0)
+            datagrams.append((k * 10_000_000, encode_xr_state(controllers={
+                # both move from tick 40; the left trigger is held from 30 to 120, the right from 30 to the end
+                "left": {"pose": start["left"] + [0, moved, 0, 0, 0, 0, 0], "trigger": float(30 < k < 120),
+                         **buttons},
+                "right": {"pose": start["right"] + [0, 0, -moved, 0, 0, 0, 0], "trigger": float(k > 30)}})))
+        send_paced(ticks, datagrams, ("127.0.0.1", port))
+
+    robot.connect()  # the robot first: the teleoperator drives the rigs it announces
+    try:
+        assert teleop.followers["left_"].config.strategy.arm_pose_source == "left_controller"
+        assert teleop.followers["left_"].config.strategy.anchor_input == "left_trigger"
+        assert teleop.followers["right_"].config.strategy.arm_pose_source == "right_controller"
+    finally:
+        robot.disconnect()
+    actions = drive(teleop, send, robot)
+    arm = {side: values(actions, [f"{side}_{k}" for k in teleop.followers[f"{side}_"].rig.parts["arm"].keys])
+           for side in ("left", "right")}
+    assert np.ptp(arm["left"][40:115], axis=0).max() > 0.05  # the left arm follows its controller while engaged
+    released = slice(160, len(actions))  # well after the left trigger's release (the output chain has settled)
+    assert np.ptp(arm["left"][released], axis=0).max() < 1e-3  # ...and holds once its trigger is released
+    assert np.ptp(arm["right"][released], axis=0).max() > 0.05  # while the right one follows on

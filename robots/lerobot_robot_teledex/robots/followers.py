@@ -15,14 +15,13 @@ from functools import cached_property, partial
 import numpy as np
 from lerobot.robots import Robot, RobotConfig
 from lerobot.utils.decorators import check_if_already_connected, check_if_not_connected
-from scipy.spatial.transform import Rotation
 
 from teledex_lerobot.clock import Clock
 from teledex_lerobot.devices.joint_device import JointDevice
 from teledex_lerobot.devices.real_config import RigPorts, check_distinct_ports
 from teledex_lerobot.devices.registry import RealHardwareConfig
 from teledex_lerobot.errors import ConfigError
-from teledex_lerobot.presets import RigPlacement, load_preset, rig_placement, shared_world_cameras
+from teledex_lerobot.presets import RigPlacement, load_preset, placed_bases, shared_world_cameras
 from teledex_lerobot.station import open_station
 from teledex_lerobot.viewer import LiveViewConfig
 from teledex_lerobot.world.devices import make_shared_world_devices
@@ -120,13 +119,6 @@ class TeledexFollowersConfig(RobotConfig):
                 for camera, fps in config.camera_fps().items()}
 
 
-def _placement_pose(placement: RigPlacement) -> np.ndarray:
-    pose = np.eye(4)
-    pose[:3, :3] = Rotation.from_euler("z", placement.yaw_rad).as_matrix()
-    pose[:3, 3] = placement.xyz_m
-    return pose
-
-
 def _roles(preset: str) -> tuple[str, ...]:
     rig = load_preset(preset)
     return tuple(role for role in ("arm", "hand") if getattr(rig, role) is not None)
@@ -175,12 +167,10 @@ class TeledexFollowers(Robot):
         """Each follower's base in the first follower's base frame (4x4): where a shared world stands them, else
         where the placements say the station's bases stand (offset and yaw, as in the world)."""
         world = self.world
-        if world is not None and world.runner is not None:
-            with world.runner.world.lock:
-                poses = {name: world.runner.world.base_pose(name) for name in self.robots}
-        else:
-            poses = {name: _placement_pose(rig_placement(list(self.robots), self.config.placements, name))
-                     for name in self.robots}
+        if world is None or world.runner is None:
+            return placed_bases(list(self.robots), self.config.placements)
+        with world.runner.world.lock:
+            poses = {name: world.runner.world.base_pose(name) for name in self.robots}
         first = np.linalg.inv(next(iter(poses.values())))
         return {name: first @ pose for name, pose in poses.items()}
 
@@ -223,6 +213,7 @@ class TeledexFollowers(Robot):
             self.station.start_live_view(self.config.live_view)
         for robot in self.robots.values():
             robot.connect(calibrate)
+        self.station.rig_bases = {f"{name}_": pose for name, pose in self.base_poses().items()}
 
     @property
     def is_calibrated(self) -> bool:
@@ -282,5 +273,6 @@ class TeledexFollowers(Robot):
         for robot in self.robots.values():
             robot.disconnect()
         self._world_devices = {}
+        self.station.rig_bases = {}
         if self.config.live_view.enabled:
             self.station.stop_live_view()

@@ -172,7 +172,8 @@ class TeledexRobotBase(Robot):
         for cam in self.cameras.values():
             cam.connect()
         self._cameras_connected = True
-        self.station.cameras.update({name: camera_info(cam) for name, cam in self.cameras.items()})
+        self.station.cameras.update({self.measured_key_prefix + name: camera_info(cam)
+                                     for name, cam in self.cameras.items()})
         self.pacing = FramePacing()
         self._publish_measured(self.rig.join(self.measured_positions()))
         self._attach_view()
@@ -250,7 +251,8 @@ class TeledexRobotBase(Robot):
         touching: frozenset[str] = frozenset()
         if self.world is not None:
             objects, touching = self.world.drawn_objects(hand="hand" in self.rig.parts)
-        self.station.publish_view(images, objects, touching)
+        prefix = self.measured_key_prefix
+        self.station.publish_view({prefix + name: image for name, image in images.items()}, objects, touching, prefix)
 
     def _publish_measured(self, joints: dict[str, float]) -> None:
         """For the teleoperators of its station, which start from where the robot is."""
@@ -452,7 +454,7 @@ class TeledexRobotBase(Robot):
         self._camera_faults, self._last_frames, self._cameras_connected = {}, {}, False
         self._view = None
         for name in self.cameras:
-            self.station.cameras.pop(name, None)
+            self.station.cameras.pop(self.measured_key_prefix + name, None)
         if self.world is not None:
             self.world.disconnect(self.station)
         self._episode_started_ns = None

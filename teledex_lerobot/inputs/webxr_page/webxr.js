@@ -8,7 +8,8 @@
 // them in its one "body" message, else its bones and palm; the fingertips, what the hand touches, the thumb-index
 // aperture) with the command ghosted. Camera-first: in the headset the cameras are large screens ahead, a camera
 // that faces the operator shown as a mirror, a stereo pair's frame (left eye | right eye) each eye its own half; the
-// robot is drawn below them, translucent.
+// robot is drawn below them, translucent. A robot of several rigs (two arms) comes as "rigs", each with its base in
+// the first one's frame: all are drawn, side by side as they stand, and the status has a line per arm.
 // Off this computer the socket needs pairing: the URL printed in the teleop's terminal carries a one-time token; the
 // teleop answers it with a session key that this tab keeps for its reconnects.
 "use strict";
@@ -86,7 +87,7 @@ function connect() {
       if (message.refused) dropView();
       showStatus();
     } else if (message.type === "body") { // once per connection, before its first scene
-      page.body = bodyMeshes(message);
+      page.body = (message.rigs || [message]).map(bodyMeshes); // per rig
       gfx.drawn = null;
     } else if (message.type === "scene") {
       page.scene = message;
@@ -182,16 +183,25 @@ function cue() {
   return s.engaged ? "engaged" : "waiting";
 }
 
-// The hand as measured: the thumb-index aperture and the fingers that touch something.
+// The scene's rigs: one robot's own drawing, or each of several ({name, base, ...its drawing}).
+function sceneRigs(scene) {
+  return scene ? scene.rigs || [scene] : [];
+}
+
+// Each hand as measured: the thumb-index aperture and the fingers that touch something (one line per hand of
+// several, named).
 function handLines() {
-  const scene = page.scene, measured = scene && scene.measured;
-  if (!measured) return [];
-  const lines = [];
-  if (scene.aperture_mm !== undefined) lines.push(`Aperture: ${Math.round(scene.aperture_mm)} mm`);
-  const touching = scene.fingers.filter((_, i) => measured.touching[i]);
-  if (measured.palm && measured.palm.touching) touching.push("palm");
-  lines.push(touching.length ? `Touching: ${touching.join(", ")}` : "Touching: nothing");
-  return lines;
+  const rigs = sceneRigs(page.scene);
+  return rigs.flatMap((rig) => {
+    const measured = rig.measured;
+    if (!measured) return [];
+    const touching = rig.fingers.filter((_, i) => measured.touching[i]);
+    if (measured.palm && measured.palm.touching) touching.push("palm");
+    const aperture = rig.aperture_mm === undefined ? null : Math.round(rig.aperture_mm);
+    const contact = touching.length ? touching.join(", ") : "nothing";
+    if (rigs.length === 1) return [...(aperture === null ? [] : [`Aperture: ${aperture} mm`]), `Touching: ${contact}`];
+    return [`Hand ${rig.name}: ` + (aperture === null ? "" : `${aperture} mm, `) + `touching ${contact}`];
+  });
 }
 
 function statusLines() {
@@ -205,7 +215,8 @@ function statusLines() {
     if (s.state) lines.push(`State: ${s.state}`);
     if (s.stale !== undefined) lines.push(s.stale ? "Input: STALE - the robot holds (follows again when it returns)" :
       "Input: live");
-    if (s.arm) lines.push(`Arm: ${s.arm}`);
+    if (s.arms) for (const [name, arm] of Object.entries(s.arms)) lines.push(`Arm ${name}: ${arm}`);
+    else if (s.arm) lines.push(`Arm: ${s.arm}`);
     if (s.grasp) lines.push(`Grasp: ${s.grasp} (stick press: next)`);
     lines.push(...handLines());
     if (s.episode) lines.push(`Episode ${s.episode}` + (s.episode_left_s == null ? "" : `: ${s.episode_left_s} s left`));
@@ -409,21 +420,29 @@ function paintPanel(gl) {
   ctx.fillStyle = CUE_COLOURS[cue()];
   ctx.fillRect(0, 0, canvas.width, canvas.height);
   ctx.fillStyle = "#fff";
-  ctx.font = "27px sans-serif";
   const lines = statusLines().filter((line) => !line.startsWith("Buttons") && line !== PAIRING_HINT &&
     !line.startsWith("In "));
-  const wrapped = [];
-  for (const line of lines) { // long lines (a refusal, a fault) wrap rather than run off the panel
-    let rest = line;
-    while (ctx.measureText(rest).width > canvas.width - 28) {
-      let cut = rest.lastIndexOf(" ", Math.floor(rest.length * (canvas.width - 28) / ctx.measureText(rest).width));
-      if (cut <= 0) cut = Math.floor(rest.length / 2);
-      wrapped.push(rest.slice(0, cut));
-      rest = "  " + rest.slice(cut + 1);
+  const wrap = (size) => { // long lines (a refusal, a fault) wrap rather than run off the panel
+    ctx.font = `${size}px sans-serif`;
+    const wrapped = [];
+    for (const line of lines) {
+      let rest = line;
+      while (ctx.measureText(rest).width > canvas.width - 28) {
+        let cut = rest.lastIndexOf(" ", Math.floor(rest.length * (canvas.width - 28) / ctx.measureText(rest).width));
+        if (cut <= 0) cut = Math.floor(rest.length / 2);
+        wrapped.push(rest.slice(0, cut));
+        rest = "  " + rest.slice(cut + 1);
+      }
+      wrapped.push(rest);
     }
-    wrapped.push(rest);
-  }
-  wrapped.slice(0, 9).forEach((line, i) => ctx.fillText(line, 14, 32 + i * 34));
+    return wrapped;
+  };
+  // the status of two arms has more lines: a smaller font rather than lines cut off
+  let size = 27, wrapped = wrap(size);
+  if (wrapped.length > 9) wrapped = wrap(size = 22);
+  const spacing = Math.round(size * 1.26);
+  wrapped.slice(0, Math.floor((canvas.height - 8) / spacing)).forEach((line, i) =>
+    ctx.fillText(line, 14, size + 5 + i * spacing));
   gl.bindTexture(gl.TEXTURE_2D, gfx.panel.texture);
   gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, canvas);
   panel.dirty = false;
@@ -463,8 +482,16 @@ function anchorFrom(viewer) {
   return turnedY(Math.atan2(m[8], m[10]), [p.x, p.y, p.z]); // its forward (-z) on the floor stays ahead
 }
 
-function robotPlace() { // the robot's base frame in the reference space: base x -> -z, base y -> -x, base z -> +y
-  return multiply(gfx.anchor, columns([0, 0, -1], [-1, 0, 0], [0, 1, 0], ROBOT_FROM_HEAD));
+// The first rig's base frame in the reference space: base x -> -z, base y -> -x, base z -> +y; of several rigs, the
+// middle of their bases ahead of the operator.
+function robotPlace(scene) {
+  const place = multiply(gfx.anchor, columns([0, 0, -1], [-1, 0, 0], [0, 1, 0], ROBOT_FROM_HEAD));
+  return multiply(place, columns([1, 0, 0], [0, 1, 0], [0, 0, 1], [0, -rigsMiddleY(scene), 0]));
+}
+
+function rigsMiddleY(scene) { // across the rigs' bases (their y in the first one's frame: row-major m[7])
+  const rigs = sceneRigs(scene).filter((rig) => rig.base);
+  return rigs.length ? rigs.reduce((sum, rig) => sum + rig.base[7], 0) / rigs.length : 0;
 }
 
 function capsule(place, s, radius) { // a cylinder from s[0..2] to s[3..5]; null when degenerate
@@ -543,9 +570,11 @@ function sceneBuffers(gl) {
   if (gfx.drawn === page.scene) return gfx.batches;
   gfx.drawn = page.scene;
   const start = performance.now();
-  const place = robotPlace();
-  const shapes = [...worldShapes(page.scene, place), ...robotShapes(page.scene, place),
-    ...ghostShapes(page.scene, place)];
+  const place = robotPlace(page.scene);
+  const rigs = sceneRigs(page.scene).map((rig, i) => [rig, rig.base ? multiply(place, fromRowMajor(rig.base)) : place,
+    (page.body || [])[i] || []]);
+  const shapes = [...worldShapes(page.scene, place),
+    ...rigs.flatMap(([rig, rigPlace, body]) => [...robotShapes(rig, rigPlace, body), ...ghostShapes(rig, rigPlace)])];
   gfx.batches = [shapes.filter((shape) => shape[2][3] >= 1), shapes.filter((shape) => shape[2][3] < 1)]
     .map((batch, i) => {
       const vertices = placed(batch);
@@ -579,10 +608,10 @@ function drawBatch(gl, views, batch) {
 // The robot as measured: its links' meshes where the body message brought them, else bones (cylinders as thick as
 // the world's capsules) and the palm box; translucent, red where the hand touches; the fingertips as coloured balls
 // and the thumb-index aperture as a thin white bar. The command: thin green bones.
-function robotShapes(scene, place) {
+function robotShapes(scene, place, body) {
   const shapes = [], measured = scene.measured;
   if (measured) {
-    (page.body || []).forEach(({ role, mesh }, i) => {
+    body.forEach(({ role, mesh }, i) => {
       const pose = (measured.meshes || [])[i];
       if (!pose) return; // a scene of another body (the next body message is on its way)
       const colour = measured.mesh_touching[i] ? COLOURS.touching : role === "arm" ? COLOURS.arm : COLOURS.hand;
@@ -614,7 +643,7 @@ function robotShapes(scene, place) {
 
 // The body message's links: each mesh's triangles, each corner with its triangle's normal (flat: CAD parts have
 // sharp edges), in the link's frame and gfx.meshes' layout.
-function bodyMeshes(message) {
+function bodyMeshes(message) { // one rig's
   const decoded = (text, Type) => new Type(Uint8Array.from(atob(text), (c) => c.charCodeAt(0)).buffer);
   return message.meshes.map(({ role, link, vertices, triangles }) => {
     const v = decoded(vertices, Float32Array), t = decoded(triangles, Uint32Array);
@@ -642,9 +671,10 @@ function ghostShapes(scene, place) {
 
 function worldShapes(scene, place) { // the table top where the station knows it; the objects when asked for
   const shapes = [];
-  if (scene.table_z !== undefined) {
-    shapes.push(["box", multiply(place, columns([TABLE_HALF[0], 0, 0], [0, TABLE_HALF[1], 0], [0, 0, 0.002],
-      [TABLE_CENTRE_X, 0, scene.table_z - 0.002])), COLOURS.table]);
+  if (scene.table_z !== undefined) { // under every rig
+    const middle = rigsMiddleY(scene), half = TABLE_HALF[1] + Math.abs(middle);
+    shapes.push(["box", multiply(place, columns([TABLE_HALF[0], 0, 0], [0, half, 0], [0, 0, 0.002],
+      [TABLE_CENTRE_X, middle, scene.table_z - 0.002])), COLOURS.table]);
   }
   (scene.objects || []).forEach((object, i) => {
     const [hx, hy, hz] = object.half, [cx, cy, cz] = object.centre;
