@@ -4,7 +4,7 @@ piece of it can be had, else as its body's shapes: the bones and the palm the wo
 only), the pose commanded ghosted over it, the fingertips, what the hand touches and the thumb-index aperture. The
 task's objects only when asked for (a training aid: a real station has no object poses). Everything is in the rig's
 base frame (x forward, y left, z up, metres), which the page places in front of the operator facing the way the
-operator faces; matrices are row-major lists of 16 numbers. Several rigs (RigsScene): each one's drawing as one rig's,
+operator faces; matrices are row-major lists of 16 numbers. Several rigs (RobotScene): each one's drawing as one rig's,
 under "rigs" with its name and its base in the first rig's base frame (the frame of the table and the objects)."""
 
 import base64
@@ -164,15 +164,17 @@ class HeadsetScene:
         return scene
 
 
-class RigsScene:
-    """The body and scene messages of several rigs (a teledex_followers robot), by name: each one's drawing as a
-    HeadsetScene's, placed by its base in the first rig's base frame."""
+class RobotScene:
+    """The body and scene messages of a robot's rigs, by name: one rig's as its HeadsetScene's; several rigs' (a
+    teledex_followers robot) under "rigs", each placed by its base in the first rig's base frame."""
 
     def __init__(self, rigs: Mapping[str, Rig], bases: Mapping[str, np.ndarray]):
         self.scenes = {name: HeadsetScene(rig) for name, rig in rigs.items()}
         self.bases = {name: np.asarray(bases[name]) for name in rigs}
 
     def body_message(self) -> dict:
+        if len(self.scenes) == 1:
+            return next(iter(self.scenes.values())).body_message()
         return {"type": "body", "rigs": [{"name": name, "meshes": scene.body_message()["meshes"]}
                                          for name, scene in self.scenes.items()]}
 
@@ -180,10 +182,13 @@ class RigsScene:
                 commanded: Mapping[str, Mapping[str, np.ndarray]], touching: Mapping[str, frozenset[str]],
                 objects: Mapping[str, tuple] | None = None, table_top_z_m: float | None = None) -> dict:
         """Per rig (by name) what HeadsetScene.message takes; the objects and the table in the first rig's frame."""
+        if len(self.scenes) == 1:
+            [(name, scene)] = self.scenes.items()
+            return scene.message(measured[name], commanded[name], touching.get(name, frozenset()), objects,
+                                 table_top_z_m)
         rigs = []
         for name, scene in self.scenes.items():
             drawing = scene.message(measured[name], commanded[name], touching.get(name, frozenset()))
             del drawing["type"]
             rigs.append({"name": name, "base": _matrix(self.bases[name]), **drawing})
-        shared = HeadsetScene.shared(objects, table_top_z_m)
-        return {"type": "scene", "rigs": rigs, **shared}
+        return {"type": "scene", "rigs": rigs, **HeadsetScene.shared(objects, table_top_z_m)}

@@ -47,7 +47,7 @@ from teledex_lerobot.inputs.sources import InputSource, OperatedSource, Operator
 from teledex_lerobot.presets import load_preset, placed_bases
 from teledex_lerobot.rig import Rig
 from teledex_lerobot.station import Station, join_station
-from teledex_lerobot.viewer.headset import HeadsetScene, RigsScene, camera_header
+from teledex_lerobot.viewer.headset import RobotScene, camera_header
 
 from .config_teledex_input import TeledexGloveConfig, TeledexInputConfig, TeledexKeypointsConfig, TeledexXRConfig
 
@@ -91,7 +91,7 @@ class TeledexInputTeleop(Teleoperator):
         self._status_sent_ns: int | None = None
         self._status_shown: tuple | None = None  # (state, stale, arm, episode, grasps) last published
         self._view_sent_ns = -(1 << 62)
-        self._scene: HeadsetScene | RigsScene | None = None  # the followers' drawing, made at the first view
+        self._scene: RobotScene | None = None  # the followers' drawing, made at the first view
         self.episodes = 0  # episodes started (shown on the page: the operator sees a new one begin)
         self._episode_ends_ns: int | None = None  # when the recording episode ends at the latest (its time left shown)
 
@@ -351,8 +351,7 @@ class TeledexInputTeleop(Teleoperator):
         if self._scene is None:
             rigs = {prefix.removesuffix("_"): c.rig for prefix, c in followers.items()}
             bases = {name + "_": pose for name, pose in placed_bases(list(rigs), {}).items()} | station.rig_bases
-            self._scene = HeadsetScene(next(iter(rigs.values()))) if len(rigs) == 1 else RigsScene(
-                rigs, {prefix.removesuffix("_"): bases[prefix] for prefix in followers})
+            self._scene = RobotScene(rigs, {prefix.removesuffix("_"): bases[prefix] for prefix in followers})
         scene = self._scene
         view = station.latest_view(self._connected_ns)
         measured = {prefix.removesuffix("_"): self._measured(prefix, c) for prefix, c in followers.items()}
@@ -362,16 +361,9 @@ class TeledexInputTeleop(Teleoperator):
         table_top_z_m = station.table_top_z_m
         frames = {name: (image, camera_header(name, station.cameras[name]) if name in station.cameras
                          else {"camera": name}) for name, image in (view.images if view is not None else {}).items()}
-        if isinstance(scene, RigsScene):
-            def drawing() -> dict:
-                return scene.message(measured, commanded, touching, objects, table_top_z_m)
-        else:
-            [(name, own)] = measured.items()
-
-            def drawing() -> dict:
-                return scene.message(own, commanded[name], touching.get(name, frozenset()), objects, table_top_z_m)
         # drawn where the view is sent, off the control thread (and not at all for a view a slow page skips)
-        source.publish_view(drawing, frames, view.published_ns if view is not None else now, scene.body_message)
+        source.publish_view(lambda: scene.message(measured, commanded, touching, objects, table_top_z_m), frames,
+                            view.published_ns if view is not None else now, scene.body_message)
 
     def input_diagnostics(self) -> str:
         """The input side of the diagnostics: the source's own fields (senders dropped by the allow-list, others

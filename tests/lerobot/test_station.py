@@ -110,3 +110,37 @@ def test_the_sync_wrapper_answers_the_fault_capability_for_any_robot():
     assert wrapped.device_faults() == wrapped.active_faults() == wrapped.clear_faults() == {}
     faulty = SyncValidatedRobot(hand("faults"))
     assert isinstance(faulty.robot, FaultReportingRobot)
+
+
+def test_a_robot_of_two_rigs_shows_the_operator_every_camera_and_both_rigs_where_they_stand():
+    """teledex_followers in one world: the station's view holds every follower's cameras under the robot's names
+    (each with its calibration), each rig's contacts and the first rig's objects, and the rigs' bases; the headset's
+    drawing places each rig by its base."""
+    from lerobot_robot_teledex import TeledexFollowers, TeledexFollowersConfig
+
+    from teledex_lerobot.viewer.headset import RobotScene
+
+    robot = TeledexFollowers(TeledexFollowersConfig(preset="bimanual_piper_linkerhand_l10", backend="mujoco",
+                                                    world=WorldConfig(task="handover", seed=3), station="two"))
+    robot.connect()
+    try:
+        robot.reset_episode(0)
+        robot.get_observation()
+        station = robot.station
+        view = station.latest_view(since_ns=0)
+        assert set(view.images) == set(robot.cameras) == {"left_top", "left_wrist", "right_wrist"}
+        assert set(station.cameras) == set(robot.cameras)
+        assert set(view.touching) == {"left_", "right_"}
+        world = robot.world.running.world
+        from_left = np.linalg.inv(world.base_pose("left"))
+        np.testing.assert_allclose(view.objects["cube_top"].pose, from_left @ world.body_pose("cube_top"), atol=1e-9)
+        np.testing.assert_allclose(station.rig_bases["right_"][:3, 3], [0.0, -0.5, 0.0], atol=1e-9)
+        rigs = {name: follower.rig for name, follower in robot.robots.items()}
+        scene = RobotScene(rigs, {name: station.rig_bases[f"{name}_"] for name in rigs})
+        home = {name: {role: part.home for role, part in rig.parts.items()} for name, rig in rigs.items()}
+        message = scene.message(home, home, {})
+        assert [(rig["name"], rig["base"][7]) for rig in message["rigs"]] == [("left", 0.0), ("right", -0.5)]
+        assert all(rig["measured"]["bones"] for rig in message["rigs"])
+        assert [rig["name"] for rig in scene.body_message()["rigs"]] == ["left", "right"]
+    finally:
+        robot.disconnect()

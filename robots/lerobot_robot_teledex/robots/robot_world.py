@@ -70,9 +70,10 @@ class RobotWorld:
         runner = next(d.runner for d in devices.values() if isinstance(d, WorldJointDevice))
         self.runner = runner
         station.world_runner = runner
-        station.table_top_z_m = -float(runner.world.base_pose(self.rig_name)[2, 3])
         if not self.lays_out:
             return
+        # in the frame of the rig that lays out (the first: the frame a drawing of several rigs is in)
+        station.table_top_z_m = -float(runner.world.base_pose(self.rig_name)[2, 3])
         self.outcome = EpisodeOutcome(runner.world)
         self._replaying = replayed_episode()
         if self._replaying is not None:
