@@ -25,6 +25,7 @@ it tries again while an attempt fits in the time left; it stops where it is when
 import base64
 import re
 import time
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -67,16 +68,38 @@ APPROACH_M = 0.05  # the hand comes down onto the half from this far above
 # facing straight along the reach, or right of it, the wrist runs out of turn and the palm tilts)
 REACH_TURN_RAD = 0.1
 LOOK_BACK_M = np.array([-0.06, 0.0, 0.04])  # drawn back from home (base frame) to see the table
-# What practice taught it of the pinch (tests/simulated_station.py --practise --seed 0 --layouts 20, layouts it is not
-# tested on): when the fingers close, the half slides 17 mm back onto the thumb and 8 mm aside, drops 6 mm and turns
-# 14 degrees, in its own frame as placed.
-PINCH_SETTLING = np.eye(4)
-PINCH_SETTLING[:3, :3] = Rotation.from_euler("xyz", [-4.4, 9.6, 14.2], degrees=True).as_matrix()
-PINCH_SETTLING[:3, 3] = [-0.0174, -0.0075, -0.0064]
-# and of letting go (the same practice, its median): the half, level in the hand 1 mm above the green one, comes to
-# rest within a millimetre of where it was aimed but turned 4 degrees to the left (about the vertical); the person aims
-# that much the other way.
-PLACE_SETTLING = (np.array([-0.0007, 0.0009]), np.radians(4.0))  # (move in the aimed half's frame, turn)
+
+
+@dataclass(frozen=True)
+class Practice:
+    """What practice taught it of a hand (tests/simulated_station.py --practise on layouts it is not tested on): when
+    the fingers close, how the half slides onto the thumb (m) and turns (xyz degrees) in its own frame as placed; and
+    when let go, level in the hand 1 mm above where it is set down, how far from where it was aimed it comes to rest
+    (m, in the aimed half's frame, the median) and how far it turns about the vertical (rad): the person aims that
+    much the other way."""
+
+    pinch_move_m: tuple[float, float, float]
+    pinch_turn_deg: tuple[float, float, float]
+    place_move_m: tuple[float, float] = (0.0, 0.0)
+    place_turn_rad: float = 0.0
+
+    @property
+    def pinch_settling(self) -> np.ndarray:
+        settling = np.eye(4)
+        settling[:3, :3] = Rotation.from_euler("xyz", self.pinch_turn_deg, degrees=True).as_matrix()
+        settling[:3, 3] = self.pinch_move_m
+        return settling
+
+
+# by hand model (tests/simulated_station.py --preset <its right-hand preset> --practise --seed 0 --layouts 10)
+PRACTICE = {
+    # the O6: the half slides 17 mm back onto the thumb and 8 mm aside, drops 6 mm and turns 14 degrees; it comes to
+    # rest within a millimetre of where it was aimed but turned 4 degrees to the left
+    "linkerhand_o6": Practice((-0.0174, -0.0075, -0.0064), (-4.4, 9.6, 14.2), (-0.0007, 0.0009), np.radians(4.0)),
+    # the L10: 14 mm back onto the thumb, 2 mm aside, 5 mm down, 4 degrees about the vertical; let go, it rests where
+    # aimed to 2 mm
+    "linkerhand_l10": Practice((-0.0138, -0.0021, -0.0052), (-1.5, -1.5, 4.4), (-0.0002, 0.0016), np.radians(0.4)),
+}
 LIFT_M = 0.07
 OVER_M = 0.03
 PLACE_DROP_M = 0.001
@@ -228,10 +251,13 @@ class BrowserHeadset:
 
 
 class HeadsetPerson:
-    def __init__(self, headset, rig: Rig, table_top_z_m: float, grasp: str = "level_pinch"):
+    def __init__(self, headset, rig: Rig, table_top_z_m: float, grasp: str = "level_pinch",
+                 practice: Practice | None = None):
+        """`practice`: what it knows of its hand (by default what PRACTICE says of it)."""
         self.headset = headset
         self.table_top_z_m = table_top_z_m
         self.grasp = grasp
+        self.practice = practice or PRACTICE[rig.parts["hand"].spec.model]
         self.response = ArmResponse(RelativeArmConfig())
         self.hand_mount = rig.hand_mount
         self.arm = rig.parts["arm"]
@@ -541,11 +567,11 @@ class HeadsetPerson:
     @property
     def held(self) -> np.ndarray:
         """The half in the hand once pinched: the fingers pushed it onto the thumb, and it turned."""
-        return self.half_in_hand @ PINCH_SETTLING
+        return self.half_in_hand @ self.practice.pinch_settling
 
     def _aim(self, green: np.ndarray, yaw: float) -> np.ndarray:
         """Where to hold the half, level and 1 mm above the green one at `yaw`, for it to come to rest on it."""
-        moved, turned = PLACE_SETTLING
+        moved, turned = np.asarray(self.practice.place_move_m), self.practice.place_turn_rad
         aimed = _pose(_z_turn(yaw - turned), green[:3, 3] + [0.0, 0.0, HALF_HEIGHT_M + PLACE_DROP_M])
         aimed[:2, 3] -= _z_turn(yaw)[:2, :2] @ moved
         return aimed

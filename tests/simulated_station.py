@@ -208,9 +208,10 @@ class SimulatedStation:
 
 
 def main() -> None:
-    from headset_person import HeadsetPerson, pinch_settling, place_settling
+    from headset_person import PRACTICE, HeadsetPerson, Practice, pinch_settling, place_settling
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", default="piper_linkerhand_o6_single", help="a one-rig preset, its hand right")
     parser.add_argument("--layouts", type=int, default=5)
     parser.add_argument("--seed", type=int, default=100)
     parser.add_argument("--gap-every", type=float, default=0.0, help="an input gap every this many seconds")
@@ -221,11 +222,13 @@ def main() -> None:
     parser.add_argument("--camera-latency", type=float, default=0.0, help="each frame shown this late (s)")
     parser.add_argument("--practise", action="store_true", help="print how the half settled in the pinch and came to "
                         "rest when let go, per layout and on average: what practice teaches the person "
-                        "(headset_person.PINCH_SETTLING, PLACE_SETTLING)")
+                        "(headset_person.PRACTICE; a hand not practised yet is taken as settling nowhere)")
     args = parser.parse_args()
-    station = SimulatedStation(seed=args.seed, gap_every_s=args.gap_every, gap_s=args.gap,
+    station = SimulatedStation(args.preset, seed=args.seed, gap_every_s=args.gap_every, gap_s=args.gap,
                                late=LatePage(args.input_hz, args.input_latency, args.camera_fps, args.camera_latency))
-    person = HeadsetPerson(station, station.rig, station.table_top_z_m)
+    model = station.rig.parts["hand"].spec.model
+    person = HeadsetPerson(station, station.rig, station.table_top_z_m,
+                           practice=PRACTICE.get(model, Practice((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))))
     hand_link = f"hand/{station.rig.parts['hand'].model.description.root_link}"
     settled, rested = [], []
 

@@ -6,7 +6,14 @@ import gc
 import numpy as np
 import pytest
 
-from lerobot_robot_teledex import Teledex, TeledexConfig, TeledexHand, TeledexHandConfig
+from lerobot_robot_teledex import (
+    Teledex,
+    TeledexConfig,
+    TeledexFollowers,
+    TeledexFollowersConfig,
+    TeledexHand,
+    TeledexHandConfig,
+)
 from lerobot_robot_teledex.sync_validated import SyncValidatedRobot
 from lerobot_teleoperator_teledex import (
     TeledexReplay,
@@ -17,6 +24,7 @@ from lerobot_teleoperator_teledex import (
 from teledex_lerobot.capabilities import FaultReportingRobot
 from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.station import find_station, join_station
+from teledex_lerobot.viewer.headset import RobotScene
 from teledex_lerobot.world.world import WorldConfig
 
 HAND = "linkerhand_l10"
@@ -116,10 +124,6 @@ def test_a_robot_of_two_rigs_shows_the_operator_every_camera_and_both_rigs_where
     """teledex_followers in one world: the station's view holds every follower's cameras under the robot's names
     (each with its calibration), each rig's contacts and the first rig's objects, and the rigs' bases; the headset's
     drawing places each rig by its base."""
-    from lerobot_robot_teledex import TeledexFollowers, TeledexFollowersConfig
-
-    from teledex_lerobot.viewer.headset import RobotScene
-
     robot = TeledexFollowers(TeledexFollowersConfig(preset="bimanual_piper_linkerhand_l10", backend="mujoco",
                                                     world=WorldConfig(task="handover", seed=3), station="two"))
     robot.connect()
