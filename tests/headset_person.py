@@ -1,6 +1,7 @@
 """A scripted person in the headset who works from what the page shows a real station's operator: the robot's camera
 images, read through the calibration each frame carries (tests/seeing.py), and the status text. It acts only
-through the emulated Quest 3's right controller (IWER). It never reads the page's scene message (the drawn robot,
+through the emulated Quest 3's right controller (IWER); with two hands (TwoHandedPerson), each through the controller
+on its rig's side. It never reads the page's scene message (the drawn robot,
 the world's objects) nor the world's grasps. Test-only.
 
 What it knows, as an instructed operator at the station does:
@@ -25,7 +26,7 @@ it tries again while an attempt fits in the time left; it stops where it is when
 import base64
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -91,14 +92,19 @@ class Practice:
         return settling
 
 
-# by hand model (tests/simulated_station.py --preset <its right-hand preset> --practise --seed 0 --layouts 10)
+# by hand model and side (tests/simulated_station.py --preset <its preset> --practise --seed 0 --layouts 10)
 PRACTICE = {
     # the O6: the half slides 17 mm back onto the thumb and 8 mm aside, drops 6 mm and turns 14 degrees; it comes to
     # rest within a millimetre of where it was aimed but turned 4 degrees to the left
-    "linkerhand_o6": Practice((-0.0174, -0.0075, -0.0064), (-4.4, 9.6, 14.2), (-0.0007, 0.0009), np.radians(4.0)),
+    ("linkerhand_o6", "right"): Practice((-0.0174, -0.0075, -0.0064), (-4.4, 9.6, 14.2), (-0.0007, 0.0009),
+                                         np.radians(4.0)),
     # the L10: 14 mm back onto the thumb, 2 mm aside, 5 mm down, 4 degrees about the vertical; let go, it rests where
     # aimed to 2 mm
-    "linkerhand_l10": Practice((-0.0138, -0.0021, -0.0052), (-1.5, -1.5, 4.4), (-0.0002, 0.0016), np.radians(0.4)),
+    ("linkerhand_l10", "right"): Practice((-0.0138, -0.0021, -0.0052), (-1.5, -1.5, 4.4), (-0.0002, 0.0016),
+                                          np.radians(0.4)),
+    # the left L10 (its grasps the right one's mirrored): in 6 of 10 layouts 14 mm back onto the thumb, 1 mm aside,
+    # 7.5 mm down and 4 degrees the other way; in 3 the half is pushed 25 mm up into the palm (held, but elsewhere)
+    ("linkerhand_l10", "left"): Practice((-0.0137, 0.0013, -0.0075), (1.5, -0.7, -4.4)),
 }
 LIFT_M = 0.07
 OVER_M = 0.03
@@ -211,8 +217,9 @@ class BrowserHeadset:
         self.page = page
         # The page sends the controller's grip (where the hand holds it); the emulator moves its target ray, from
         # which the grip is offset (5 cm, turned 45 degrees on a Quest Touch Plus): the hand is the grip.
-        offset = page.evaluate("IWER.metaQuest3.controllerConfig.layout.right.gripOffsetMatrix")
-        self.ray_from_grip = np.linalg.inv(np.asarray(offset, dtype=float).reshape(4, 4).T)
+        self.ray_from_grip = {side: np.linalg.inv(np.asarray(page.evaluate(
+            f"IWER.metaQuest3.controllerConfig.layout.{side}.gripOffsetMatrix"), dtype=float).reshape(4, 4).T)
+            for side in ("left", "right")}
 
     def status_text(self) -> str:
         return self.page.evaluate("document.getElementById('status').textContent")
@@ -222,16 +229,16 @@ class BrowserHeadset:
                                     "Object.keys(v.view.frames).map((n) => [n, v.frame(n)])); })()")
         return {name: (base64.b64decode(frame["jpeg"]), frame["header"]) for name, frame in (frames or {}).items()}
 
-    def hold(self, position: np.ndarray, quaternion: np.ndarray, trigger: float, grip: float, click: bool) -> None:
-        """The right controller's grip: position (XR frame), orientation (x, y, z, w); trigger, grip, thumbstick
-        press."""
+    def hold(self, position: np.ndarray, quaternion: np.ndarray, trigger: float, grip: float, click: bool,
+             side: str = "right") -> None:
+        """A controller's grip: position (XR frame), orientation (x, y, z, w); trigger, grip, thumbstick press."""
         held = np.eye(4)
         held[:3, :3], held[:3, 3] = Rotation.from_quat(quaternion).as_matrix(), position
-        ray = held @ self.ray_from_grip
+        ray = held @ self.ray_from_grip[side]
         x, y, z = ray[:3, 3]
         qx, qy, qz, qw = Rotation.from_matrix(ray[:3, :3]).as_quat()
         self.page.evaluate(
-            "(() => { const c = xrDevice.controllers.right;"
+            f"(() => {{ const c = xrDevice.controllers.{side};"
             f"c.position.x = {x:.5f}; c.position.y = {y:.5f}; c.position.z = {z:.5f};"
             f"c.quaternion.set({qx:.6f}, {qy:.6f}, {qz:.6f}, {qw:.6f});"
             f"c.updateButtonValue('trigger', {trigger:.3f}); c.updateButtonValue('squeeze', {grip:.3f});"
@@ -252,12 +259,18 @@ class BrowserHeadset:
 
 class HeadsetPerson:
     def __init__(self, headset, rig: Rig, table_top_z_m: float, grasp: str = "level_pinch",
-                 practice: Practice | None = None):
-        """`practice`: what it knows of its hand (by default what PRACTICE says of it)."""
+                 practice: Practice | None = None, name: str = "", base_in_first: np.ndarray | None = None):
+        """`practice`: what it knows of its hand (by default what PRACTICE says of it). One hand of two: `name`, its
+        rig's (its status line "Arm <name>", its cameras "<name>_..."; it holds the controller on its rig's side),
+        and `base_in_first`, where its base stands in the first rig's frame (the fixed camera's pose is given in
+        that frame; it knows the station's layout); `table_top_z_m` is in its own base frame."""
         self.headset = headset
         self.table_top_z_m = table_top_z_m
         self.grasp = grasp
-        self.practice = practice or PRACTICE[rig.parts["hand"].spec.model]
+        self.practice = practice or PRACTICE[(rig.parts["hand"].spec.model, rig.side)]
+        self.name, self.side = name, rig.side
+        self.from_first = np.linalg.inv(np.eye(4) if base_in_first is None else base_in_first)
+        self.neutral = NEUTRAL * [1.0 if self.side == "right" else -1.0, 1.0, 1.0]  # the left hand mirrors it
         self.response = ArmResponse(RelativeArmConfig())
         self.hand_mount = rig.hand_mount
         self.arm = rig.parts["arm"]
@@ -265,7 +278,7 @@ class HeadsetPerson:
         self.home_hand = rig.base_poses({role: part.home for role, part in rig.parts.items()})["hand"]
         self.half_in_hand = self._pinch(rig)  # where the half sits in the hand when pinched, before closing
         self.palm_back = RigBody(rig).parts["hand"].palm_back()  # as the page draws it
-        self.controller = _pose(np.eye(3), OPERATOR_FROM_XR @ NEUTRAL)  # operator frame
+        self.controller = _pose(np.eye(3), OPERATOR_FROM_XR @ self.neutral)  # operator frame
         self.trigger = self.grip = 0.0
         self.anchor: tuple[np.ndarray, np.ndarray] | None = None  # (controller, flange) when the trigger was pressed
         self.seen = {}  # the halves' poses in the base frame, from the top camera before the hand moved
@@ -300,11 +313,28 @@ class HeadsetPerson:
         return {**lines, "episode": int(episode.group(1)) if episode else 0,
                 "left_s": int(episode.group(2)) if episode and episode.group(2) else None, "text": text}
 
+    @property
+    def arm_line(self) -> str:
+        """Its arm's status line: "Arm", or "Arm <name>" for one of two."""
+        return f"Arm {self.name}" if self.name else "Arm"
+
+    def chosen_grasp(self) -> str:
+        """Its hand's grasp as the status shows it ("Grasp: level_pinch (...)"; of two, "left: fist, right: ...")."""
+        shown = self.status().get("Grasp", "")
+        found = re.search(rf"{self.name}: (\w+)" if self.name else r"^(\w+)", shown)
+        return found.group(1) if found else ""
+
     def cameras(self) -> dict[str, Camera]:
+        """Its cameras (of two hands' the fixed ones and its own wrist's), the fixed ones' poses in its base frame."""
         cameras = {}
         for name, (jpeg, header) in self.headset.frames().items():
+            if self.name and "mount" in header and not name.startswith(f"{self.name}_"):
+                continue  # the other hand's wrist
             image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
-            cameras[name] = Camera.from_page(image[..., ::-1].copy(), header)
+            camera = Camera.from_page(image[..., ::-1].copy(), header)
+            if camera.base_from_camera is not None:
+                camera = replace(camera, base_from_camera=self.from_first @ camera.base_from_camera)
+            cameras[name] = camera
         return cameras
 
     def fresh_cameras(self, after_ms: float, timeout_s: float = 3.0) -> dict[str, Camera]:
@@ -372,7 +402,7 @@ class HeadsetPerson:
     def _send(self, click: bool = False) -> None:
         position = OPERATOR_FROM_XR.T @ self.controller[:3, 3]
         rotation = Rotation.from_matrix(OPERATOR_FROM_XR.T @ self.controller[:3, :3] @ OPERATOR_FROM_XR)
-        self.headset.hold(position, rotation.as_quat(), self.trigger, self.grip, click)
+        self.headset.hold(position, rotation.as_quat(), self.trigger, self.grip, click, self.side)
 
     def press(self, controller: str, button: str) -> None:
         for pressed in (True, False):
@@ -402,7 +432,7 @@ class HeadsetPerson:
 
     def choose_grasp(self) -> None:
         for _ in range(4):
-            if self.status().get("Grasp", "").startswith(self.grasp):
+            if self.chosen_grasp() == self.grasp:
                 return
             self._send(click=True)
             self.headset.sleep(0.25)
@@ -410,17 +440,19 @@ class HeadsetPerson:
             self.headset.sleep(0.25)
         raise AssertionError(f"the thumbstick never chose {self.grasp}: {self.status()['text']}")
 
-    def start(self) -> None:
-        """Look at the screens, zero pose (X), teleoperation (Y), the grasp, then hold the trigger: the arm follows."""
+    def start(self, press_keys: bool = True) -> None:
+        """Look at the screens, zero pose (X), teleoperation (Y) (`press_keys`: of two hands, the first presses),
+        the grasp, then hold the trigger: the arm follows."""
         self.headset.look_down(LOOK_DOWN_RAD)
         self._send()
-        self.press_until("x-button", "ZeroPos")
-        self.headset.sleep(2.0)
-        self.press_until("y-button", "Teleoperation")
+        if press_keys:
+            self.press_until("x-button", "ZeroPos")
+            self.headset.sleep(2.0)
+            self.press_until("y-button", "Teleoperation")
         self.choose_grasp()
         self.trigger = 1.0
         self._send()
-        self.wait_status(lambda s: s.get("Arm") == "following")
+        self.wait_status(lambda s: s.get(self.arm_line) == "following")
 
     def begin_episode(self) -> None:
         """The robot was reset home, and the teleop re-anchored there with the trigger held where it is: the
@@ -467,7 +499,7 @@ class HeadsetPerson:
         self.trigger = 0.0
         self._send()
         self._wait_arm("disengaged")  # the release seen: the way back moves nothing
-        self._move_controller(_pose(np.eye(3), OPERATOR_FROM_XR @ NEUTRAL))
+        self._move_controller(_pose(np.eye(3), OPERATOR_FROM_XR @ self.neutral))
         self.trigger = 1.0
         self._send()
         self._wait_arm("following")  # the press seen: the arm is anchored where the controller now is
@@ -477,7 +509,7 @@ class HeadsetPerson:
         """Until the status says the arm does `activity` (the teleop may see the controller late: a gap in its
         input); on the way, the controller keeps telling where it is."""
         deadline = self.headset.now_ms() + 1000 * SETTLE_TIMEOUT_S
-        while not self.status().get("Arm", "").startswith(activity) and self.headset.now_ms() < deadline:
+        while not self.status().get(self.arm_line, "").startswith(activity) and self.headset.now_ms() < deadline:
             self._send()
             self.headset.sleep(STEP_S)
 
@@ -582,19 +614,23 @@ class HeadsetPerson:
         smallest singular value of the weighted Jacobian on the way, which the teleop damps below its threshold and
         the hand lags its turn: the looks on the way to the half correct that, but a held half would be set down
         askew); -inf where it comes no closer to one of the poses than REACH_TOLERANCE."""
+        return self.path_margin([_raised(grasp, APPROACH_M), grasp, _raised(grasp, LIFT_M), _raised(place, over_m),
+                                 place], carried_from=2)
+
+    def path_margin(self, goals: list[np.ndarray], carried_from: int) -> float:
+        """wrist_margin through any hand poses from home, the half carried from the goal `carried_from` on."""
         c = self.response.config
         weights = np.array([1.0, 1.0, 1.0] + [c.ik_orientation_weight_m_per_rad] * 3)
         q = self.arm.full_configuration(self.arm.home)
         hand, margin = self.home_hand, np.inf
-        for leg, goal in enumerate((_raised(grasp, APPROACH_M), grasp, _raised(grasp, LIFT_M), _raised(place, over_m),
-                                    place)):
+        for leg, goal in enumerate(goals):
             distance_m, angle_rad = _distance(goal, hand)
             steps = max(1, int(np.ceil(max(distance_m / REACH_STEP[0], angle_rad / REACH_STEP[1]))))
             for waypoint in _on_the_way(hand, goal, steps):
                 result = solve_ik(self.arm.model, self.arm.mount_frame, waypoint @ np.linalg.inv(self.hand_mount), q,
                                   max_iters=c.ik_max_iterations, orientation_weight=c.ik_orientation_weight_m_per_rad)
                 q = result.q
-                if leg >= 2:
+                if leg >= carried_from:
                     _, jacobian = self.arm.model.frame_pose_and_jacobian(q, self.arm.mount_frame)
                     margin = min(margin, float(np.linalg.svd(jacobian * weights[:, None], compute_uv=False).min()))
             if result.position_error_m > REACH_TOLERANCE[0] or result.orientation_error_rad > REACH_TOLERANCE[1]:
@@ -602,14 +638,18 @@ class HeadsetPerson:
             hand = goal
         return margin
 
+    def draw_back(self) -> None:
+        """The hand drawn back from home, out of the top camera's way."""
+        back = self.home_hand.copy()
+        back[:3, 3] += LOOK_BACK_M
+        self.go(back, 0.01, 0.1, None, tries=1)
+
     def look_at_the_table(self) -> str:
         """The hand drawn back from home out of the top camera's way (at home the waiting fingers hang over the table
         and may hide a half), then what the top camera shows: "apart" (both halves on the table), "stacked" (the red
         half on the green one, aligned), "askew" (on it, but off by more than ALIGNED) or "unseen". The halves'
         poses it saw are kept (the green one's from when it last showed)."""
-        back = self.home_hand.copy()
-        back[:3, 3] += LOOK_BACK_M
-        self.go(back, 0.01, 0.1, None, tries=1)
+        self.draw_back()
         for _ in range(LOOKS):
             top = self._fixed(self.fresh_cameras(self.headset.now_ms()))
             red, green = (half_on_table(top, colour, self.table_top_z_m) for colour in ("red", "green"))
@@ -657,6 +697,11 @@ class HeadsetPerson:
     def _attempt(self, grasped_hook, closed_hook) -> str:
         grasp, place, over_m = self.plan(self.seen["red"], self.seen["green"])
         self.aimed = place @ self.held
+        return self.pick_up(grasp, grasped_hook, closed_hook) or self.set_down(place, over_m)
+
+    def pick_up(self, grasp: np.ndarray, grasped_hook=lambda: None, closed_hook=lambda: None) -> str | None:
+        """Onto the red half at `grasp` (the hand's pose pinching it), close, lift; the step that failed, if one
+        did."""
         above = _raised(grasp, APPROACH_M)
         if not self.go(above, 0.004, 0.05, "red", tries=6) and not self.go(above, 0.008, 0.1, "red", tries=1):
             return "approach"  # near enough, it goes down: the last look on the way down corrects what is left
@@ -667,6 +712,11 @@ class HeadsetPerson:
         closed_hook()
         if not self.go(_raised(grasp, LIFT_M), 0.015, 0.1, None, tries=1):
             return "lift"
+        return None
+
+    def set_down(self, place: np.ndarray, over_m: float) -> str:
+        """The held half carried over the green one (the hand `over_m` above `place`), lowered, let go; the hand
+        drawn up. "carry" where it never got over it, else "released"."""
         if not self.go(_raised(place, over_m), 0.004, 0.05, "green", tries=6):
             return "carry"
         self.go(place, 0.003, 0.05, None, tries=1)
@@ -688,3 +738,119 @@ def _raised(pose: np.ndarray, height_m: float) -> np.ndarray:
     raised = pose.copy()
     raised[2, 3] += height_m
     return raised
+
+
+# The handover in the air: the left hand holds the half up PASS_AHEAD_M ahead of the arms' bases, half way between
+# them, PASS_HEIGHT_M above the table, turned toward the right arm by one of PASS_TURNS_RAD from the line from its
+# base (the first its plan reaches), and the right hand pinches the other pair of faces from above
+PASS_AHEAD_M, PASS_HEIGHT_M = 0.25, 0.18
+PASS_TURNS_RAD = (-0.25, -0.15, -0.35, -0.05, 0.0)
+TAKE_LIFT_M = 0.03  # the right hand, holding the half, rises this much once the left has let go
+TAKE_LOOK_ASIDE_M = 0.10  # where the right hand is looked at before it comes over the left one
+# the right hand comes for the half this much lower than where it believes the left holds it: measured at the take
+# (seeds 100-104), the half hung 5.5-10 mm lower in the left hand than believed and the right hand came 5-6 mm higher
+# than it aimed
+TAKE_LOWER_M = 0.008
+
+
+class TwoHandedPerson:
+    """Both hands of one person in the headset, each a HeadsetPerson holding the controller on its rig's side, doing
+    the handover: the left hand picks the red half up and holds it up between the arms, the right hand takes it by
+    its other faces, the left lets go and draws back, and the right sets it on the green half (then looks, and tries
+    again as one hand does). It knows the station's layout (`bases`: each rig's base in the first one's frame, as the
+    preset places them) and where its left hand holds the half (what the left hand's looks have told it): the
+    half is hidden under the left palm when the right hand comes for it."""
+
+    def __init__(self, headset, rigs: dict[str, Rig], bases: dict[str, np.ndarray], table_top_z_m: float):
+        self.left, self.right = (HeadsetPerson(headset, rigs[name], table_top_z_m - bases[name][2, 3], name=name,
+                                               base_in_first=bases[name]) for name in ("left", "right"))
+        self.right_from_left = np.linalg.inv(bases["right"]) @ bases["left"]
+        between = (bases["left"][:3, 3] + bases["right"][:3, 3]) / 2
+        self.pass_point = between + [PASS_AHEAD_M, 0.0, table_top_z_m + PASS_HEIGHT_M - between[2]]
+
+    def start(self) -> None:
+        self.left.start(press_keys=True)
+        self.right.start(press_keys=False)
+
+    def begin_episode(self) -> None:
+        self.left.begin_episode()
+        self.right.begin_episode()
+
+    def plan(self) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+        """(the left hand pinching the red half, the left hand holding it up, the turn the right hand takes it with,
+        the right hand setting it on the green half): the first pass turn both arms carry through clear of a straight
+        wrist, else the one with the widest margin."""
+        left, right = self.left, self.right
+        red, green = left.seen["red"], self.right_from_left @ left.seen["green"]
+        toward = float(np.arctan2(self.pass_point[1], self.pass_point[0]))
+        scored = []
+        for turn in PASS_TURNS_RAD:
+            held_up = _pose(_z_turn(toward + turn), self.pass_point) @ np.linalg.inv(left.held)
+            grasps = [_pose(_z_turn(_yaw(red) + k * np.pi / 2), red[:3, 3]) @ np.linalg.inv(left.half_in_hand)
+                      for k in range(4)]
+            left_margin, grasp = max(((left.path_margin([_raised(g, APPROACH_M), g, _raised(g, LIFT_M), held_up], 2),
+                                       g) for g in grasps), key=lambda pair: pair[0])
+            for side_turn in (np.pi / 2, -np.pi / 2):
+                take = self._take(left.held, held_up, side_turn)
+                half_yaw = _yaw(take @ right.held)
+                for place_turns in (0, 1, -1):
+                    yaw = _nearest_turn(_yaw(green), half_yaw, np.pi / 2) + place_turns * np.pi / 2
+                    place = right._aim(green, yaw) @ np.linalg.inv(right.held)
+                    right_margin = right.path_margin([_raised(take, APPROACH_M), take, _raised(take, TAKE_LIFT_M),
+                                                      _raised(place, OVER_M), place], 2)
+                    margin = min(left_margin, right_margin)
+                    if margin >= right.response.config.ik_singular_value_threshold:
+                        return grasp, held_up, side_turn, place
+                    scored.append((margin, grasp, held_up, side_turn, place))
+        return max(scored, key=lambda plan: plan[0])[1:]
+
+    def _take(self, left_held: np.ndarray, left_hand: np.ndarray, side_turn: float) -> np.ndarray:
+        """The right hand pinching the half the left hand holds at `left_hand` (left frame) by its other faces."""
+        half = self.right_from_left @ left_hand @ left_held
+        half[2, 3] -= TAKE_LOWER_M
+        return half @ _pose(_z_turn(side_turn), [0.0, 0.0, 0.0]) @ np.linalg.inv(self.right.half_in_hand)
+
+    def hand_over(self) -> list[str]:
+        """Its steps, each hand's named; then what the right hand's own attempts did (assemble_cube)."""
+        left, right = self.left, self.right
+        steps: list[str] = []
+        try:
+            right.draw_back()  # out of the top camera's way while the left hand looks
+            seen = left.look_at_the_table()
+            if seen != "apart":
+                return [f"left {seen}"]
+            grasp, held_up, side_turn, place = self.plan()
+            failed = left.pick_up(grasp)
+            if failed:
+                return [f"left {failed}"]
+            if not left.go(held_up, 0.004, 0.05, None, tries=3):
+                steps.append("left short of the pass")
+            # where its left hand holds the half now, as it believes: there the right hand takes it
+            take = self._take(left.held, left.hand(), side_turn)
+            right.seen = {"red": take @ right.half_in_hand, "green": self.right_from_left @ left.seen["green"]}
+            # over the left hand the top camera cannot tell the two palms apart: the right hand is seen first beside
+            # it, toward its own base, then moves on by what it knows of its arm
+            beside = _raised(take, APPROACH_M)
+            beside[1, 3] -= TAKE_LOOK_ASIDE_M
+            right.go(beside, 0.003, 0.05, None, tries=3)
+            if not right.go(_raised(take, APPROACH_M), 0.004, 0.05, None, tries=3):
+                return [*steps, "right approach"]
+            right.go(take, 0.002, 0.03, None, tries=2)
+            right.squeeze(1.0, 0.8)
+            right.headset.sleep(0.4)
+            left.squeeze(0.0, 0.4)
+            left.go(_raised(left.hand(), RETREAT_M), 0.02, 0.2, None, tries=1)
+            left.trigger = 0.0  # the left arm holds there, out of the way
+            left._send()
+            steps.append("left passed")
+            right.go(_raised(take, TAKE_LIFT_M), 0.015, 0.1, None, tries=1)
+            right.aimed = place @ right.held
+            steps.append(f"right {right.set_down(place, OVER_M)}")
+        except EpisodeOver:
+            return [*steps, "time"]
+        finally:
+            if left.grip:
+                left.squeeze(0.0, 0.4)
+            left.trigger = 0.0
+            left._send()
+        return steps + [f"right {step}" for step in right.assemble_cube()]

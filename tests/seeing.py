@@ -229,10 +229,18 @@ def palm_from_above(camera: Camera, expected_hand: np.ndarray, back_corners: np.
     """The hand's pose in the base frame as a fixed camera above sees the back of its palm (palm down, lit from
     above: a paler orange than the fingers): the expected pose moved along the table and turned about the vertical
     until the palm's back face (its corners in the hand frame: `back_corners`, 4x3) covers the palm seen best. The
-    height and tilt stay as expected. None where too little of the palm shows."""
+    height and tilt stay as expected. None where too little of the palm shows. Only the palm seen near where it is
+    expected counts (another hand in the picture is not this one)."""
     mask, _ = colour_mask(camera.image, "palm")
-    seen = int(mask.sum())
     expected_face = _project(camera, (expected_hand @ np.c_[back_corners, np.ones(4)].T)[:3].T)
+    # only near where the palm is expected (its box grown by its size each way): another hand's palm is not this one
+    low, high = expected_face.min(axis=0), expected_face.max(axis=0)
+    margin = (high - low).max()
+    (x0, y0), (x1, y1) = np.floor(low - margin).astype(int).clip(0), np.ceil(high + margin).astype(int).clip(0)
+    near = np.zeros_like(mask)
+    near[y0:y1, x0:x1] = mask[y0:y1, x0:x1]
+    mask = near
+    seen = int(mask.sum())
     expected_area = cv2.contourArea(expected_face.astype(np.float32))
     if expected_area < MIN_FACE_PIXELS or seen < PALM_SEEN_SHARE * expected_area:
         return None

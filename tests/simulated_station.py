@@ -18,6 +18,7 @@ import json
 import math
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
@@ -32,13 +33,12 @@ from teledex_lerobot.control.state_machine import ButtonKeys  # noqa: E402
 from teledex_lerobot.geometry.camera import CameraInfo  # noqa: E402
 from teledex_lerobot.inputs.frame import OperatorFrame  # noqa: E402
 from teledex_lerobot.inputs.xr_state import OPERATOR_FROM_XR, encode_xr_state, parse_xr_state  # noqa: E402
-from teledex_lerobot.presets import load_preset  # noqa: E402
+from teledex_lerobot.presets import load_preset, shared_world_cameras  # noqa: E402
 from teledex_lerobot.rig import Rig  # noqa: E402
 from teledex_lerobot.viewer.headset import camera_header  # noqa: E402
 from teledex_lerobot.world.camera import WorldRenderer  # noqa: E402
 from teledex_lerobot.world.episode import EpisodeOutcome  # noqa: E402
-from teledex_lerobot.world.mjcf import arm_base_height_m  # noqa: E402
-from teledex_lerobot.world.world import World, WorldConfig  # noqa: E402
+from teledex_lerobot.world.world import PlacedRig, World, WorldConfig, part_key, placed_rigs  # noqa: E402
 
 TICK_NS = 40_000_000  # the recorder's 25 Hz
 EPISODE_S = 30.0  # as the browser test records them: the world judges an episode by its state up to then
@@ -90,37 +90,65 @@ class LatePage:
 
 
 class SimulatedStation:
+    """A preset of one rig, or of several (a bimanual preset: its followers placed as the world places them, every
+    follower's cameras named as the robot names them, each rig driven by the controller on its side)."""
+
     def __init__(self, preset: str = "piper_linkerhand_o6_single", seed: int = 0, control: str = "xr_hybrid",
-                 gap_every_s: float = 0.0, gap_s: float = 0.0, late: LatePage | None = None):
-        self.rig = Rig.from_preset(load_preset(preset))
-        cameras = load_preset(preset).cameras
-        self.world = World(self.rig, WorldConfig(seed=seed), {name: c["view"] for name, c in cameras.items()})
-        self.renderers = {name: WorldRenderer(self.world, name, c["width"], c["height"])
+                 gap_every_s: float = 0.0, gap_s: float = 0.0, late: LatePage | None = None,
+                 task: str = "cube_assembly", episode_s: float = EPISODE_S):
+        spec = load_preset(preset)
+        followers = dict(spec.followers) or {"": preset}
+        self.rigs = {name: Rig.from_preset(load_preset(follower)) for name, follower in followers.items()}
+        if spec.followers:
+            shared = shared_world_cameras(spec.followers)  # "<follower>_<camera>" -> (follower, camera, view)
+            cameras = {name: load_preset(followers[rig]).cameras[camera] for name, (rig, camera, _) in shared.items()}
+            camera_rigs = {name: rig for name, (rig, _, _) in shared.items()}
+            world_rigs: Rig | dict[str, PlacedRig] = placed_rigs(self.rigs, spec.placements)
+        else:
+            cameras, camera_rigs, world_rigs = spec.cameras, {}, self.rigs[""]
+        self.world = World(world_rigs, WorldConfig(task=task, seed=seed),
+                           {name: c["view"] for name, c in cameras.items()}, None, camera_rigs)
+        self.renderers = {name: WorldRenderer(self.world, name, c["width"], c["height"], camera_rigs.get(name, ""))
                           for name, c in cameras.items()}
-        self.table_top_z_m = -arm_base_height_m(self.rig)
+        first = next(iter(self.rigs))
+        self.rig = self.rigs[first]  # the first rig (the only one of a one-rig preset)
+        self.table_top_z_m = -float(self.world.base_pose(first)[2, 3])  # in the first rig's base frame
         config = ControlConfig.load(control)
-        self.controller = RigController(self.rig, config)
+        # one operator: one state machine; each rig worked by the hand on its side
+        self.controllers = {name: RigController(rig, config.for_side(rig.side), name=name)
+                            for name, rig in self.rigs.items()}
+        for controller in self.controllers.values():
+            controller.state_machine = self.controller.state_machine
         self.buttons = ButtonKeys(config.key_bindings)
+        self.episode_s = episode_s
         self.now_ns = 0
         self.gap_every_ns, self.gap_ns = int(gap_every_s * 1e9), int(gap_s * 1e9)
         self.late = late or LatePage()
-        self._sent: list[tuple[int, dict]] = []  # the controller's states as the page sent them: (time, state)
+        self._sent: list[tuple[int, dict]] = []  # the controllers' states as the page sent them: (time, state)
         self._delivered_ns = -1  # the send time of the last state the teleop got
         self._received: OperatorFrame | None = None  # that state, as the teleop parsed it
         self._rendered: list[tuple[int, dict]] = []  # the frames rendered for the page: (time, frames)
-        self.right = {"pose": _matrix_pose(np.zeros(3), np.array([0, 0, 0, 1.0])), "trigger": 0.0, "grip": 0.0,
-                      "axis_click": False}
-        self.left = {"pose": _matrix_pose(np.array([-0.25, 1.2, -0.4]), np.array([0, 0, 0, 1.0])), "primary": False,
-                     "secondary": False}
+        self.hands = {side: {"pose": _matrix_pose(np.array([x, 1.2, -0.4]), np.array([0, 0, 0, 1.0])),
+                             "trigger": 0.0, "grip": 0.0, "axis_click": False, "primary": False, "secondary": False}
+                      for side, x in (("right", 0.25), ("left", -0.25))}
         self.episode = 0
         self.episode_started_ns = 0
         self.outcome: EpisodeOutcome | None = None
         self.new_episode(seed)
 
+    @property
+    def controller(self) -> RigController:
+        """The first rig's controller (the only one of a one-rig preset)."""
+        return next(iter(self.controllers.values()))
+
+    def base_in_first(self, rig_name: str) -> np.ndarray:
+        """A rig's base in the first rig's base frame, as the station stands them."""
+        return np.linalg.inv(self.world.base_pose(next(iter(self.rigs)))) @ self.world.base_pose(rig_name)
+
     # ---- the world's side --------------------------------------------------------------------------------------
 
-    def measured(self) -> dict[str, np.ndarray]:
-        return {role: self.world.joint_positions(role) for role in self.rig.parts}
+    def measured(self, rig_name: str = "") -> dict[str, np.ndarray]:
+        return {role: self.world.joint_positions(part_key(rig_name, role)) for role in self.rigs[rig_name].parts}
 
     def new_episode(self, seed: int) -> None:
         """Lay out the layout of `seed` with the robot at home; the teleop re-anchors there (as teledex-record)."""
@@ -128,15 +156,16 @@ class SimulatedStation:
         self.outcome = EpisodeOutcome(self.world)
         self.episode_started_ns = self.now_ns
         self.episode += 1
-        if self.controller.seeded:
-            self.controller.start_episode()
-        else:
-            self.controller.seed(self.measured())
+        for name, controller in self.controllers.items():
+            if controller.seeded:
+                controller.start_episode()
+            else:
+                controller.seed(self.measured(name))
 
     def _tick(self) -> None:
         gap = self.gap_every_ns and (self.now_ns % self.gap_every_ns) < self.gap_ns
         if self.late.due(self.now_ns, self._sent, self.late.input_hz):  # the page sends the controllers as they are
-            state = {"right": dict(self.right), "left": dict(self.left)}
+            state = {side: dict(hand) for side, hand in self.hands.items()}
             self._sent = [*self._sent[-LatePage.KEPT:], (self.now_ns, state)]
         delivered = LatePage.newest(self._sent, self.now_ns - self.late.input_latency_ns, since_ns=self._delivered_ns)
         if delivered is not None and not gap:  # as the teleop's receiver: the newest state, until a newer one
@@ -144,25 +173,32 @@ class SimulatedStation:
             self._received = parse_xr_state(encode_xr_state(controllers=delivered[1]), self.now_ns)
             for key in self.buttons.presses(self._received.buttons):
                 self.controller.state_machine.press(key)
-        commands = self.controller.step(None if gap else self._received, self.now_ns, self.measured)
-        for role, q in commands.items():
-            self.world.set_targets(role, q)
+        for name, controller in self.controllers.items():
+            commands = controller.step(None if gap else self._received, self.now_ns, partial(self.measured, name))
+            for role, q in commands.items():
+                self.world.set_targets(part_key(name, role), q)
         self.world.step(self.world.steps_for(TICK_NS / 1e9))
         if not self.late.keeps_up and self.late.due(self.now_ns, self._rendered, self.late.camera_fps):
             self._render()
-        if self.now_ns - self.episode_started_ns < EPISODE_S * 1e9:
+        if self.now_ns - self.episode_started_ns < self.episode_s * 1e9:
             self.outcome.update()
         self.now_ns += TICK_NS
 
     # ---- the person's headset ------------------------------------------------------------------------------------
 
     def status_text(self) -> str:
-        controller = self.controller
-        lines = ["Connected to TeleDex", f"State: {controller.state_machine.state.value}",
-                 "Input: STALE" if controller.stale else "Input: live", f"Arm: {controller.activity}"]
-        if controller.strategy.grasps is not None:
-            lines.append(f"Grasp: {controller.strategy.grasps.name} (stick press: next)")
-        left_s = max(0, math.ceil(EPISODE_S - (self.now_ns - self.episode_started_ns) / 1e9))
+        """The page's status lines (webxr.js statusLines): one arm's, or a line per arm of several."""
+        controllers = self.controllers
+        several = len(controllers) > 1
+        lines = ["Connected to TeleDex", f"State: {self.controller.state_machine.state.value}",
+                 "Input: STALE" if any(c.stale for c in controllers.values()) else "Input: live"]
+        lines += [f"Arm {name}: {c.activity}" for name, c in controllers.items()] if several else \
+            [f"Arm: {self.controller.activity}"]
+        grasps = [(f"{name}: " if several else "") + c.strategy.grasps.name
+                  for name, c in controllers.items() if c.strategy.grasps is not None]
+        if grasps:
+            lines.append(f"Grasp: {', '.join(grasps)} (stick press: next)")
+        left_s = max(0, math.ceil(self.episode_s - (self.now_ns - self.episode_started_ns) / 1e9))
         return "\n".join([*lines, f"Episode {self.episode}: {left_s} s left"])
 
     def frames(self) -> dict[str, tuple[bytes, dict]]:
@@ -188,12 +224,12 @@ class SimulatedStation:
             frames[name] = (jpeg.tobytes(), header)
         self._rendered = [*self._rendered[-LatePage.KEPT:], (self.now_ns, frames)]
 
-    def hold(self, position: np.ndarray, quaternion: np.ndarray, trigger: float, grip: float, click: bool) -> None:
-        self.right = {"pose": _matrix_pose(position, quaternion), "trigger": trigger, "grip": grip,
-                      "axis_click": click}
+    def hold(self, position: np.ndarray, quaternion: np.ndarray, trigger: float, grip: float, click: bool,
+             side: str = "right") -> None:
+        self.hands[side].update(pose=_matrix_pose(position, quaternion), trigger=trigger, grip=grip, axis_click=click)
 
     def button(self, controller: str, button: str, pressed: bool) -> None:
-        self.left[BUTTONS[(controller, button)]] = pressed
+        self.hands[controller][BUTTONS[(controller, button)]] = pressed
 
     def look_down(self, angle_rad: float) -> None:
         pass  # nothing is drawn here but the cameras
@@ -211,7 +247,7 @@ def main() -> None:
     from headset_person import PRACTICE, HeadsetPerson, Practice, pinch_settling, place_settling
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--preset", default="piper_linkerhand_o6_single", help="a one-rig preset, its hand right")
+    parser.add_argument("--preset", default="piper_linkerhand_o6_single", help="a one-rig preset")
     parser.add_argument("--layouts", type=int, default=5)
     parser.add_argument("--seed", type=int, default=100)
     parser.add_argument("--gap-every", type=float, default=0.0, help="an input gap every this many seconds")
@@ -226,9 +262,9 @@ def main() -> None:
     args = parser.parse_args()
     station = SimulatedStation(args.preset, seed=args.seed, gap_every_s=args.gap_every, gap_s=args.gap,
                                late=LatePage(args.input_hz, args.input_latency, args.camera_fps, args.camera_latency))
-    model = station.rig.parts["hand"].spec.model
+    hand = (station.rig.parts["hand"].spec.model, station.rig.side)
     person = HeadsetPerson(station, station.rig, station.table_top_z_m,
-                           practice=PRACTICE.get(model, Practice((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))))
+                           practice=PRACTICE.get(hand, Practice((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))))
     hand_link = f"hand/{station.rig.parts['hand'].model.description.root_link}"
     settled, rested = [], []
 

@@ -75,15 +75,15 @@ def side_rigs(episode: NativeEpisode) -> dict[str, SideRig]:
     if followers is fields.ABSENT or not followers:
         rig = rig_of(episode)
         return {rig.side: SideRig(rig)}
-    where = f"{episode.path}/metadata.json: 'hardware.rigs'"
+    where = f"{episode.path}/metadata.json"
     sides: dict[str, SideRig] = {}
     for name, record in followers.items():
-        rig = _build_rig(record, f"{where}.{name}")
+        rig = _build_rig(record, f"{where}: 'hardware.rigs.{name}'")
         try:
             base = np.array(record["base_pose"], dtype=np.float64).reshape(4, 4)
         except (KeyError, TypeError, ValueError):
-            raise DatasetError(f"{where}.{name}.base_pose is not a 4x4 pose; restore metadata.json from a copy, or "
-                               "record the episode again") from None
+            raise DatasetError(f"{where}: 'hardware.rigs.{name}.base_pose' is not a 4x4 pose; restore metadata.json "
+                               "from a copy, or record the episode again") from None
         side = rig.side
         if side in sides:
             raise DatasetError(f"{where}: followers {sides[side].prefix.removesuffix('_')!r} and {name!r} are both "

@@ -22,7 +22,7 @@ import time
 import pytest
 from browser import Chromium, require_browser
 from commands import command, command_env
-from headset_person import BrowserHeadset, HeadsetPerson
+from headset_person import BrowserHeadset, HeadsetPerson, TwoHandedPerson
 from load import busy_cores
 from simulated_station import EPISODE_S
 from test_teleop_inputs import free_tcp_port
@@ -64,6 +64,29 @@ def test_the_person_who_sees_only_the_cameras_assembles_the_cube_in_a_simulated_
         station.sleep(1.0)
         stages.append(station.outcome.stage)
     assert stages.count("success") >= 4, stages
+
+
+def test_both_hands_of_the_person_hand_the_half_over_in_a_simulated_station():
+    """Both hands (TwoHandedPerson: the left and right controllers) in the two-rig world's handover, lockstep, seeds
+    0-9: the left hand picks the half and holds it up between the arms in every layout where it measured both halves
+    from the shared top camera, and the cube is assembled in 2 of 10. The issue asks 8 of 10 through the page; where
+    this falls short is in docs/inputs.md (a first figure, kept so that the next change is measured against it)."""
+    from simulated_station import SimulatedStation
+
+    station = SimulatedStation("bimanual_piper_linkerhand_l10", task="handover", episode_s=60)
+    person = TwoHandedPerson(station, station.rigs, {name: station.base_in_first(name) for name in station.rigs},
+                             station.table_top_z_m)
+    person.start()
+    runs = []
+    for seed in range(10):
+        if seed:
+            station.new_episode(seed)
+        person.begin_episode()
+        steps = person.hand_over()
+        station.sleep(1.0)
+        runs.append((steps, station.outcome.stage))
+    assert all(steps[0] == "left passed" for steps, _ in runs if steps[0] != "left unseen"), runs
+    assert sum(stage == "success" for _, stage in runs) >= 2, runs
 
 
 def test_a_person_in_the_headset_works_the_cube_task_from_the_cameras(tmp_path):

@@ -296,6 +296,9 @@ CASES = [
          r"manifest\.json: depth streams \['side'\] are not among its cameras" + FIX),
     Case("convert to-vitra", "episode id ../../x", edit_native_metadata(setter("episode.episode_id", TRAVERSAL)),
          r"metadata\.json.*'episode\.episode_id'.*'\.\./\.\./\.\./\.\./x'" + FIX),
+    Case("convert to-vitra", "hardware.rigs base_pose 'here'", edit_native_metadata(
+        lambda data: setter("hardware.rigs", {"left": {**data["hardware"]["rig"], "base_pose": "here"}})(data)),
+         r"metadata\.json: 'hardware\.rigs\.left\.base_pose' is not a 4x4 pose" + FIX),
     # teledex-repair: what it can restore, it does; what it cannot, it names (and changes nothing)
     Case("repair", "fps 'fast'", on(INFO, lambda p: edit_json(p, setter("fps", "fast"))),
          r"meta/info\.json: fps 'fast' -> 25 \(from meta/info\.teledex-backup\.json, as the timestamps in data/",
