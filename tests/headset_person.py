@@ -1,8 +1,8 @@
 """A scripted person in the headset who works from what the page shows a real station's operator: the robot's camera
 images, read through the calibration each frame carries (tests/seeing.py), and the status text. It acts only
 through the emulated Quest 3's right controller (IWER); with two hands (TwoHandedPerson), each through the controller
-on its rig's side. It never reads the page's scene message (the drawn robot,
-the world's objects) nor the world's grasps. Test-only.
+on its rig's side. It never reads the page's scene message (the drawn robot, the world's objects) nor the world's
+grasps. Test-only.
 
 What it knows, as an instructed operator at the station does:
 - the task: put the red 4 x 4 x 2 cm half on the green one; where the table is (its height below the robot's base);
