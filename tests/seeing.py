@@ -181,8 +181,9 @@ def half_on_table(camera: Camera, colour: str, table_top_z_m: float) -> np.ndarr
     on_plane = (origin[:, None] + rays * (top_z - origin[2]) / rays[2]).T
     sides = np.roll(on_plane, -1, axis=0) - on_plane
     diagonals = np.linalg.norm(on_plane[2] - on_plane[0]), np.linalg.norm(on_plane[3] - on_plane[1])
+    # a corner off by so much moves a diagonal up to sqrt(2) times as far as a side
     if np.any(np.abs(np.linalg.norm(sides, axis=1) - HALF_EDGE_M) > SQUARE_TOLERANCE_M) or \
-            np.any(np.abs(np.array(diagonals) - np.sqrt(2) * HALF_EDGE_M) > SQUARE_TOLERANCE_M):
+            np.any(np.abs(np.array(diagonals) - np.sqrt(2) * HALF_EDGE_M) > np.sqrt(2) * SQUARE_TOLERANCE_M):
         return None
     quarter_turns = np.arctan2(sides[:, 1], sides[:, 0]) % (np.pi / 2)
     yaw = float(np.angle(np.mean(np.exp(4j * quarter_turns)))) / 4

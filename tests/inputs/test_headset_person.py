@@ -68,25 +68,25 @@ def test_the_person_who_sees_only_the_cameras_assembles_the_cube_in_a_simulated_
 
 def test_both_hands_of_the_person_hand_the_half_over_in_a_simulated_station():
     """Both hands (TwoHandedPerson: the left and right controllers) in the two-rig world's handover, lockstep, seeds
-    0-9: the left hand picks the half and holds it up between the arms in every layout where it measured both halves
-    from the shared top camera, and the cube is assembled in 2 of 10. The issue asks 8 of 10 through the page; where
-    this falls short is in docs/inputs.md (a first figure, kept so that the next change is measured against it)."""
+    20-29 (its practice was on 0-9): the left hand picks the half and holds it up between the arms in every layout,
+    and the cube is assembled in 4 of 10. The issue asks 8 of 10 through the page; where this falls short is in
+    docs/inputs.md (a first figure, kept so that the next change is measured against it)."""
     from simulated_station import SimulatedStation
 
-    station = SimulatedStation("bimanual_piper_linkerhand_l10", task="handover", episode_s=60)
+    station = SimulatedStation("bimanual_piper_linkerhand_l10", seed=20, task="handover", episode_s=60)
     person = TwoHandedPerson(station, station.rigs, {name: station.base_in_first(name) for name in station.rigs},
                              station.table_top_z_m)
     person.start()
     runs = []
-    for seed in range(10):
-        if seed:
+    for seed in range(20, 30):
+        if seed > 20:
             station.new_episode(seed)
         person.begin_episode()
         steps = person.hand_over()
         station.sleep(1.0)
         runs.append((steps, station.outcome.stage))
-    assert all(steps[0] == "left passed" for steps, _ in runs if steps[0] != "left unseen"), runs
-    assert sum(stage == "success" for _, stage in runs) >= 2, runs
+    assert all("left passed" in steps for steps, _ in runs), runs
+    assert sum(stage == "success" for _, stage in runs) >= 4, runs
 
 
 def test_a_person_in_the_headset_works_the_cube_task_from_the_cameras(tmp_path):
