@@ -30,7 +30,7 @@ from ..presets import HandMount, PartSpec
 from ..rig import Rig
 from . import fields
 from .errors import DatasetError
-from .native import NativeEpisode, load_native_episode, native_episode_dirs
+from .native import NativeEpisode, load_native_episode, native_episode_dirs, repair_fix
 
 
 def pose_vector(matrices: np.ndarray) -> np.ndarray:
@@ -38,7 +38,7 @@ def pose_vector(matrices: np.ndarray) -> np.ndarray:
     return np.concatenate([matrices[:, :3, 3], Rotation.from_matrix(matrices[:, :3, :3]).as_rotvec()], axis=1)
 
 
-def _build_rig(record, where: str) -> Rig:
+def _build_rig(record, where: str, folder: Path) -> Rig:
     try:
         parts = {role: PartSpec(**{**spec, "joints": tuple(spec["joints"]) if spec.get("joints") else None})
                  for role, spec in record["parts"].items()}
@@ -46,7 +46,7 @@ def _build_rig(record, where: str) -> Rig:
         return Rig.from_parts(parts.get("arm"), parts.get("hand"), mount)
     except (TypeError, KeyError, ValueError, AttributeError) as err:
         raise DatasetError(f"{where} is not a rig TeleDex can build ({err}); restore metadata.json from a copy, or "
-                           "record the episode again") from None
+                           f"{repair_fix(folder)}") from None
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def rig_of(episode: NativeEpisode) -> Rig:
     if record is fields.ABSENT or not record:
         raise DatasetError(f"{episode.path}/metadata.json has no hardware.rig: it was not recorded from a TeleDex rig, "
                            "so its kinematics are unknown")
-    return _build_rig(record, f"{episode.path}/metadata.json: 'hardware.rig'")
+    return _build_rig(record, f"{episode.path}/metadata.json: 'hardware.rig'", episode.path)
 
 
 def side_rigs(episode: NativeEpisode) -> dict[str, SideRig]:
@@ -78,12 +78,12 @@ def side_rigs(episode: NativeEpisode) -> dict[str, SideRig]:
     where = f"{episode.path}/metadata.json"
     sides: dict[str, SideRig] = {}
     for name, record in followers.items():
-        rig = _build_rig(record, f"{where}: 'hardware.rigs.{name}'")
+        rig = _build_rig(record, f"{where}: 'hardware.rigs.{name}'", episode.path)
         try:
             base = np.array(record["base_pose"], dtype=np.float64).reshape(4, 4)
         except (KeyError, TypeError, ValueError):
             raise DatasetError(f"{where}: 'hardware.rigs.{name}.base_pose' is not a 4x4 pose; restore metadata.json "
-                               "from a copy, or record the episode again") from None
+                               f"from a copy, or {repair_fix(episode.path)}") from None
         side = rig.side
         if side in sides:
             raise DatasetError(f"{where}: followers {sides[side].prefix.removesuffix('_')!r} and {name!r} are both "

@@ -350,8 +350,9 @@ class TeledexInputTeleop(Teleoperator):
         station, followers = self._connection.station, self.followers
         if self._scene is None:
             rigs = {prefix.removesuffix("_"): c.rig for prefix, c in followers.items()}
-            bases = {name + "_": pose for name, pose in placed_bases(list(rigs), {}).items()} | station.rig_bases
-            self._scene = RobotScene(rigs, {prefix.removesuffix("_"): bases[prefix] for prefix in followers})
+            bases = placed_bases(list(rigs), {}) | {prefix.removesuffix("_"): pose
+                                                    for prefix, pose in station.rig_bases.items()}
+            self._scene = RobotScene(rigs, bases)
         scene = self._scene
         view = station.latest_view(self._connected_ns)
         measured = {prefix.removesuffix("_"): self._measured(prefix, c) for prefix, c in followers.items()}

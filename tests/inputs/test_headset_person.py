@@ -66,6 +66,7 @@ def test_the_person_who_sees_only_the_cameras_assembles_the_cube_in_a_simulated_
     assert stages.count("success") >= 4, stages
 
 
+@pytest.mark.long
 def test_both_hands_of_the_person_hand_the_half_over_in_a_simulated_station():
     """Both hands (TwoHandedPerson: the left and right controllers) in the two-rig world's handover, lockstep, seeds
     20-29 (its practice was on 0-9): the left hand picks the half and holds it up between the arms in every layout,

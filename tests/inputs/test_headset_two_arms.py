@@ -19,7 +19,7 @@ from commands import command, command_env
 from test_teleop_inputs import free_tcp_port
 from test_webxr_record import wait_for_listener
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 PRESET = "bimanual_piper_linkerhand_l10"
 SCREENSHOT = pathlib.Path(__file__).parents[2] / "docs" / "headset_two_arms.png"

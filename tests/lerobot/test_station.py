@@ -25,7 +25,7 @@ from teledex_lerobot.capabilities import FaultReportingRobot
 from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.station import find_station, join_station
 from teledex_lerobot.viewer.headset import RobotScene
-from teledex_lerobot.world.world import WorldConfig
+from teledex_lerobot.world.world import LOCKSTEP, WorldConfig
 
 HAND = "linkerhand_l10"
 
@@ -125,7 +125,8 @@ def test_a_robot_of_two_rigs_shows_the_operator_every_camera_and_both_rigs_where
     (each with its calibration), each rig's contacts and the first rig's objects, and the rigs' bases; the headset's
     drawing places each rig by its base."""
     robot = TeledexFollowers(TeledexFollowersConfig(preset="bimanual_piper_linkerhand_l10", backend="mujoco",
-                                                    world=WorldConfig(task="handover", seed=3), station="two"))
+                                                    world=WorldConfig(task="handover", seed=3, clock=LOCKSTEP),
+                                                    station="two"))  # lockstep: nothing moves between the reads
     robot.connect()
     try:
         robot.reset_episode(0)
