@@ -80,6 +80,12 @@ class Page:
                 raise TimeoutError(f"{expression} still falsy after {timeout_s} s")
             time.sleep(0.05)
 
+    def enter_vr(self, timeout_s: float = 60) -> None:
+        """Once the page is connected to the teleop, press "Enter VR" (the emulated headset's session begins)."""
+        self.wait_for("document.getElementById('status').textContent.includes('Connected to TeleDex')", timeout_s)
+        self.wait_for("!document.getElementById('enter-vr').disabled")
+        self.click("#enter-vr")
+
     def click(self, selector: str) -> None:
         """A real mouse click (a user gesture, as entering XR requires) at the element's centre."""
         box = self.evaluate(f"(() => {{ const r = document.querySelector({json.dumps(selector)})"

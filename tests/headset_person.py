@@ -686,10 +686,15 @@ class HeadsetPerson:
         except EpisodeOver:
             return [*steps, "time"]
         finally:
-            if self.grip:
-                self.squeeze(0.0, 0.4)
-            self.trigger = 0.0
-            self._send()
+            self.let_go()
+
+    def let_go(self) -> None:
+        """Open the grip (if closed) and release the trigger: the arm holds where it is, whatever the controller
+        does."""
+        if self.grip:
+            self.squeeze(0.0, 0.4)
+        self.trigger = 0.0
+        self._send()
 
     def _time_left_s(self) -> float:
         return (self.episode_ends_ms - self.headset.now_ms()) / 1000
@@ -844,8 +849,7 @@ class TwoHandedPerson:
             right.headset.sleep(0.4)
             left.squeeze(0.0, 0.4)
             left.go(_raised(left.hand(), RETREAT_M), 0.02, 0.2, None, tries=1)
-            left.trigger = 0.0  # the left arm holds there, out of the way
-            left._send()
+            left.let_go()  # the left arm holds there, out of the way
             steps.append("left passed")
             right.go(_raised(take, TAKE_LIFT_M), 0.015, 0.1, None, tries=1)
             right.aimed = place @ self.taken
@@ -853,8 +857,5 @@ class TwoHandedPerson:
         except EpisodeOver:
             return [*steps, "time"]
         finally:
-            if left.grip:
-                left.squeeze(0.0, 0.4)
-            left.trigger = 0.0
-            left._send()
+            left.let_go()
         return steps + [f"right {step}" for step in right.assemble_cube()]

@@ -111,9 +111,7 @@ def test_a_person_in_the_headset_works_the_cube_task_from_the_cameras(tmp_path):
         try:
             wait_for_listener(port, recorder)
             page = browser.open(f"https://127.0.0.1:{port}/", iwer)
-            page.wait_for("document.getElementById('status').textContent.includes('Connected to TeleDex')", 60)
-            page.wait_for("!document.getElementById('enter-vr').disabled")
-            page.click("#enter-vr")
+            page.enter_vr(60)
             # both cameras stream into the page, each with its calibration, and the 2D page shows them
             page.wait_for("['top', 'wrist'].every((n) => n in window.teledexView.view.frames)", 60)
             assert page.evaluate("document.querySelectorAll('#cameras canvas').length") == 2

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from browser import Chromium, require_browser
 from commands import command, command_env
+from test_headset_person import STATION_ENCODER
 from test_teleop_inputs import free_tcp_port
 from test_webxr_record import wait_for_listener
 
@@ -68,15 +69,13 @@ def test_both_controllers_drive_their_own_arm_through_the_headset_page(tmp_path)
                 f"--teleop.certificate_dir={tmp_path}", "--dataset.repo_id=local/two_arms", f"--dataset.root={root}",
                 "--dataset.single_task=hand the half cube over", "--dataset.fps=25", "--dataset.num_episodes=1",
                 f"--dataset.episode_time_s={EPISODE_S}", "--dataset.reset_time_s=0", "--dataset.push_to_hub=false",
-                "--dataset.rgb_encoder.vcodec=h264", "--dataset.rgb_encoder.preset=ultrafast"),
+                *STATION_ENCODER),
         env=command_env(tmp_path), stdin=subprocess.DEVNULL, stdout=log.open("w"), stderr=subprocess.STDOUT)
     browser = Chromium(chromium)
     try:
         wait_for_listener(port, recorder)
         page = browser.open(f"https://127.0.0.1:{port}/", iwer)
-        page.wait_for("document.getElementById('status').textContent.includes('Connected to TeleDex')", 60)
-        page.wait_for("!document.getElementById('enter-vr').disabled")
-        page.click("#enter-vr")
+        page.enter_vr(60)
         # the three cameras stream in, and the page draws both robots (each its body and its place)
         page.wait_for(f"{list(CAMERAS)}.every((n) => n in window.teledexView.view.frames)", 90)
         page.wait_for("(window.teledexView.page.body || []).length === 2 && "

@@ -72,9 +72,7 @@ def test_emulated_quest_page_drives_the_robot(tmp_path):
     browser = Chromium(chromium)
     try:
         page = browser.open(f"https://127.0.0.1:{port}/", iwer)
-        page.wait_for("document.getElementById('status').textContent.includes('Connected to TeleDex')")
-        page.wait_for("!document.getElementById('enter-vr').disabled")
-        page.click("#enter-vr")
+        page.enter_vr()
         wait_until(lambda: teleop.frame is not None and "right_controller" in teleop.frame.poses)
         frame = teleop.frame
         assert set(frame.poses) == {"head", "left_controller", "right_controller"} and not frame.bad_fields

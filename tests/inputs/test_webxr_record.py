@@ -54,9 +54,7 @@ def test_record_with_the_webxr_page(tmp_path):
     try:
         wait_for_listener(port, recorder)
         page = browser.open(f"https://127.0.0.1:{port}/", iwer, before_page=HOLD_BACK)
-        page.wait_for("document.getElementById('status').textContent.includes('Connected to TeleDex')", 30)
-        page.wait_for("!document.getElementById('enter-vr').disabled")
-        page.click("#enter-vr")
+        page.enter_vr(30)
         for button in ("x-button", "y-button"):  # ZeroPos, Teleoperation
             page.evaluate(f"xrDevice.controllers.left.updateButtonValue('{button}', 1)")
             time.sleep(0.2)
