@@ -1,7 +1,8 @@
 """Grasp anchors for a person the hand model is not: their own grasps, recorded by a calibration session, against the
 hand model's.
 
-    .venv/bin/python benchmarks/grasp_templates.py [--person long_fingered] [--seeds 50] [--first-seed 1000]
+    .venv/bin/python benchmarks/grasp_templates.py [--person long_fingered|average_adult|recorded] [--seeds 50]
+        [--first-seed 1000]
 
 The person (operator/persons.py) performs the calibration session (operator/calibration_session.py: a right hand at
 30 Hz with 1 mm of tracker jitter) twice, on two random streams: the first is their calibration (`calibrate`, as
@@ -11,9 +12,16 @@ frames on which the anchors fire as each grasp. The second table is the world's 
 the person's hand, through the keypoint parser, TeleDex retargeting, the grasp anchors and the control chain) on
 seeds it was not tuned on, O6 on the Piper, cube and bottle, with the anchors matching: the hand model's grasps,
 uncalibrated and calibrated; the person's own.
+
+`--person recorded`: real finger motion. dex-retargeting's recorded right hand (MediaPipe, 30 Hz; a local checkout,
+tests/reference_assets.py) as a person (`persons.recorded_person`): its pinch is its closest thumb-to-index approach
+with the other fingers out, its wrap its most closed hand (a fist), each from the most open frame of the second
+before; the finger shapes as canonical angles on the average adult's hand and wrist path. The recording has no
+pinch of a small object and no wrap round a bottle: these are the nearest shapes a real hand made in it.
 """
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,7 +30,8 @@ import numpy as np
 
 from teledex_lerobot.control.config import ControlConfig
 from teledex_lerobot.operator.calibration_session import perform
-from teledex_lerobot.operator.persons import PERSONS, Person
+from teledex_lerobot.operator.keypoints import FINGER_CHAINS, FINGER_NAMES, THUMB_TIP, WRIST
+from teledex_lerobot.operator.persons import PERSONS, Person, recorded_person
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.retargeting import (
     GraspAnchorSettings,
@@ -40,6 +49,8 @@ from teledex_lerobot.world.operator_expert import OperatorExpert
 from teledex_lerobot.world.world import World, WorldConfig
 
 PRESET = "piper_linkerhand_o6_single"
+RECORDING_HZ = 30.0
+RECORDED_FINGERS_OUT_M = 0.08  # a pinch with the other fingers out: their tips this far from the palm on average
 TASKS = ("cube_assembly", "bottle_peg_in_hole")
 # (label, control overrides beyond the world's keypoint config; "{calibration}" is the calibration file)
 CONDITIONS = (
@@ -47,6 +58,30 @@ CONDITIONS = (
     ("hand model's grasps, calibrated", {"strategy": {"hand_calibration": "{calibration}"}}),
     ("the person's own", {"strategy": {"hand_calibration": "{calibration}", "grasp_templates": "calibration"}}),
 )
+
+
+def recorded_hand_person() -> Person:
+    """dex-retargeting's recorded hand as a person (see the module's docstring)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    import reference_assets as assets
+
+    if not assets.available():
+        raise SystemExit(f"--person recorded: {assets.MISSING}")
+    keypoints = assets.human_recording() @ assets.DEX_TO_OURS.T
+    fingers = [FINGER_CHAINS[finger] for finger in FINGER_NAMES[1:]]
+    palm = keypoints[:, [WRIST] + [chain[0] for chain in fingers]].mean(axis=1)
+    tips = keypoints[:, [chain[-1] for chain in fingers]]
+    curl = np.linalg.norm(tips - palm[:, None], axis=2).mean(axis=1)  # the fingertips' mean distance to the palm
+    thumb_index = np.linalg.norm(keypoints[:, THUMB_TIP] - keypoints[:, FINGER_CHAINS["index"][-1]], axis=1)
+    pinch = int(np.argmin(np.where(curl > RECORDED_FINGERS_OUT_M, thumb_index, np.inf)))
+    wrap = int(np.argmin(curl))
+    second = int(RECORDING_HZ)
+    spans = {"pinch": (pinch - second + int(np.argmax(thumb_index[pinch - second:pinch])), pinch),
+             "wrap": (wrap - second + int(np.argmax(curl[wrap - second:wrap])), wrap)}
+    print(f"recorded: dex-retargeting's hand, frames (open, closed) {spans}: thumb to index "
+          f"{thumb_index[spans['pinch'][0]] * 1e3:.0f} -> {thumb_index[pinch] * 1e3:.0f} mm, fingertips to palm "
+          f"{curl[spans['wrap'][0]] * 1e3:.0f} -> {curl[wrap] * 1e3:.0f} mm\n")
+    return recorded_person("recorded", keypoints, "right", spans)
 
 
 def calibrate_person(person: Person, seed: int) -> HandCalibration:
@@ -94,12 +129,12 @@ def world_table(person: Person, calibration_file: Path, seeds: range) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--person", default="long_fingered", choices=sorted(PERSONS))
+    parser.add_argument("--person", default="long_fingered", choices=sorted(PERSONS) + ["recorded"])
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--first-seed", type=int, default=1000)
     parser.add_argument("--session-seed", type=int, default=5, help="the calibration session's random stream")
     args = parser.parse_args()
-    person = PERSONS[args.person]
+    person = recorded_hand_person() if args.person == "recorded" else PERSONS[args.person]
     calibration = calibrate_person(person, args.session_seed)
     distance_table(person, calibration, args.session_seed + 1)
     with tempfile.TemporaryDirectory() as folder:

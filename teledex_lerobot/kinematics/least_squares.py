@@ -13,6 +13,7 @@ It stops when `done(r)` says the accepted residual is good enough, when a step m
 `max_iterations` linearisations. Symmetric systems go to LAPACK's Cholesky solver (dposv) directly.
 """
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,6 +21,14 @@ import numpy as np
 from scipy.linalg import lapack
 
 _PINNED = 1e12  # diagonal entry that pins a variable's step (the costs' curvatures are far below it)
+
+
+@functools.cache
+def _identity(size: int) -> np.ndarray:
+    """The identity of a size, made once (a solve runs per control tick; np.eye costs as much as a step's solve)."""
+    identity = np.eye(size)
+    identity.flags.writeable = False
+    return identity
 
 
 @dataclass(frozen=True)
@@ -52,7 +61,7 @@ def minimise(linearise: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], z
     normal matrix that is not positive definite (no damping and a rank-deficient Jacobian)."""
     lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
     z = np.minimum(np.maximum(np.asarray(z_start, dtype=float), lower), upper)
-    identity = np.eye(len(z))
+    identity = _identity(len(z))
     tolerance_squared = settings.step_tolerance ** 2
     damping = 0.0  # λ, set by the first linearisation (always accepted)
     accepted: tuple[np.ndarray, float, np.ndarray, np.ndarray, np.ndarray] | None = None  # (z, cost, r, JᵀJ, Jᵀr)
@@ -79,6 +88,8 @@ def minimise(linearise: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], z
             last_accepted = True
             if done is not None and done(residual):
                 break
+        if iterations == settings.max_iterations:
+            break  # a step beyond the last linearisation would go unchecked
         z_next = box_damped_step(z, accepted[3], accepted[4], damping, lower, upper, identity)
         moved = z_next - z
         if moved @ moved < tolerance_squared:
@@ -94,7 +105,7 @@ def box_damped_step(z, hessian, gradient, damping, lower, upper, identity=None) 
 
     Symmetric systems: their transpose is the Fortran-ordered matrix LAPACK takes without a copy.
     """
-    identity = np.eye(len(z)) if identity is None else identity
+    identity = _identity(len(z)) if identity is None else identity
     pinned, inside = None, z  # pinned variables stay where the last step clipped them: at `inside`
     for _ in range(len(z) + 1):
         if pinned is None:

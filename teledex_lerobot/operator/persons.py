@@ -8,12 +8,14 @@ tip bent onto them, the other fingers tucked) and a wrap with straighter fingers
 object; their pinch is 15-22 mm and their wrap 14-27 mm from the average adult's families, as far as real hands are.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
-from .hand_model import AVERAGE_ADULT_HAND, HandGeometry
-from .object_grasps import GraspHabits, HumanGrasp, human_grasps
+from .hand_model import AVERAGE_ADULT_HAND, HandGeometry, angles_from_keypoints
+from .object_grasps import GRASP_FINGERS, GraspHabits, HumanGrasp, human_grasps
 from .poses import hand_pose
 
 
@@ -22,10 +24,27 @@ class Person:
     name: str
     geometry: HandGeometry = AVERAGE_ADULT_HAND
     habits: GraspHabits = field(default_factory=GraspHabits)
+    recorded_grasps: Mapping[str, HumanGrasp] | None = None  # measured off a recording (`recorded_person`)
 
     def grasps(self) -> dict[str, HumanGrasp]:
-        """Their pinch and wrap, open to closed (solved once per person)."""
+        """Their pinch and wrap, open to closed (solved once per person, or as recorded)."""
+        if self.recorded_grasps is not None:
+            return dict(self.recorded_grasps)
         return human_grasps(self.geometry, 1.0, self.habits)
+
+
+def recorded_person(name: str, keypoints: np.ndarray, side: str, spans: Mapping[str, tuple[int, int]]) -> Person:
+    """A person whose grasps are a recorded hand's: for each grasp kind ("pinch", "wrap"), the finger shapes of the
+    frames (open, closed) of `keypoints` (N, 21, 3) as canonical angles (`angles_from_keypoints`), on the average
+    adult's hand. So a recording's real finger motion drives whatever a hand model's person drives."""
+    unknown = sorted(set(spans) - set(GRASP_FINGERS))
+    if unknown:
+        raise ValueError(f"recorded_person: unknown grasps {unknown}; the grasps are {sorted(GRASP_FINGERS)}")
+    grasps = {}
+    for kind, (open_frame, closed_frame) in spans.items():
+        open_pose, closed_pose = angles_from_keypoints(keypoints[[open_frame, closed_frame]], side)
+        grasps[kind] = HumanGrasp(kind, open_pose, closed_pose, GRASP_FINGERS[kind])
+    return Person(name, recorded_grasps=MappingProxyType(grasps))
 
 
 AVERAGE_ADULT = Person("average_adult")

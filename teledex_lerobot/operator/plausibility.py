@@ -16,6 +16,8 @@ wrist frame (metres) with what a human hand can be:
 key for counters ("hand_size", "bone_length", "palm_orientation").
 """
 
+import math
+
 import numpy as np
 
 from .hand_model import AVERAGE_ADULT_HAND, keypoints_from_angles
@@ -37,23 +39,34 @@ def _nominal_bone_ratios() -> np.ndarray:
 
 
 _NOMINAL_BONE_RATIOS = _nominal_bone_ratios()
+_BONE_STARTS, _BONE_ENDS = _BONES[:, 0].copy(), _BONES[:, 1].copy()
+_BONE_SQUARED_BOUNDS = (np.array(BONE_RATIO_RANGE)[:, None] * _NOMINAL_BONE_RATIOS) ** 2  # (2, 20), per size²
+_MIN_PALM_COSINE = float(np.cos(MAX_PALM_TILT_RAD))
+_ONES_3 = np.ones(3)
 
 
 def implausibility(points: np.ndarray, side: str) -> tuple[str, str] | None:
     """None if `points` (21, 3), wrist frame, metres, can be a human `side` hand; else (reason, message)."""
-    size = float(np.linalg.norm(points[MIDDLE_MCP] - points[WRIST]))
+    middle = points[MIDDLE_MCP] - points[WRIST]
+    size = math.sqrt(middle @ middle)
     low, high = HAND_SIZE_RANGE_M
     if not low <= size <= high:
         unit = " (millimetres or centimetres given as metres?)" if size > high else ""
         return "hand_size", (f"wrist to middle-finger MCP is {size:.4g} m, outside a human hand's "
                              f"{low:g}-{high:g} m{unit}")
-    ratios = np.linalg.norm(points[_BONES[:, 1]] - points[_BONES[:, 0]], axis=1) / size / _NOMINAL_BONE_RATIOS
-    worst = int(np.argmax(np.abs(np.log(np.maximum(ratios, 1e-12)))))
-    if not BONE_RATIO_RANGE[0] <= ratios[worst] <= BONE_RATIO_RANGE[1]:
+    # squared bone lengths against the plausible range's squared bounds (no roots or logarithms on a good frame:
+    # this runs on every tracked frame)
+    bones = points.take(_BONE_ENDS, axis=0) - points.take(_BONE_STARTS, axis=0)
+    squared = (bones * bones) @ _ONES_3
+    low_squared, high_squared = _BONE_SQUARED_BOUNDS * (size * size)
+    outside = (squared < low_squared) | (squared > high_squared)
+    if outside.any():
+        ratios = np.sqrt(squared) / size / _NOMINAL_BONE_RATIOS
+        worst = int(np.argmax(np.where(outside, np.abs(np.log(np.maximum(ratios, 1e-12))), -1.0)))
         a, b = _BONES[worst]
         return "bone_length", (f"bone {a}-{b} is {ratios[worst]:.2f} x its usual proportion of the hand "
                                f"(plausible: {BONE_RATIO_RANGE[0]}-{BONE_RATIO_RANGE[1]})")
-    if (points[MIDDLE_MCP, 2] - points[WRIST, 2]) / size < np.cos(MAX_PALM_TILT_RAD):
+    if middle[2] / size < _MIN_PALM_COSINE:
         return "palm_orientation", "the middle finger does not point along the wrist frame's +z"
     across = points[PINKY_MCP, 0] - points[INDEX_MCP, 0]
     if (across < 0) if side == "right" else (across > 0):

@@ -280,7 +280,7 @@ class HandRetargeter:
         competes on the tracking terms alone (not the smoothness term, which favours staying).
         """
         self._frames_since_basin_check = 0
-        fresh = self.engine.solve(points, self.reference_pose)
+        fresh = self.engine.solve(points, self.reference_pose, remember=False)
         if self.engine.tracking_cost(fresh) < _BASIN_SWITCH_RATIO * self.engine.tracking_cost(warm):
             self.basin_switches += 1
             return fresh

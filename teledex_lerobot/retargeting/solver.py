@@ -26,7 +26,7 @@ from .keypoint_kinematics import KeypointKinematics
 
 @dataclass(frozen=True)
 class SolverSettings:
-    max_iterations: int = 4
+    max_iterations: int = 3
     step_tolerance_rad: float = 1e-3  # stop when the last step moved the joints less than this (2-norm)
     initial_damping: float = 1e-7  # λ in (JᵀJ + λI); the costs are in m² and rad²
     max_damping: float = 1e3
@@ -82,7 +82,7 @@ class BoxLeastSquaresSolver:
         self._position_jacobian = (self._x_jacobian[:coordinates] if tie is None
                                    else np.zeros((coordinates, kinematics.num_joints)))
         self._differences = self._difference_jacobian = None  # rows x[plus] − x[minus] and ∂/∂z, last pass
-        # (z of the last kinematics pass, z returned) after a converged solve
+        # (z of the last kinematics pass, z returned) after a solve whose last pass was accepted
         self._carried_over: tuple[np.ndarray, np.ndarray] | None = None
 
     def solve(self, q_start: np.ndarray) -> tuple[np.ndarray, SolveReport]:
@@ -95,8 +95,9 @@ class BoxLeastSquaresSolver:
 
         def linearise(z):
             if first[0] and carried_over is not None and not np.count_nonzero(carried_over[1] != z):
-                # Warm start at the last solution: the last pass of the previous solve was made less than a step
-                # tolerance away, so its linearisation, moved there to first order, stands in for a new pass.
+                # Warm start at the last solution: the previous solve's last pass was made there (or less than a
+                # step tolerance away), and the kinematics do not depend on the targets, so that linearisation,
+                # moved there to first order, stands in for a new pass.
                 self._differences = self._differences + self._difference_jacobian @ (z - carried_over[0])
             else:
                 self._evaluate(z)
@@ -104,7 +105,7 @@ class BoxLeastSquaresSolver:
             return self._residual(weights, weighted_targets, weight_column)
 
         result = minimise(linearise, self._to_z(q_start), self.lower_z, self.upper_z, self._core_settings)
-        if result.converged_by_step and result.last_linearised_accepted:
+        if result.last_linearised_accepted:  # z is that linearisation's point, or a step tolerance beyond it
             self._carried_over = (result.accepted_z, result.z)
         residual = result.accepted_residual
         report = SolveReport(result.iterations, float(residual @ residual), result.normal_matrix)

@@ -28,9 +28,10 @@ from .keypoint_kinematics import KeypointKinematics
 from .solver import BoxLeastSquaresSolver, SolverSettings
 
 _ONES_3 = np.ones(3)
-# A direction counts as barely determined when the tracking terms curve less than this fraction of α_smooth along
-# it: the smoothness term then keeps > 2/3 of the previous frame's value there, so memory would last many frames.
-_FREE_CURVATURE_RATIO = 0.5
+# The tracking curvature, as a fraction of α_smooth, at which a direction's memory fades half as fast as where
+# nothing tracks (`_forgetting`). 0.5 with a hard cut there and the reset applied to the output cost 0.4-1.9 mm of
+# tip error on dex-retargeting's recorded hand; this soft, lower one about none.
+_FREE_CURVATURE_RATIO = 0.1
 
 
 @dataclass(frozen=True)
@@ -51,12 +52,12 @@ class TeleDexSettings:
     coupling_weight: float = 20.0  # α_couple
     smoothness_weight: float = 5e-3  # α_smooth (rad² against m²: 1 mrad of change costs as much as 71 µm of error)
     # Pull toward the open hand: a weak prior that makes the optimum unique where the keypoints leave joints free.
-    posture_weight: float = 5e-4
-    # Directions of joint space the keypoints barely determine (tracking curvature below 0.5 α_smooth) keep
-    # whatever the previous frames left there: a glitch would stay for good (a redundant thumb's roll). After every
-    # solve such directions move this fraction of the way to the open hand, so the solution forgets the path there
-    # while the tracked keypoints do not move (to first order).
-    free_direction_reset: float = 0.3
+    posture_weight: float = 2e-4
+    # Directions of joint space the keypoints barely determine keep whatever the previous frames left there: a
+    # glitch would stay for good (a redundant thumb's roll). Each frame the smoothness term remembers the previous
+    # solution moved this fraction of the way to the open hand along them (see `_forgetting`), so the solution
+    # forgets the path there; well-tracked directions keep their memory, and the output stays the cost's optimum.
+    free_direction_reset: float = 0.5
     keypoint_weights: KeypointWeights = field(default_factory=KeypointWeights)
     pinch_sigmoid_steepness: float = 30.0  # σ
     pinch_sigmoid_threshold: float = 0.75  # τ
@@ -98,6 +99,8 @@ class TeleDexRetargeter:
         self.posture = JointDeviationCost(settings.posture_weight, reference_pose(model))
         terms = [self.alignment, self.smoothness, self.posture]
         self._open_hand, self._lower, self._upper = reference_pose(model), model.lower, model.upper
+        self._normal_matrix: np.ndarray | None = None  # JᵀJ of the last solve
+        self._identity = np.eye(len(model.joint_names))
 
         self.coupling = None
         pinch_fingers = [f for f in layout.fingers if f.name != "thumb"] if layout.has_thumb else []
@@ -135,8 +138,10 @@ class TeleDexRetargeter:
         state = KinematicState(q, positions, np.zeros((len(positions), 3, len(q))))
         return self.alignment.value(state) + (self.coupling.value(state) if self.coupling is not None else 0.0)
 
-    def solve(self, keypoints: np.ndarray, q_previous: np.ndarray) -> np.ndarray:
-        """Joint vector for MediaPipe-21 keypoints (21, 3) in the wrist frame, warm-started at θ(t−1) = q_previous."""
+    def solve(self, keypoints: np.ndarray, q_previous: np.ndarray, remember: bool = True) -> np.ndarray:
+        """Joint vector for MediaPipe-21 keypoints (21, 3) in the wrist frame, warm-started at θ(t−1) = q_previous.
+        remember=False: a trial solve (the basin check's, from the open hand) that leaves what the next frame
+        forgets as the last frame's solve left it."""
         targets = self.target_points(keypoints)
         self.alignment.set_targets(targets)
         if self.coupling is not None:
@@ -148,22 +153,35 @@ class TeleDexRetargeter:
             blend = weights[:, None]
             pinch = (1.0 - blend) * aligned + blend * (self.settings.pinch_closure * vectors)
             self.coupling.set_targets(pinch, self.settings.coupling_weight * weights)
-        self.smoothness.set_reference(q_previous)
+        # θ(t−1) as the smoothness term remembers it: moved toward the open hand along the directions the last
+        # frame's tracking barely determined, so memory fades there (the warm start itself stays θ(t−1): the
+        # solver's linearisation carries over, and the solution is the optimum of the stated cost)
+        self.smoothness.set_reference(self._forgetting(q_previous))
         q, report = self.solver.solve(q_previous)
-        return self._reset_free_directions(q, report.normal_matrix)
+        if remember:
+            self._normal_matrix = report.normal_matrix
+        return q
 
-    def _reset_free_directions(self, q: np.ndarray, normal_matrix: np.ndarray | None) -> np.ndarray:
-        """q moved toward the open hand along the directions the tracking terms barely determine."""
+    def reset(self) -> None:
+        """Forget the last frame (a new session)."""
+        self._normal_matrix = None
+
+    def _forgetting(self, q: np.ndarray) -> np.ndarray:
+        """q moved toward the open hand along the directions the last solve's tracking terms barely determined.
+
+        With H the tracking curvature (JᵀJ less the regularisation) and c = _FREE_CURVATURE_RATIO α_smooth, the
+        move is reset · c² (H² + c²I)⁻¹ (q − θ_open): along an eigenvector of H with curvature λ, a share
+        c² / (λ² + c²) of the reset (all of it where nothing tracks, half at λ = c, 1 % at λ = 10 c), so the share
+        changes smoothly as a direction becomes determined; one Cholesky solve, no eigendecomposition."""
         reset = self.settings.free_direction_reset
-        if normal_matrix is None or reset <= 0:
+        if self._normal_matrix is None or reset <= 0:
             return q
-        regularisation = self.settings.smoothness_weight + self.settings.posture_weight
-        # eigenvectors of JᵀJ (tracking curvature + regularisation) with eigenvalues below the threshold only
-        # (LAPACK dsyevr with a value range: a few µs, a quarter of a full decomposition)
-        threshold = regularisation + _FREE_CURVATURE_RATIO * self.settings.smoothness_weight
-        _, free, count, _, info = lapack.dsyevr(normal_matrix, range="V", vl=-1.0, vu=threshold)
-        if info != 0 or count == 0:
+        settings = self.settings
+        curvature = self._normal_matrix - (settings.smoothness_weight + settings.posture_weight) * self._identity
+        free_curvature = _FREE_CURVATURE_RATIO * settings.smoothness_weight
+        system = curvature @ curvature + free_curvature ** 2 * self._identity
+        _, share, info = lapack.dposv(system, free_curvature ** 2 * (q - self._open_hand))
+        if info != 0:
             return q
-        free = free[:, :count]
-        moved = q - reset * (free @ (free.T @ (q - self._open_hand)))
+        moved = q - reset * share
         return np.minimum(np.maximum(moved, self._lower), self._upper)

@@ -18,8 +18,12 @@ from teledex_lerobot.geometry.rotations import matrix_to_quat
 from teledex_lerobot.inputs.datagram_file import DatagramWriter
 from teledex_lerobot.inputs.keypoint_stream import encode_keypoints
 from teledex_lerobot.operator.calibration_session import GRASP_STEPS, perform
+from teledex_lerobot.operator.hand_model import angles_from_keypoints, keypoints_from_angles
+from teledex_lerobot.operator.keypoints import FINGER_CHAINS, THUMB_TIP
 from teledex_lerobot.operator.object_grasps import GRASP_FINGERS
-from teledex_lerobot.operator.persons import AVERAGE_ADULT, LONG_FINGERED_PERSON
+from teledex_lerobot.operator.persons import AVERAGE_ADULT, LONG_FINGERED_PERSON, recorded_person
+from teledex_lerobot.operator.stream import OperatorStream
+from teledex_lerobot.paths import STREAMS_DIR
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.retargeting import (
     GraspAnchorSettings,
@@ -186,3 +190,19 @@ def test_the_keypoint_route_works_for_another_person_with_their_own_grasps(task,
                 break
         assert (outcome.stage == "success") == succeeds, (strategy, outcome.as_dict())
         assert strongest == 1.0 if succeeds else strongest < 0.5, (strategy, strongest)
+
+
+def test_a_recorded_hands_grasps_are_the_finger_shapes_of_its_frames():
+    """persons.recorded_person (benchmarks/grasp_templates.py --person recorded drives the world with a real recorded
+    hand this way): each grasp runs from the open frame's finger shapes to the closed frame's, as canonical angles
+    measured from the keypoints, on the average adult's hand; a grasp the world does not know is refused by name."""
+    stream = OperatorStream.load(STREAMS_DIR / "pinches.npz").hand_keypoints_m.astype(float)
+    person = recorded_person("stream", stream, "right", {"pinch": (0, 115)})  # frame 115: thumb on the index tip
+    pinch = person.grasps()["pinch"]
+    np.testing.assert_allclose(pinch.open, angles_from_keypoints(stream[0], "right"))
+    np.testing.assert_allclose(pinch.closed, angles_from_keypoints(stream[115], "right"))
+    assert pinch.fingers == GRASP_FINGERS["pinch"]
+    closed = keypoints_from_angles(pinch.at(1.0), "right")
+    assert np.linalg.norm(closed[THUMB_TIP] - closed[FINGER_CHAINS["index"][-1]]) < 0.015
+    with pytest.raises(ValueError, match=r"unknown grasps \['fist'\]"):
+        recorded_person("stream", stream, "right", {"fist": (0, 1)})

@@ -233,3 +233,27 @@ def test_dexpilot_tied_joints_move_together():
     names = retargeter.joint_names
     assert q[names.index("index_dip")] == q[names.index("index_mcp_pitch")] > 0.3
     assert retargeter.failures.total() == 0
+
+
+@pytest.mark.parametrize("hand", ["linkerhand_o6", "linkerhand_l20"])
+def test_a_warm_started_frame_reuses_the_last_frames_linearisation(hand):
+    """The kinematics of the last frame's final linearisation do not depend on the targets, so the next frame starts
+    from them: at most two kinematics passes per warm-started frame (three linearisations), one when the first step
+    is already below the step tolerance. The basin check's extra solve is off here; the first frame makes three."""
+    frames = OperatorStream.load(STREAMS_DIR / "pinches.npz").hand_keypoints_m[::3].astype(float)
+    retargeter = build_retargeter(hand, "teledex", "right", {"basin_check_period": 0})
+    kinematics = retargeter.engine.solver.kinematics
+    passes, evaluate = [0], kinematics.evaluate
+
+    def counted(*args, **kwargs):
+        passes[0] += 1
+        return evaluate(*args, **kwargs)
+
+    kinematics.evaluate = counted
+    per_frame = []
+    for frame in frames:
+        before = passes[0]
+        retargeter.retarget(frame)
+        per_frame.append(passes[0] - before)
+    assert per_frame[0] == 3
+    assert max(per_frame[1:]) <= 2 and np.mean(per_frame[1:]) < 1.6, np.bincount(per_frame[1:])
