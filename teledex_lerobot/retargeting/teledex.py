@@ -29,8 +29,8 @@ from .solver import BoxLeastSquaresSolver, SolverSettings
 
 _ONES_3 = np.ones(3)
 # The tracking curvature, as a fraction of α_smooth, at which a direction's memory fades half as fast as where
-# nothing tracks (`_forgetting`). 0.5 with a hard cut there and the reset applied to the output cost 0.4-1.9 mm of
-# tip error on dex-retargeting's recorded hand; this soft, lower one about none.
+# nothing tracks (`_forgetting`). A hard cut at 0.5 applied to the output cost up to 1.9 mm of tip error on
+# dex-retargeting's recorded hand (docs/retargeting.md).
 _FREE_CURVATURE_RATIO = 0.1
 
 
