@@ -83,7 +83,7 @@ class Page:
     def enter_vr(self, timeout_s: float = 60) -> None:
         """Once the page is connected to the teleop, press "Enter VR" (the emulated headset's session begins)."""
         self.wait_for("document.getElementById('status').textContent.includes('Connected to TeleDex')", timeout_s)
-        self.wait_for("!document.getElementById('enter-vr').disabled")
+        self.wait_for("!document.getElementById('enter-vr').disabled", timeout_s)
         self.click("#enter-vr")
 
     def click(self, selector: str) -> None:
