@@ -299,6 +299,11 @@ class LeRobotSink(EpisodeSink):
             self._sidecar = None
         self._videos = {}
 
+    def release(self) -> None:
+        # the sidecar stays with the episode LeRobot may have committed; close() still drops the unsaved buffer
+        self._sidecar = None
+        self._videos = {}
+
     def close(self) -> None:
         self.abort()
         self.dataset.finalize()

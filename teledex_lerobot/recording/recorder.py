@@ -246,7 +246,8 @@ class Recorder:
             if _is_disk_full(err):
                 saved_now = len(self.session.saved_uuids) if self.session else 0
                 raise UserError(
-                    f"Disk full: the episode in progress is lost; the {saved_now} episode(s) saved "
+                    f"Disk full: the episode in progress is lost (unless its save was done: teledex-repair "
+                    f"completes it); the {saved_now} episode(s) saved "
                     f"in this run and every earlier one are intact in both formats. Free space, run `teledex-repair "
                     f"{d.root}`, then continue with --resume=true.") from err
             raise

@@ -354,6 +354,9 @@ class NativeSink(EpisodeSink):
         fsync_dir(self.session_dir)
         self._frames = []
 
+    def release(self) -> None:
+        self._frames = []  # the staging folder stays: complete, teledex-repair commits it where LeRobot holds its uuid
+
     def abort(self) -> None:
         self._close_own_videos()  # a failed encoder's error was raised by add() or stage(): the episode goes anyway
         self._frames = []

@@ -42,20 +42,32 @@ class EpisodeSink(ABC):
     def abort(self) -> None:
         """Drop the episode in progress or staged (not committed)."""
 
+    @abstractmethod
+    def release(self) -> None:
+        """Forget the episode whose commit failed, leaving on disk whatever it staged or committed: whether the
+        commit took effect is teledex-repair's to find out."""
+
 
 def commit_pair(decisive: EpisodeSink, follower: EpisodeSink | None, metadata: dict) -> None:
     """Both sinks stage first; the decisive sink's commit is the point of no return, after which the follower's
     staged episode (already complete on disk) is committed. A crash before the decisive commit leaves only staged
     episodes, which teledex-repair sets aside; a crash after it leaves the follower's complete staging, which
-    teledex-repair commits (it finds the decisive sink holds the same episode uuid)."""
+    teledex-repair commits (it finds the decisive sink holds the same episode uuid). A decisive commit that raises
+    may have taken effect all the same (a full disk once LeRobot's episode was written): both stagings stay on disk
+    for teledex-repair, which pairs them by uuid."""
     sinks = [s for s in (decisive, follower) if s is not None]
     try:
         for sink in sinks:
             sink.stage(metadata)
-        decisive.commit()
     except BaseException:
         for sink in sinks:
             sink.abort()
+        raise
+    try:
+        decisive.commit()
+    except BaseException:
+        for sink in sinks:
+            sink.release()
         raise
     if follower is not None:
         follower.commit()

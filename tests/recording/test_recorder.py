@@ -172,17 +172,21 @@ def torn_footer_on_second_close(real):
 
 
 @pytest.mark.parametrize("where, pairs_after_repair", [("native staging", 1), ("lerobot save", 1),
-                                                       ("lerobot parquet footer", 1), ("native commit", 2)])
+                                                       ("lerobot parquet footer", 1), ("after lerobot finalize", 2),
+                                                       ("native commit", 2)])
 def test_disk_full_at_each_save_step_keeps_pairs(tmp_path, monkeypatch, where, pairs_after_repair):
     """The second episode's save fails; after teledex-repair the formats hold the same episodes: the first, and the
-    second too when the disk filled after LeRobot's commit (the native staging is complete: repair commits it)."""
+    second too when the disk filled once LeRobot's episode was written (its commit raised, but took effect; the native
+    staging is complete: repair commits it)."""
     recorder = make_recorder(tmp_path / "ds", episodes=3, seconds=0.4)
     calls = []
 
-    def fail_on_second(real):
+    def fail_on_second(real, after: bool = False):
         def wrapper(*args, **kwargs):
             calls.append(1)
             if len(calls) == 2:
+                if after:
+                    real(*args, **kwargs)
                 raise OSError(errno.ENOSPC, "No space left on device")
             return real(*args, **kwargs)
         return wrapper
@@ -194,6 +198,9 @@ def test_disk_full_at_each_save_step_keeps_pairs(tmp_path, monkeypatch, where, p
                             fail_on_second(lerobot_dataset._Dataset.save_episode))
     elif where == "lerobot parquet footer":
         monkeypatch.setattr(DatasetWriter, "close_writer", torn_footer_on_second_close(DatasetWriter.close_writer))
+    elif where == "after lerobot finalize":
+        monkeypatch.setattr(lerobot_dataset._Dataset, "finalize",
+                            fail_on_second(lerobot_dataset._Dataset.finalize, after=True))
     else:
         monkeypatch.setattr(native_storage.NativeSink, "commit", fail_on_second(native_storage.NativeSink.commit))
     with pytest.raises(UserError, match="Disk full.*intact.*teledex-repair"):
