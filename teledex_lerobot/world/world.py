@@ -387,6 +387,11 @@ class World:
         role = "arm" if "arm" in rig.parts else "hand"
         return self.body_pose(f"{part_key(rig_name, role)}/{rig.parts[role].model.description.root_link}")
 
+    def hand_pose(self, rig_name: str = "") -> np.ndarray:
+        """4x4 pose of a rig's hand (its root link) in the world."""
+        hand = self.rigs[rig_name].rig.parts["hand"]
+        return self.body_pose(f"{part_key(rig_name, 'hand')}/{hand.model.description.root_link}")
+
     def body_pose(self, name: str) -> np.ndarray:
         body = self.data.body(name)
         pose = np.eye(4)

@@ -27,8 +27,9 @@ def _rigs() -> dict[str, Rig]:
             for name, follower in load_preset(BIMANUAL).followers.items()}
 
 
-def _world(task: str) -> World:
-    return World(placed_rigs(_rigs(), load_preset(BIMANUAL).placements), WorldConfig(task=task))
+def _world(task: str, observe_relations: bool = False) -> World:
+    return World(placed_rigs(_rigs(), load_preset(BIMANUAL).placements),
+                 WorldConfig(task=task, observe_relations=observe_relations))
 
 
 @pytest.mark.parametrize("task", ["handover", "bimanual_lift"])
@@ -73,6 +74,34 @@ def test_the_handover_expert_hands_the_half_over_and_assembles_the_cube():
             frozenset(w.hands_touching("cube_top"))))
         assert succeeded, seed
     assert {frozenset({"left"}), frozenset({"right"}), frozenset({"left", "right"})} <= holders  # handed over
+
+
+def test_the_handovers_relations_follow_the_half_from_hand_to_hand_to_the_goal():
+    """What a state-based policy observes beside the poses: the half in each hand's frame (still in the hand that
+    holds it), from its assembled place (zero once assembled), and which hands touch it."""
+    world = _world("handover", observe_relations=True)
+    names = world.task.relation_names
+    column = {name: index for index, name in enumerate(names)}
+    rows = []
+    succeeded, _ = run_expert_episode(world, HandoverExpert(_rigs()), 1, on_tick=lambda w, e: rows.append(
+        w.object_state()[-len(names):]))
+    assert succeeded
+    relations = np.array(rows)
+
+    def held_by(rig: str) -> np.ndarray:
+        other = "right" if rig == "left" else "left"
+        return (relations[:, column[f"{rig}_hand_touches_cube_top"]] == 1) & (
+            relations[:, column[f"{other}_hand_touches_cube_top"]] == 0)
+
+    for rig in ("left", "right"):
+        held = relations[held_by(rig)][:, [column[f"cube_top_in_{rig}_hand_{axis}"] for axis in "xyz"]]
+        assert len(held) > 25  # a second at least in this hand alone
+        assert np.linalg.norm(held[len(held) // 2]) < 0.15  # in the hand, not somewhere in the world
+        moved = np.linalg.norm(held[-len(held) // 2:] - held[len(held) // 2], axis=1)
+        assert moved.max() < 0.01, (rig, moved.max())  # carried with it
+    assert np.all(relations[0, [column["left_hand_touches_cube_top"], column["right_hand_touches_cube_top"]]] == 0)
+    from_assembled = relations[:, [column[f"cube_top_from_assembled_{axis}"] for axis in "xyz"]]
+    assert np.linalg.norm(from_assembled[0]) > 0.3 and np.linalg.norm(from_assembled[-1]) < 0.005
 
 
 def test_the_bimanual_lift_is_judged_on_the_box_resting_on_its_target():
