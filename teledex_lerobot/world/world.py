@@ -383,14 +383,15 @@ class World:
     def base_pose(self, rig_name: str = "") -> np.ndarray:
         """4x4 pose of a rig's base (the arm's root link, or a hand's alone) in the world: the frame the rig's
         kinematics, its drawing and its cameras' poses are given in."""
-        rig = self.rigs[rig_name].rig
-        role = "arm" if "arm" in rig.parts else "hand"
-        return self.body_pose(f"{part_key(rig_name, role)}/{rig.parts[role].model.description.root_link}")
+        return self._root_pose(rig_name, "arm" if "arm" in self.rigs[rig_name].rig.parts else "hand")
 
     def hand_pose(self, rig_name: str = "") -> np.ndarray:
         """4x4 pose of a rig's hand (its root link) in the world."""
-        hand = self.rigs[rig_name].rig.parts["hand"]
-        return self.body_pose(f"{part_key(rig_name, 'hand')}/{hand.model.description.root_link}")
+        return self._root_pose(rig_name, "hand")
+
+    def _root_pose(self, rig_name: str, role: str) -> np.ndarray:
+        part = self.rigs[rig_name].rig.parts[role]
+        return self.body_pose(f"{part_key(rig_name, role)}/{part.model.description.root_link}")
 
     def body_pose(self, name: str) -> np.ndarray:
         body = self.data.body(name)
