@@ -310,7 +310,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--keep", choices=["successes", "all"], default="successes",
                         help="the recorded episodes kept (all: a smoke run whose episodes are too short to succeed)")
     parser.add_argument("--relations", action="store_true",
-                        help="observe the task's relations beside the object poses (the bottle's from the opening)")
+                        help="observe the task's relations beside the object poses (the bottle's bottom from the "
+                             "opening; the handover's half in each hand and from its assembled place)")
     parser.add_argument("--place-miss-mm", type=float, default=0.0,
                         help="the perturbed bottle episodes' first insertion aims this far off (shows the recovery)")
     args = parser.parse_args(argv)
