@@ -142,9 +142,10 @@ def test_the_wrapper_answers_what_the_recording_asks_and_forwards_nothing_else()
 
 
 def test_observation_parts_are_sampled_at_the_camera_frame_time():
-    """Each part's measurement is the one reported nearest the newest camera frame: of the arm's reports around that
-    frame's capture, the one before or the one after it (judged on the reports' own stamps: on a loaded machine the
-    200 Hz arm thread slips, and a fixed bound in milliseconds fails by chance)."""
+    """Each part's measurement is the one reported nearest the newest camera frame (top or wrist: the instant the
+    observation describes): of the arm's reports around that frame's capture, the one before or the one after it.
+    Judged on the reports' own stamps, not a bound in milliseconds, which the arm thread's slips on a loaded machine
+    would break by chance."""
     robot = SyncValidatedRobot(Teledex(TeledexConfig(backend="sim")))
     robot.connect()
     arm = robot.robot.devices["arm"]
