@@ -128,6 +128,8 @@ def test_lerobot_evals_env_runs_both_rigs_in_one_world_as_teledex_followers_reco
     config = TeledexEnvConfig(task="handover", preset=BIMANUAL, obs_type="pixels_agent_pos",
                               cameras=["left_top", "left_wrist", "right_wrist"], width=32, height=24)
     assert config.features["action"].shape == (32,) and config.features["environment_state"].shape == (14,)
+    with_relations = TeledexEnvConfig(task="handover", preset=BIMANUAL, observe_relations=True)
+    assert with_relations.features["environment_state"].shape == (14 + 11,)  # and the handover's relations
     assert [key for key in config.features if key.startswith("pixels/")] == [
         "pixels/left_top", "pixels/left_wrist", "pixels/right_wrist"]
     with pytest.raises(ConfigError, match=r"not cameras of preset .*'left_top', 'left_wrist', 'right_wrist'"):
