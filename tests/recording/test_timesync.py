@@ -141,6 +141,25 @@ def test_the_wrapper_answers_what_the_recording_asks_and_forwards_nothing_else()
         teledex.disconnect()
 
 
+def test_a_device_gives_the_report_nearest_a_past_instant_not_its_latest():
+    """read_nearest, which the observation samples each part with: for an instant between two older reports, the
+    nearer of them (the robot-level test below cannot tell nearest from latest: its frames are fresh)."""
+    robot = Teledex(TeledexConfig(backend="sim"))
+    robot.connect()
+    arm = robot.devices["arm"]
+    try:
+        deadline = time.monotonic() + 10
+        while len(arm._reported) < 20 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        stamps = sorted(state.capture_ns for state in arm._reported)
+        assert len(stamps) >= 20, "the simulated arm stopped reporting"
+        early, late = stamps[-12], stamps[-11]
+        assert arm.read_nearest(early + (late - early) // 4).capture_ns == early
+        assert arm.read_nearest(late - (late - early) // 4).capture_ns == late
+    finally:
+        robot.disconnect()
+
+
 def test_observation_parts_are_sampled_at_the_camera_frame_time():
     """Each part's measurement is the one reported nearest the newest camera frame (top or wrist: the instant the
     observation describes): of the arm's reports around that frame's capture, the one before or the one after it.
