@@ -243,7 +243,8 @@ def calibrate_hand(args) -> None:
         print(f"  no grasp recorded (its steps: {', '.join(GRASP_STEPS)}; or --grasp-frames): the grasp anchors "
               "stay off for this operator")
     if calibration.joint_ranges_rad:
-        print("  the session's reach per joint, stretched onto the joint's range (a joint it barely moved is not):")
+        print("  the session's reach per joint, stretched onto the joint's range (a joint it barely moved is not; "
+              "motion beyond it widens it in use):")
         for joint, low, high, (a, b) in zip(retargeter.joint_names, retargeter.lower, retargeter.upper,
                                             calibration.joint_ranges_rad.values(), strict=True):
             print(f"    {joint:24s} {a:6.2f} .. {b:5.2f} of {low:6.2f} .. {high:5.2f} rad "

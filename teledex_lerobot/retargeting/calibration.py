@@ -15,7 +15,7 @@ the robot URDFs have at zero angles), then opens, closes and pinches each finger
 - coverage (keypoint retargeting): the 2nd / 98th percentile of every robot joint over the recording retargeted with
   the above (`HandRetargeter.joint_ranges`); the retargeter stretches that range onto the joint's limits, so the
   operator's whole range of motion reaches the robot's (a thumb whose opposition the operator's keypoints map to
-  0.83 of 1.43 rad reaches 1.43);
+  0.83 of 1.43 rad reaches 1.43), and widens it in use where the operator moves beyond it (never clipped);
 - grasp templates: the operator's own pinch and wrap, open to closed, from the session's steps in which they made
   them (`GraspTemplate.from_session`): the grasp anchors match the operator's hand against these, not the model's.
 

@@ -20,7 +20,8 @@ Outputs are always inside the joint limits. Keypoint frames: the warm start is t
 low-pass filter acts on the output only. Angles and closures are not filtered.
 
 Coverage (teledex): a calibration with joint ranges (the operator's session retargeted, `joint_ranges`)
-has each joint's range stretched onto its limits, so the operator's whole range of motion reaches the robot's.
+has each joint's range stretched onto its limits, so the operator's whole range of motion reaches the robot's. A
+range only widens while in use (motion beyond the session's), so the stretch never narrows what the solve reaches.
 Grasp anchors (grasp_anchors.py): when the operator's hand makes a person's pinch or wrap, the output is blended
 toward the robot's measured grasp at the same closure. Both act after the solve, before the limits and the filter;
 the solve's own solution stays the next frame's warm start.
@@ -165,6 +166,10 @@ class HandRetargeter:
         """The target from the solve: coverage stretched, then blended toward a grasp the operator is making."""
         if self._covered is not None:
             joints, low, high = self._covered
+            # motion beyond the session's range widens the range (never clipped at the limit): the stretch's slope
+            # stays >= 1, so it never lowers a joint's reach; the output is continuous (the new end maps to the limit)
+            np.minimum(low, solution[joints], out=low)
+            np.maximum(high, solution[joints], out=high)
             solution = solution.copy()
             solution[joints] = self.lower[joints] + (solution[joints] - low) / (high - low) * \
                 (self.upper[joints] - self.lower[joints])
