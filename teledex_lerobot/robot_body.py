@@ -212,17 +212,6 @@ class PartBody:
         frames = sorted(set(self._frames).union(also))
         return dict(zip(frames, self.part.model.frame_poses(q_full, frames), strict=True))
 
-    def palm_back(self) -> np.ndarray:
-        """(4, 3) corners of the back of the hand (the palm box's face away from the palm), in order around it, in
-        the hand's root frame. Hands only."""
-        if self.palm is None:
-            raise ValueError(f"A palm belongs to a hand; {self.part.spec.model} is an arm")
-        palm, half = self.palm, self.palm.half_size_m
-        corners = [palm.centre_m + palm.rotation @ [across * half[0], -half[1], along * half[2]]
-                   for across, along in ((1, 1), (1, -1), (-1, -1), (-1, 1))]
-        in_root = self.part.model.frame_pose(reference_pose(self.part.model), palm.link)
-        return (in_root @ np.c_[corners, np.ones(4)].T)[:3].T
-
     def wrist_camera_pose(self) -> np.ndarray:
         """4x4 pose of a wrist camera's optical frame (x right, y down, z forward) in the hand's root frame: image up
         toward the back of the hand. Hands only."""

@@ -1,8 +1,8 @@
 """A scripted person in the headset who works from what the page shows a real station's operator: the robot's camera
-images, read through the calibration each frame carries (tests/seeing.py), and the status text. It acts only
-through the emulated Quest 3's right controller (IWER); with two hands (TwoHandedPerson), each through the controller
-on its rig's side. It never reads the page's scene message (the drawn robot, the world's objects) nor the world's
-grasps. Test-only.
+images, read through the calibration each frame carries (tests/seeing.py), the robot as the page draws it (its
+measured joints, as a real station's page draws them) and the status text. It acts only through the emulated Quest
+3's right controller (IWER); with two hands (TwoHandedPerson), each through the controller on its rig's side. It never
+reads the world's objects (the page draws none unless asked) nor the world's grasps. Test-only.
 
 What it knows, as an instructed operator at the station does:
 - the task: put the red 4 x 4 x 2 cm half on the green one; where the table is (its height below the robot's base);
@@ -13,14 +13,13 @@ What it knows, as an instructed operator at the station does:
 - what practice on other layouts taught it: how the half settles in the pinch, and how it comes to rest when let go;
 - its own controller's pose, and the episode's time left (the status shows it).
 How it works: look, move, let the arm settle, look again. Before it moves it measures both halves with the top camera
-(later its hand hides them). It sees its hand whenever the wrist camera shows a half's top face whole: the half's pose
-from the top camera composed with the half as seen from the hand. Between looks it predicts its hand from its own
-controller's motion, corrected by the last look; it only ever judges a frame captured after the arm came to rest,
-so latency slows it but does not make it overshoot. It grasps as its instructor said: palm level, fingers along a
-face, the thumb tip just above the table behind the near face; after closing, the fingers have pushed the half onto
-the thumb. Of the faces to pinch and the ways to set the half down it takes one its arm carries it through far from a
-straight wrist. Afterwards it looks again from the top camera: the red half still on the table, or set down askew, and
-it tries again while an attempt fits in the time left; it stops where it is when the time is up.
+(later its hand hides them); its hand it sees where the page draws it. Between looks it predicts its hand from its
+own controller's motion, corrected by the last look at the drawn hand once the arm has come to rest, so latency slows
+it but does not make it overshoot. It grasps as its instructor said: palm level, fingers along a face, the thumb tip
+just above the table behind the near face; after closing, the fingers have pushed the half onto the thumb. Of the
+faces to pinch and the ways to set the half down it takes one its arm carries it through far from a straight wrist.
+Afterwards it looks again from the top camera: the red half still on the table, or set down askew, and it tries again
+while an attempt fits in the time left; it stops where it is when the time is up.
 """
 
 import base64
@@ -31,30 +30,24 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 from scipy.spatial.transform import Rotation
-from seeing import (
-    HALF_EDGE_M,
-    HALF_HEIGHT_M,
-    Camera,
-    colour_mask,
-    half_from_camera,
-    half_on_table,
-    nearest_quarter_turn,
-    palm_from_above,
-)
+from seeing import HALF_EDGE_M, HALF_HEIGHT_M, Camera, half_on_table, nearest_quarter_turn
 
 from teledex_lerobot.control.config import RelativeArmConfig
 from teledex_lerobot.control.hand_grasps import GRASP_SHAPES, hand_shape
+from teledex_lerobot.control.relative_arm import CartesianRelativeArm
 from teledex_lerobot.geometry.rotations import matrix_to_rotvec, rotvec_to_matrix
 from teledex_lerobot.inputs.xr_state import OPERATOR_FROM_XR
 from teledex_lerobot.kinematics.ik import solve_ik
-from teledex_lerobot.rig import Rig
+from teledex_lerobot.retargeting.hand_layout import reference_pose
+from teledex_lerobot.rig import Rig, RigPart
 from teledex_lerobot.robot_body import FINGER_BONE_RADIUS_M, RigBody
 
 STEP_S = 0.05  # the controller moves in steps this long
 HAND_SPEED_M_S = 0.25  # how fast it moves the controller (a calm reach)
 TURN_SPEED_RAD_S = 1.2
 SETTLE_S = 0.35  # after the controller stops, at least this long before the arm is looked at
-STILL_PX = 0.6  # the hand in the top camera moves less than this between two frames: at rest
+# the drawn hand moves less than this (m, rad) between two looks STILL_S apart: at rest
+STILL, STILL_S = (0.0003, 0.003), 0.1
 SETTLE_TIMEOUT_S = 3.0
 NEUTRAL = np.array([0.25, 1.2, -0.4])  # where it holds the controller (XR: x right, y up, -z ahead), and brings it
 CLUTCH_REACH_M = 0.3  # back to (trigger released) when it has reached or turned this far from where it pressed
@@ -115,12 +108,11 @@ LOOKS = 5  # it looks at the table this many times (fresh frames) before it give
 # the red half on the green one as the task wants it (m, rad; the world's bar is 8 mm and 10 degrees): beyond this it
 # picks it up again and sets it down anew
 ALIGNED = (0.006, np.radians(8))
-# a pose the arm's IK comes no closer to than this (m, rad) is out of its reach: it would tilt the hand
+# a pose the arm's IK (or the teleop, REACH_HOLD_S after the controller stopped) comes no closer to than this (m, rad)
+# is out of its reach: the hand would be tilted
 REACH_TOLERANCE = (0.002, 0.05)
+REACH_HOLD_S = 1.0
 REACH_STEP = (0.01, 0.05)  # the steps (m, rad) in which it follows a plan's way through its arm's kinematics
-# a look that puts the hand farther than this from where it expected it is a mistaken look
-FIX_GATE_M, FIX_GATE_RAD = 0.08, 0.5
-FLAT_GATE_RAD = 0.35  # a half seen tilted further than this off the vertical (with the hand as expected) is no half
 
 
 class EpisodeOver(Exception):
@@ -208,6 +200,46 @@ class ArmResponse:
         return _pose(rotvec_to_matrix(turned).T @ flange_seen[:3, :3], flange_seen[:3, 3] - moved)
 
 
+# How the teleop's arm answers (practised): its own relative arm control, with the damping near a straight wrist and
+# the joint speed bound, at the recorder's rate; the dead zones and the gain the person's controller motion undoes
+TELEOP_TICK_S = 0.04
+TELEOP_RESPONSE = RelativeArmConfig(translation_dead_zone_m=0.0, rotation_dead_zone_rad=0.0, translation_scale=1.0)
+
+
+def teleop_stroke(arm: RigPart, q: np.ndarray, goal_flange: np.ndarray, hold_s: float) -> tuple[np.ndarray, float]:
+    """Where the teleop leaves the arm (its joints) when the controller moves the flange straight toward
+    `goal_flange` (base frame) at a calm hand's speed, re-gripped (a clutch: the teleop re-anchors at the arm) before
+    it reaches or turns farther than a clutch allows, each stroke from where the arm then is, then held `hold_s`; and
+    how near a straight wrist the arm came on the way (the smallest singular value of its orientation-weighted
+    Jacobian, which the teleop damps below its threshold: the hand swings its turn there)."""
+    control = CartesianRelativeArm(arm, TELEOP_RESPONSE)
+    weights = np.array([1.0] * 3 + [TELEOP_RESPONSE.ik_orientation_weight_m_per_rad] * 3)
+    margin = np.inf
+    speed_m_s = HAND_SPEED_M_S * RelativeArmConfig().translation_scale
+
+    def remaining() -> tuple[np.ndarray, np.ndarray, float, float]:
+        start = arm.model.frame_pose(arm.full_configuration(q), arm.mount_frame)
+        turn = matrix_to_rotvec(goal_flange[:3, :3] @ start[:3, :3].T)
+        return start, turn, float(np.linalg.norm(goal_flange[:3, 3] - start[:3, 3])), float(np.linalg.norm(turn))
+
+    start, turn, distance_m, angle_rad = remaining()
+    strokes = max(1, int(np.ceil(max(distance_m / (CLUTCH_REACH_M * RelativeArmConfig().translation_scale),
+                                     angle_rad / CLUTCH_TURN_RAD))))
+    for left in range(strokes, 0, -1):
+        control.reset()
+        moving = max(1, int(np.ceil(max(distance_m / speed_m_s, angle_rad / TURN_SPEED_RAD_S) / left / TELEOP_TICK_S)))
+        for tick in range(moving + 1 + (int(hold_s / TELEOP_TICK_S) if left == 1 else 0)):
+            share = min(tick / moving, 1.0) / left
+            pose = _pose(rotvec_to_matrix(share * turn) @ start[:3, :3],
+                         start[:3, 3] + share * (goal_flange[:3, 3] - start[:3, 3]))
+            q = control(np.concatenate([pose[:3, 3], Rotation.from_matrix(pose[:3, :3]).as_quat()]), q,
+                        dt_s=TELEOP_TICK_S)
+            _, jacobian = arm.model.frame_pose_and_jacobian(arm.full_configuration(q), arm.mount_frame)
+            margin = min(margin, float(np.linalg.svd(jacobian * weights[:, None], compute_uv=False).min()))
+        start, turn, distance_m, angle_rad = remaining()
+    return q, margin
+
+
 class BrowserHeadset:
     """The person's eyes and hands in headless Chromium: what the page shows (its status text, each camera's newest
     frame as the page received it: its JPEG and header) and the emulated Quest 3 (IWER) it moves; time is the wall
@@ -223,6 +255,10 @@ class BrowserHeadset:
 
     def status_text(self) -> str:
         return self.page.evaluate("document.getElementById('status').textContent")
+
+    def scene(self) -> dict:
+        """The newest scene message the page draws the robot by."""
+        return self.page.evaluate("window.teledexView.page.scene") or {}
 
     def frames(self) -> dict[str, tuple[bytes, dict]]:
         frames = self.page.evaluate("(() => { const v = window.teledexView; return Object.fromEntries("
@@ -277,17 +313,25 @@ class HeadsetPerson:
         # the hand at the robot's home (the zero pose it knows): where each episode starts
         self.home_hand = rig.base_poses({role: part.home for role, part in rig.parts.items()})["hand"]
         self.half_in_hand = self._pinch(rig)  # where the half sits in the hand when pinched, before closing
-        self.palm_back = RigBody(rig).parts["hand"].palm_back()  # as the page draws it
+        self.hand_from_palm = self._palm_box(rig)  # the page draws the hand's palm as this box
         self.controller = _pose(np.eye(3), OPERATOR_FROM_XR @ self.neutral)  # operator frame
         self.trigger = self.grip = 0.0
         self.anchor: tuple[np.ndarray, np.ndarray] | None = None  # (controller, flange) when the trigger was pressed
         self.seen = {}  # the halves' poses in the base frame, from the top camera before the hand moved
-        self.fixes = 0  # looks that placed the hand
-        self.looks: list[str] = []  # each look: what placed the hand, and how far from where it was expected
         self.last_error = (np.nan, np.nan)  # the last move's remaining error (mm, rad), for failure messages
         self.aimed: np.ndarray | None = None  # where the half to move was aimed when set down (base frame)
+        self.episode = 0  # the episode the status showed when it began
         self.episode_ends_ms = np.inf
         self.attempt_s = 0.0  # the longest attempt it has made: another is begun only if this much time is left
+
+    @staticmethod
+    def _palm_box(rig: Rig) -> np.ndarray:
+        """The hand's root frame from the palm box the page draws (its robot's model, as the page has it)."""
+        body = RigBody(rig).parts["hand"]
+        model = rig.parts["hand"].model
+        palm = body.palm
+        link = model.frame_pose(reference_pose(model), palm.link)  # the palm link in the root (fixed joints)
+        return np.linalg.inv(link @ _pose(palm.rotation, palm.centre_m))
 
     def _pinch(self, rig: Rig) -> np.ndarray:
         """The half in the hand's frame for the pinch: palm level (the hand's y down), fingers along a face (z along
@@ -325,16 +369,14 @@ class HeadsetPerson:
         return found.group(1) if found else ""
 
     def cameras(self) -> dict[str, Camera]:
-        """Its cameras (of two hands' the fixed ones and its own wrist's), the fixed ones' poses in its base frame."""
+        """The fixed cameras (a wrist camera is not looked at), their poses in its base frame."""
         cameras = {}
         for name, (jpeg, header) in self.headset.frames().items():
-            if self.name and "mount" in header and not name.startswith(f"{self.name}_"):
-                continue  # the other hand's wrist
+            if "pose" not in header:
+                continue
             image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
             camera = Camera.from_page(image[..., ::-1].copy(), header)
-            if camera.base_from_camera is not None:
-                camera = replace(camera, base_from_camera=self.from_first @ camera.base_from_camera)
-            cameras[name] = camera
+            cameras[name] = replace(camera, base_from_camera=self.from_first @ camera.base_from_camera)
         return cameras
 
     def fresh_cameras(self, after_ms: float, timeout_s: float = 3.0) -> dict[str, Camera]:
@@ -342,60 +384,36 @@ class HeadsetPerson:
         episode's time is up the person stops looking (EpisodeOver): the next frames may show the next layout."""
         deadline = self.headset.now_ms() + 1000 * timeout_s
         while True:
-            if self._time_left_s() <= 0:
-                raise EpisodeOver
+            self._check_episode()
             cameras = self.cameras()
             if cameras and all(c.published_ms > after_ms for c in cameras.values()) or \
                     self.headset.now_ms() > deadline:
                 return cameras
             self.headset.sleep(0.03)
 
-    def _fixed(self, cameras: dict[str, Camera]) -> Camera:
-        return next(c for c in cameras.values() if c.base_from_camera is not None)
-
-    def _wrist(self, cameras: dict[str, Camera]) -> Camera | None:
-        return next((c for c in cameras.values() if c.hand_from_camera is not None), None)
-
-    def hand_seen(self, cameras: dict[str, Camera], colour: str) -> np.ndarray | None:
-        """The hand's pose in the base frame where the wrist camera shows that half whole: the half as the top camera
-        measured it, less the half as seen from the hand (of its four quarter turns, the one nearest the expected)."""
-        wrist = self._wrist(cameras)
-        if wrist is None or colour not in self.seen:
+    def drawn_hand(self) -> np.ndarray | None:
+        """Its hand (base frame) where the page draws it: the palm box of its rig as measured (the robot's joint
+        readings, which a real station's page draws the same way); None before the first scene."""
+        scene = self.headset.scene()
+        drawing = next((rig for rig in scene.get("rigs", []) if rig["name"] == self.name), scene)
+        palm = drawing.get("measured", {}).get("palm", {})
+        if "pose" not in palm:
             return None
-        in_camera = half_from_camera(wrist, colour)
-        if in_camera is None:
-            return None
-        half_in_hand = wrist.hand_from_camera @ in_camera
-        expected = self.hand()
-        if (expected[:3, :3] @ half_in_hand[:3, 2])[2] < np.cos(FLAT_GATE_RAD):
-            return None  # a half lies flat on the table: a fit that tilts it is a mistaken look
-        candidates = [self.seen[colour] @ _pose(_z_turn(k * np.pi / 2), [0, 0, 0]) @ np.linalg.inv(half_in_hand)
-                      for k in range(4)]
-        hand = min(candidates, key=lambda pose: _distance(pose, expected)[1])
-        distance_m, angle_rad = _distance(hand, expected)
-        return hand if distance_m < FIX_GATE_M and angle_rad < FIX_GATE_RAD else None
+        return np.asarray(palm["pose"], dtype=float).reshape(4, 4) @ self.hand_from_palm
 
-    def settle(self) -> dict[str, Camera]:
-        """Wait for the arm to come to rest (the hand still in the top camera between two fresh frames); the frames
-        of that moment."""
-        stopped_ms = self.headset.now_ms()
+    def settle(self) -> np.ndarray | None:
+        """Wait for the arm to come to rest (the drawn hand still between two looks); where it rests."""
         self.headset.sleep(SETTLE_S)
         deadline = self.headset.now_ms() + 1000 * SETTLE_TIMEOUT_S
-        cameras = self.fresh_cameras(stopped_ms + SETTLE_S * 1000)
-        where = self._hand_in_top(cameras)
+        hand = self.drawn_hand()
         while self.headset.now_ms() < deadline:
-            newer = self.fresh_cameras(max(c.published_ms for c in cameras.values()))
-            now = self._hand_in_top(newer)
-            cameras = newer
-            if where is None or now is None or np.linalg.norm(now - where) < STILL_PX:
-                break
-            where = now
-        return cameras
-
-    def _hand_in_top(self, cameras: dict[str, Camera]) -> np.ndarray | None:
-        mask, _ = colour_mask(self._fixed(cameras).image, "orange")
-        points = np.argwhere(mask)
-        return points.mean(axis=0) if len(points) > 50 else None
+            self._check_episode()
+            self.headset.sleep(STILL_S)
+            newer = self.drawn_hand()
+            if hand is not None and newer is not None and all(np.less(_distance(newer, hand), STILL)):
+                return newer
+            hand = newer
+        return hand
 
     # ---- what it does -------------------------------------------------------------------------------------------
 
@@ -457,8 +475,10 @@ class HeadsetPerson:
     def begin_episode(self) -> None:
         """The robot was reset home, and the teleop re-anchored there with the trigger held where it is: the
         controller goes back to a comfortable pose first (a clutch). The status shows the episode's time left: the
-        person stops where it is END_MARGIN_S before it ends (the status was sent a little earlier, rounded up)."""
-        left_s = self.status()["left_s"]
+        person stops where it is END_MARGIN_S before it ends (the status was sent a little earlier, rounded up), or
+        when the status shows the next episode (the recording ends one when the task is done)."""
+        status = self.status()
+        self.episode, left_s = status["episode"], status["left_s"]
         self.episode_ends_ms = self.headset.now_ms() + 1000 * (left_s - END_MARGIN_S) if left_s is not None else np.inf
         self.seen = {}
         self.anchor = (self.controller.copy(), self.home_hand @ np.linalg.inv(self.hand_mount))
@@ -469,29 +489,13 @@ class HeadsetPerson:
         anchor_controller, anchor_flange = self.anchor
         return self.response.flange(anchor_flange, anchor_controller, self.controller) @ self.hand_mount
 
-    def _look(self, cameras: dict[str, Camera], colour: str | None) -> bool:
-        """Correct the expectation by the hand as seen, if seen: its height and tilt through the wrist camera against
-        that half (to several millimetres), its place on the table and its turn from the back of the palm seen from
-        above (to a millimetre)."""
-        wrist = self.hand_seen(cameras, colour) if colour is not None else None
-        # from above, the palm places the hand along the table and its turn, to a millimetre, given its height and
-        # tilt: those the wrist camera's look at the half gives where it has one
-        palm = palm_from_above(self._fixed(cameras), self.hand() if wrist is None else wrist, self.palm_back)
-        seen, how = (palm, "palm" if wrist is None else f"palm+wrist/{colour}") if palm is not None else \
-            (wrist, f"wrist/{colour}")
-        if seen is None:
-            self.looks.append("unseen")
-            return False
-        moved_m, turned_rad = _distance(seen, self.hand())
-        if moved_m > FIX_GATE_M or turned_rad > FIX_GATE_RAD:
-            self.looks.append(f"mistaken {how} {1000 * moved_m:.0f}mm")
-            return False
-        self.looks.append(f"{how} {1000 * moved_m:.0f}mm {np.degrees(turned_rad):.0f}deg")
+    def _see(self, hand: np.ndarray | None) -> None:
+        """Correct the expectation by the hand as drawn (if drawn): the anchor that explains it."""
+        if hand is None:
+            return
         anchor_controller, _ = self.anchor
-        self.anchor = (anchor_controller, self.response.anchor_seen(seen @ np.linalg.inv(self.hand_mount),
+        self.anchor = (anchor_controller, self.response.anchor_seen(hand @ np.linalg.inv(self.hand_mount),
                                                                     anchor_controller, self.controller))
-        self.fixes += 1
-        return True
 
     def _clutch(self) -> None:
         """Let go of the trigger (the arm holds), bring the controller back to a comfortable pose, press again."""
@@ -526,14 +530,12 @@ class HeadsetPerson:
             self._send()
             self.headset.sleep(STEP_S)
 
-    def go(self, target_hand: np.ndarray, tolerance_m: float, tolerance_rad: float, colour: str | None,
-           tries: int = 4) -> bool:
-        """Move the hand to `target_hand` (base frame): move, settle, look (at the palm from above, or failing that
-        through the wrist camera at the `colour` half if given), until the hand is seen (or, not seen, expected)
-        within tolerance."""
+    def go(self, target_hand: np.ndarray, tolerance_m: float, tolerance_rad: float, tries: int = 4) -> bool:
+        """Move the hand to `target_hand` (base frame): move, settle, look at the drawn hand, until it is within
+        tolerance."""
         for _ in range(tries):
             self._stroke(target_hand)
-            self._look(self.settle(), colour)
+            self._see(self.settle())
             distance_m, angle_rad = _distance(self.hand(), target_hand)
             self.last_error = (round(distance_m * 1000, 1), round(angle_rad, 3))
             if distance_m <= tolerance_m and angle_rad <= tolerance_rad:
@@ -638,11 +640,32 @@ class HeadsetPerson:
             hand = goal
         return margin
 
+    def teleop_reach(self, goals: list[np.ndarray], q: np.ndarray | None = None,
+                     carried_from: int = 0) -> tuple[float, np.ndarray]:
+        """Its hand taken through poses (base frame) one after another, from the arm's joints `q` (at home if None),
+        as the teleop answers the controller (teleop_stroke): how far the plan falls short, in REACH_TOLERANCEs (at
+        most 1: every pose reached, and the half, carried from the goal `carried_from` on, kept clear of a straight
+        wrist, where the hand swings its turn and the half slips or is set down askew), and the joints at the
+        last. The handover plans by this: by wrist_margin every pass lies at a straight wrist (margins 0.0001-0.002),
+        which ranks nothing. One hand on the table plans by wrist_margin, as reliable there (46 and 48 of 50 in the
+        lockstep station) and 3 times faster."""
+        q = self.arm.home.copy() if q is None else q
+        worst = 0.0
+        for leg, goal in enumerate(goals):
+            flange = goal @ np.linalg.inv(self.hand_mount)
+            q, margin = teleop_stroke(self.arm, q, flange, REACH_HOLD_S)
+            distance_m, angle_rad = _distance(self.arm.model.frame_pose(self.arm.full_configuration(q),
+                                                                        self.arm.mount_frame), flange)
+            worst = max(worst, distance_m / REACH_TOLERANCE[0], angle_rad / REACH_TOLERANCE[1])
+            if leg >= carried_from:
+                worst = max(worst, TELEOP_RESPONSE.ik_singular_value_threshold / margin)
+        return worst, q
+
     def draw_back(self) -> None:
         """The hand drawn back from home, out of the top camera's way."""
         back = self.home_hand.copy()
         back[:3, 3] += LOOK_BACK_M
-        self.go(back, 0.01, 0.1, None, tries=1)
+        self.go(back, 0.01, 0.1, tries=1)
 
     def look_at_the_table(self) -> str:
         """The hand drawn back from home out of the top camera's way (at home the waiting fingers hang over the table
@@ -651,7 +674,7 @@ class HeadsetPerson:
         poses it saw are kept (the green one's from when it last showed)."""
         self.draw_back()
         for _ in range(LOOKS):
-            top = self._fixed(self.fresh_cameras(self.headset.now_ms()))
+            top = next(iter(self.fresh_cameras(self.headset.now_ms()).values()))
             red, green = (half_on_table(top, colour, self.table_top_z_m) for colour in ("red", "green"))
             if red is not None and green is not None:
                 self.seen = {"red": red, "green": green}
@@ -699,6 +722,11 @@ class HeadsetPerson:
     def _time_left_s(self) -> float:
         return (self.episode_ends_ms - self.headset.now_ms()) / 1000
 
+    def _check_episode(self) -> None:
+        """EpisodeOver when its time is up or the status shows the next episode."""
+        if self._time_left_s() <= 0 or self.status()["episode"] != self.episode:
+            raise EpisodeOver
+
     def _attempt(self, grasped_hook, closed_hook) -> str:
         grasp, place, over_m = self.plan(self.seen["red"], self.seen["green"])
         self.aimed = place @ self.held
@@ -708,26 +736,26 @@ class HeadsetPerson:
         """Onto the red half at `grasp` (the hand's pose pinching it), close, lift; the step that failed, if one
         did."""
         above = _raised(grasp, APPROACH_M)
-        if not self.go(above, 0.004, 0.05, "red", tries=6) and not self.go(above, 0.008, 0.1, "red", tries=1):
-            return "approach"  # near enough, it goes down: the last look on the way down corrects what is left
-        self.go(grasp, 0.0015, 0.03, None, tries=3)  # the hand hides the half: the palm from above places it
+        if not self.go(above, 0.004, 0.05, tries=6) and not self.go(above, 0.008, 0.1, tries=1):
+            return "approach"
+        self.go(grasp, 0.0015, 0.03, tries=3)
         grasped_hook()
         self.squeeze(1.0, 0.8)
         self.headset.sleep(0.4)
         closed_hook()
-        if not self.go(_raised(grasp, LIFT_M), 0.015, 0.1, None, tries=1):
+        if not self.go(_raised(grasp, LIFT_M), 0.015, 0.1, tries=1):
             return "lift"
         return None
 
     def set_down(self, place: np.ndarray, over_m: float) -> str:
         """The held half carried over the green one (the hand `over_m` above `place`), lowered, let go; the hand
         drawn up. "carry" where it never got over it, else "released"."""
-        if not self.go(_raised(place, over_m), 0.004, 0.05, "green", tries=6):
+        if not self.go(_raised(place, over_m), 0.004, 0.05, tries=6):
             return "carry"
-        self.go(place, 0.003, 0.05, None, tries=1)
+        self.go(place, 0.003, 0.05, tries=1)
         self.squeeze(0.0, 0.4)
         self.headset.sleep(0.2)
-        self.go(_raised(self.hand(), RETREAT_M), 0.02, 0.2, None, tries=1)
+        self.go(_raised(self.hand(), RETREAT_M), 0.02, 0.2, tries=1)
         return "released"
 
 
@@ -749,16 +777,11 @@ def _raised(pose: np.ndarray, height_m: float) -> np.ndarray:
 # them, PASS_HEIGHT_M above the table, turned toward the right arm by one of PASS_TURNS_RAD from the line from its
 # base (the first its plan reaches), and the right hand pinches the other pair of faces from above
 PASS_AHEAD_M, PASS_HEIGHT_M = 0.25, 0.18
-PASS_TURNS_RAD = (-0.25, -0.15, -0.35, -0.05, 0.0)
+PASS_TURNS_RAD = (-0.6, 0.6, -0.4, 0.4, 0.0, -0.2)
 TAKE_LIFT_M = 0.03  # the right hand, holding the half, rises this much once the left has let go
-TAKE_LOOK_ASIDE_M = 0.10  # where the right hand is looked at before it comes over the left one
-# the right hand comes for the half this much lower than where it believes the left holds it: measured at the take
-# (seeds 100-104), the half hung 5.5-10 mm lower in the left hand than believed and the right hand came 5-6 mm higher
-# than it aimed
-TAKE_LOWER_M = 0.008
-# how a half taken from the left hand settles in the right one (practice, seeds 0-9, the 6 takes that held): 15 mm
-# back onto the thumb, 2 mm aside, 1.5 mm down, 9 degrees about the vertical (on the table: 14, 2, 5 mm, 4 degrees)
-TAKE_SETTLING = Practice((-0.0152, 0.002, -0.0015), (-2.6, 3.0, 9.6))
+# how a half taken from the left hand settles in the right one (practice, seeds 0-9, the 8 takes that held): 16 mm
+# back onto the thumb, 1.5 mm aside, 6 mm down, 5 degrees about the vertical (on the table: 14, 2, 5 mm, 4 degrees)
+TAKE_SETTLING = Practice((-0.0163, -0.0014, -0.0059), (0.7, 3.3, 4.8))
 
 
 class TwoHandedPerson:
@@ -787,36 +810,39 @@ class TwoHandedPerson:
 
     def plan(self) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
         """(the left hand pinching the red half, the left hand holding it up, the turn the right hand takes it with,
-        the right hand setting it on the green half): the first pass turn both arms carry through clear of a straight
-        wrist, else the one with the widest margin."""
+        the right hand setting it on the green half), as each arm answers the controller (teleop_reach): of the four
+        pinches the one the left arm reaches best; then the first pass turn both arms reach every pose of (the left
+        from the pinch lifted, the right from home to the take and on to the green half), else the nearest."""
         left, right = self.left, self.right
         red, green = left.seen["red"], self.right_from_left @ left.seen["green"]
         toward = float(np.arctan2(self.pass_point[1], self.pass_point[0]))
+        grasps = [_pose(_z_turn(_yaw(red) + k * np.pi / 2), red[:3, 3]) @ np.linalg.inv(left.half_in_hand)
+                  for k in range(4)]
+        pinches = [(*left.teleop_reach([_raised(g, APPROACH_M), g, _raised(g, LIFT_M)], carried_from=2), g)
+                   for g in grasps]
+        pinch_worst, lifted, grasp = min(pinches, key=lambda pinch: pinch[0])
         scored = []
         for turn in PASS_TURNS_RAD:
             held_up = _pose(_z_turn(toward + turn), self.pass_point) @ np.linalg.inv(left.held)
-            grasps = [_pose(_z_turn(_yaw(red) + k * np.pi / 2), red[:3, 3]) @ np.linalg.inv(left.half_in_hand)
-                      for k in range(4)]
-            left_margin, grasp = max(((left.path_margin([_raised(g, APPROACH_M), g, _raised(g, LIFT_M), held_up], 2),
-                                       g) for g in grasps), key=lambda pair: pair[0])
+            pass_worst, _ = left.teleop_reach([held_up], lifted)  # carried
             for side_turn in (np.pi / 2, -np.pi / 2):
                 take = self._take(left.held, held_up, side_turn)
+                take_worst, taking = right.teleop_reach([_raised(take, APPROACH_M), take], carried_from=2)
                 half_yaw = _yaw(take @ self.taken)
                 for place_turns in (0, 1, -1):
                     yaw = _nearest_turn(_yaw(green), half_yaw, np.pi / 2) + place_turns * np.pi / 2
                     place = right._aim(green, yaw) @ np.linalg.inv(self.taken)
-                    right_margin = right.path_margin([_raised(take, APPROACH_M), take, _raised(take, TAKE_LIFT_M),
-                                                      _raised(place, OVER_M), place], 2)
-                    margin = min(left_margin, right_margin)
-                    if margin >= right.response.config.ik_singular_value_threshold:
+                    place_worst, _ = right.teleop_reach([_raised(take, TAKE_LIFT_M), _raised(place, OVER_M), place],
+                                                        taking)
+                    worst = max(pinch_worst, pass_worst, take_worst, place_worst)
+                    if worst <= 1.0:
                         return grasp, held_up, side_turn, place
-                    scored.append((margin, grasp, held_up, side_turn, place))
-        return max(scored, key=lambda plan: plan[0])[1:]
+                    scored.append((worst, grasp, held_up, side_turn, place))
+        return min(scored, key=lambda plan: plan[0])[1:]
 
     def _take(self, left_held: np.ndarray, left_hand: np.ndarray, side_turn: float) -> np.ndarray:
         """The right hand pinching the half the left hand holds at `left_hand` (left frame) by its other faces."""
         half = self.right_from_left @ left_hand @ left_held
-        half[2, 3] -= TAKE_LOWER_M
         return half @ _pose(_z_turn(side_turn), [0.0, 0.0, 0.0]) @ np.linalg.inv(self.right.half_in_hand)
 
     def hand_over(self) -> list[str]:
@@ -832,26 +858,21 @@ class TwoHandedPerson:
             failed = left.pick_up(grasp)
             if failed:
                 return [f"left {failed}"]
-            if not left.go(held_up, 0.004, 0.05, None, tries=3):
+            if not left.go(held_up, 0.004, 0.05, tries=3):
                 steps.append("left short of the pass")
             # where its left hand holds the half now, as it believes: there the right hand takes it
             take = self._take(left.held, left.hand(), side_turn)
             right.seen = {"red": take @ right.half_in_hand, "green": self.right_from_left @ left.seen["green"]}
-            # over the left hand the top camera cannot tell the two palms apart: the right hand is seen first beside
-            # it, toward its own base, then moves on by what it knows of its arm
-            beside = _raised(take, APPROACH_M)
-            beside[1, 3] -= TAKE_LOOK_ASIDE_M
-            right.go(beside, 0.003, 0.05, None, tries=3)
-            if not right.go(_raised(take, APPROACH_M), 0.004, 0.05, None, tries=3):
+            if not right.go(_raised(take, APPROACH_M), 0.004, 0.05, tries=3):
                 return [*steps, "right approach"]
-            right.go(take, 0.002, 0.03, None, tries=2)
+            right.go(take, 0.002, 0.03, tries=2)
             right.squeeze(1.0, 0.8)
             right.headset.sleep(0.4)
             left.squeeze(0.0, 0.4)
-            left.go(_raised(left.hand(), RETREAT_M), 0.02, 0.2, None, tries=1)
+            left.go(_raised(left.hand(), RETREAT_M), 0.02, 0.2, tries=1)
             left.let_go()  # the left arm holds there, out of the way
             steps.append("left passed")
-            right.go(_raised(take, TAKE_LIFT_M), 0.015, 0.1, None, tries=1)
+            right.go(_raised(take, TAKE_LIFT_M), 0.015, 0.1, tries=1)
             right.aimed = place @ self.taken
             steps.append(f"right {right.set_down(place, OVER_M)}")
         except EpisodeOver:

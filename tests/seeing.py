@@ -15,14 +15,11 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
-from scipy.optimize import minimize
-from scipy.spatial.transform import Rotation
 
 HALF_EDGE_M = 0.04  # the halves: 4 x 4 x 2 cm (the task's instruction)
 HALF_HEIGHT_M = 0.02
 # OpenCV hue (0-180) ranges: the half to move is red, the one it goes on green; the robot's hand is orange
-HUES = {"red": ((0, 7), (168, 180)), "green": ((50, 85),), "orange": ((9, 32),),
-        "palm": ((23, 36),)}  # the back of the hand, lit from above: paler than the fingers
+HUES = {"red": ((0, 7), (168, 180)), "green": ((50, 85),), "orange": ((9, 32),)}
 MIN_SATURATION = 70
 MIN_FACE_PIXELS = 30
 # Lit from above, a top face is brighter than the sides beside it by at least this much (HSV value)
@@ -31,8 +28,6 @@ SQUARE_TOLERANCE_M = 0.003  # a face seen by a fixed camera: each side within th
 MAX_REPROJECTION_PX = 1.0  # a face seen by the wrist camera
 EDGE_SEARCH_PX = 3.0  # how far across a face's rough side its edge is looked for
 REFINE_ROUNDS = 4  # at most, each from the last round's corners
-PALM_SEEN_SHARE = 0.3  # of the palm's back as expected, at least this much must show to place it
-PALM_MIN_OVERLAP = 0.5  # intersection over union of the palm's back placed and seen
 
 
 @dataclass(frozen=True)
@@ -218,57 +213,6 @@ def half_from_camera(camera: Camera, colour: str) -> np.ndarray | None:
     pose[:3, :3] = rotation
     pose[:3, 3] = translation - rotation[:, 2] * HALF_HEIGHT_M / 2  # the half's centre, below its top face
     return pose
-
-
-def _project(camera: Camera, points_base: np.ndarray) -> np.ndarray:
-    in_camera = (np.linalg.inv(camera.base_from_camera) @ np.c_[points_base, np.ones(len(points_base))].T)[:3]
-    pixels = camera.matrix @ in_camera
-    return (pixels[:2] / pixels[2]).T
-
-
-def palm_from_above(camera: Camera, expected_hand: np.ndarray, back_corners: np.ndarray) -> np.ndarray | None:
-    """The hand's pose in the base frame as a fixed camera above sees the back of its palm (palm down, lit from
-    above: a paler orange than the fingers): the expected pose moved along the table and turned about the vertical
-    until the palm's back face (its corners in the hand frame: `back_corners`, 4x3) covers the palm seen best. The
-    height and tilt stay as expected. None where too little of the palm shows. Only the palm seen near where it is
-    expected counts (another hand in the picture is not this one)."""
-    mask, _ = colour_mask(camera.image, "palm")
-    expected_face = _project(camera, (expected_hand @ np.c_[back_corners, np.ones(4)].T)[:3].T)
-    # only near where the palm is expected (its box grown by its size each way): another hand's palm is not this one
-    low, high = expected_face.min(axis=0), expected_face.max(axis=0)
-    margin = (high - low).max()
-    (x0, y0), (x1, y1) = np.floor(low - margin).astype(int).clip(0), np.ceil(high + margin).astype(int).clip(0)
-    near = np.zeros_like(mask)
-    near[y0:y1, x0:x1] = mask[y0:y1, x0:x1]
-    mask = near
-    seen = int(mask.sum())
-    expected_area = cv2.contourArea(expected_face.astype(np.float32))
-    if expected_area < MIN_FACE_PIXELS or seen < PALM_SEEN_SHARE * expected_area:
-        return None
-    centre = (expected_hand @ [*back_corners.mean(axis=0), 1.0])[:3]
-
-    def moved(step: np.ndarray) -> np.ndarray:
-        turn = np.eye(4)
-        turn[:3, :3] = Rotation.from_euler("z", step[2]).as_matrix()
-        turn[:3, 3] = centre - turn[:3, :3] @ centre + [step[0], step[1], 0.0]
-        return turn @ expected_hand
-
-    def overlap(step: np.ndarray) -> float:
-        face = _project(camera, (moved(step) @ np.c_[back_corners, np.ones(4)].T)[:3].T)
-        drawn = np.zeros_like(mask)
-        cv2.fillConvexPoly(drawn, np.round(face * 4).astype(np.int32), 1, shift=2)
-        both = int(np.count_nonzero(drawn & mask))
-        return -both / (int(drawn.sum()) + seen - both + 1e-9)  # intersection over union
-
-    best = min(((overlap(np.array(start)), np.array(start)) for start in
-                [(x, y, t) for x in (-0.02, 0.0, 0.02) for y in (-0.02, 0.0, 0.02) for t in (-0.15, 0.0, 0.15)]),
-               key=lambda pair: pair[0])[1]
-    simplex = np.vstack([best, best + np.diag([0.008, 0.008, 0.06])])
-    result = minimize(overlap, best, method="Nelder-Mead",
-                      options={"initial_simplex": simplex, "xatol": 2e-4, "fatol": 1e-4, "maxiter": 200})
-    if -result.fun < PALM_MIN_OVERLAP:
-        return None
-    return moved(result.x)
 
 
 def nearest_quarter_turn(rotation: np.ndarray, reference: np.ndarray) -> np.ndarray:

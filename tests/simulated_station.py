@@ -4,9 +4,10 @@ does in tests/headset_person.py (BrowserHeadset), done here directly and in lock
 The person's controller states go through the teleop's own route (the XR state schema, its parser, the control
 chain of the xr_hybrid config) to the world's servos; the cameras it sees are the preset's (top and wrist), rendered
 at the view's rate, JPEG-compressed as the page receives them, each with the header the page gets (its calibration);
-the status text is the page's lines. Time is the world's: the person's waits advance it, so a run is deterministic
-for a seed and as fast as the renders allow. Optional input gaps, or a page that lags as a loaded machine's does
-(LatePage: fewer XR frames and camera frames, each late), stand in for a loaded page.
+the status text is the page's lines, and the scene message draws the robot as measured. Time is the world's: the
+person's waits advance it, so a run is deterministic for a seed and as fast as the renders allow. Optional input
+gaps, or a page that lags as a loaded machine's does (LatePage: fewer XR frames and camera frames, each late), stand
+in for a loaded page.
 
     .venv/bin/python tests/simulated_station.py --layouts 10 --seed 100
     .venv/bin/python tests/simulated_station.py --layouts 10 --seed 300 --input-hz 10 --input-latency 0.15 \
@@ -35,7 +36,7 @@ from teledex_lerobot.inputs.frame import OperatorFrame  # noqa: E402
 from teledex_lerobot.inputs.xr_state import OPERATOR_FROM_XR, encode_xr_state, parse_xr_state  # noqa: E402
 from teledex_lerobot.presets import load_preset, shared_world_cameras  # noqa: E402
 from teledex_lerobot.rig import Rig  # noqa: E402
-from teledex_lerobot.viewer.headset import camera_header  # noqa: E402
+from teledex_lerobot.viewer.headset import RobotScene, camera_header  # noqa: E402
 from teledex_lerobot.world.camera import WorldRenderer  # noqa: E402
 from teledex_lerobot.world.episode import EpisodeOutcome  # noqa: E402
 from teledex_lerobot.world.world import PlacedRig, World, WorldConfig, part_key, placed_rigs  # noqa: E402
@@ -113,6 +114,7 @@ class SimulatedStation:
         first = next(iter(self.rigs))
         self.rig = self.rigs[first]  # the first rig (the only one of a one-rig preset)
         self.table_top_z_m = -float(self.world.base_pose(first)[2, 3])  # in the first rig's base frame
+        self.scenes = RobotScene(self.rigs, {name: self.base_in_first(name) for name in self.rigs})
         config = ControlConfig.load(control)
         # one operator: one state machine; each rig worked by the hand on its side
         self.controllers = {name: RigController(rig, config.for_side(rig.side), name=name)
@@ -224,6 +226,12 @@ class SimulatedStation:
             frames[name] = (jpeg.tobytes(), header)
         self._rendered = [*self._rendered[-LatePage.KEPT:], (self.now_ns, frames)]
 
+    def scene(self) -> dict:
+        """The scene message the page draws the robot by: each rig as measured now (no objects: the station
+        sends none unless asked)."""
+        measured = {name: self.measured(name) for name in self.rigs}
+        return self.scenes.message(measured, measured, {})
+
     def hold(self, position: np.ndarray, quaternion: np.ndarray, trigger: float, grip: float, click: bool,
              side: str = "right") -> None:
         self.hands[side].update(pose=_matrix_pose(position, quaternion), trigger=trigger, grip=grip, axis_click=click)
@@ -286,8 +294,7 @@ def main() -> None:
         if args.practise and station.outcome.stage in ("placed", "success"):
             rested.append(place_settling(person.aimed, station.world.body_pose("cube_top")))
         print(f"seed {args.seed + layout}: {station.outcome.stage:8s} the person: {', '.join(steps)} "
-              f"{person.last_error} in {(station.now_ns - station.episode_started_ns) / 1e9:.0f} s; "
-              f"looks: {', '.join(person.looks)}", flush=True)
+              f"{person.last_error} in {(station.now_ns - station.episode_started_ns) / 1e9:.0f} s", flush=True)
         if args.practise and settled:
             moved, turned = settled[-1]
             print(f"  the half settled {np.round(moved * 1000, 1).tolist()} mm, turned {np.round(turned, 1).tolist()} "
@@ -295,7 +302,6 @@ def main() -> None:
         if args.practise and rested and station.outcome.stage in ("placed", "success"):
             print(f"  it came to rest {np.round(rested[-1][0] * 1000, 1).tolist()} mm, turned "
                   f"{np.degrees(rested[-1][1]):.1f} deg from where it was aimed (aimed frame)")
-        person.looks.clear()
     print(f"{succeeded}/{args.layouts} assembled")
     if args.practise and settled:
         moved, turned = (np.mean([s[i] for s in settled], axis=0) for i in (0, 1))
