@@ -9,7 +9,8 @@ What it knows, as an instructed operator at the station does:
 - its robot: the kinematic model the page draws (URDF and hand mount), so where its thumb tip is while the chosen
   grasp waits open, which hand poses its arm reaches (and where the wrist goes straight, which the teleop damps), and
   how the controls answer (practised): while the trigger is held the arm's flange moves by the controller's motion
-  since the press, less a dead zone and times a gain, and turns as the controller turns;
+  since the press, less a dead zone and times a gain, and turns as the controller turns, lagging near a straight
+  wrist (the teleop's own control: teleop_stroke);
 - what practice on other layouts taught it: how the half settles in the pinch, and how it comes to rest when let go;
 - its own controller's pose, and the episode's time left (the status shows it).
 How it works: look, move, let the arm settle, look again. Before it moves it measures both halves with the top camera
@@ -381,7 +382,8 @@ class HeadsetPerson:
 
     def fresh_cameras(self, after_ms: float, timeout_s: float = 3.0) -> dict[str, Camera]:
         """The frames of every camera captured after `after_ms` (the clock the frames' published_ms are on). When the
-        episode's time is up the person stops looking (EpisodeOver): the next frames may show the next layout."""
+        episode is over (its time up, or the status shows the next) the person stops looking (EpisodeOver): the next
+        frames may show the next layout."""
         deadline = self.headset.now_ms() + 1000 * timeout_s
         while True:
             self._check_episode()
