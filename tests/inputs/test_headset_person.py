@@ -41,7 +41,7 @@ LOAD = int(os.environ.get("TELEDEX_PERSON_LOAD", "0"))
 PRESET = "piper_linkerhand_o6_single"
 HANDOVER_PRESET = "bimanual_piper_linkerhand_l10"
 HANDOVER_LAYOUTS = int(os.environ.get("TELEDEX_HANDOVER_LAYOUTS", "1"))
-HANDOVER_EPISODE_S = 90  # through the page a handover takes 45-90 s (docs/inputs.md)
+HANDOVER_EPISODE_S = 90  # through the page a handover took 54-88 s (docs/inputs.md)
 SCREENSHOT = pathlib.Path(__file__).parents[2] / "docs" / "headset_view.png"
 # A station of two cameras records H.264, as docs/recording.md advises (LeRobot's AV1 keeps up with one camera here)
 STATION_ENCODER = ("--dataset.rgb_encoder.vcodec=h264", "--dataset.rgb_encoder.preset=ultrafast",
