@@ -174,42 +174,44 @@ def test_both_hands_of_a_person_in_the_headset_hand_the_half_over(tmp_path):
     """The handover through the page: teledex-record runs the two-rig world (bimanual_piper_linkerhand_l10) with the
     WebXR input; the scripted person holds both controllers (TwoHandedPerson), one layout per episode from
     TELEDEX_HANDOVER_SEED (default 30: none it practised on). It knows the station's layout as the preset places the
-    arms. With TELEDEX_HANDOVER_LAYOUTS >= 10 it assembles the cube in at least 8 of 10 (the issue's bar; not met
-    when this was written: docs/inputs.md); with fewer the count is printed and the left hand must have picked the
-    half in every layout."""
+    arms. With TELEDEX_HANDOVER_LAYOUTS >= 10 it assembles the cube in at least 8 of 10 (the issue's bar), 7 of 10
+    with both cores kept busy (TELEDEX_PERSON_LOAD=2); with fewer the count is printed and the left hand must have
+    picked the half in every layout."""
     chromium, iwer = require_browser()
     spec = load_preset(HANDOVER_PRESET)
     rigs = {name: Rig.from_preset(load_preset(follower)) for name, follower in spec.followers.items()}
     bases = placed_bases(list(spec.followers), spec.placements)
     first_seed = int(os.environ.get("TELEDEX_HANDOVER_SEED", "30"))
-    recorder, log, root, port = station(tmp_path, ["--robot.type=teledex_followers",
-                                                   f"--robot.preset={HANDOVER_PRESET}"], "handover", first_seed,
-                                        HANDOVER_LAYOUTS, HANDOVER_EPISODE_S)
-    browser = Chromium(chromium)
-    runs = []
-    try:
-        page = headset_page(browser, iwer, port, recorder)
-        page.wait_for("['left_top', 'left_wrist', 'right_wrist'].every((n) => n in window.teledexView.view.frames) "
-                      "&& ((window.teledexView.page.scene || {}).rigs || []).length === 2", 90)
-        person = TwoHandedPerson(BrowserHeadset(page), rigs, bases, -arm_base_height_m(rigs["left"]))
-        person.start()
-        for episode in range(1, HANDOVER_LAYOUTS + 1):
-            person.left.wait_status(lambda s, e=episode: s["episode"] >= e, 120)
-            time.sleep(0.5)  # the new layout settles
-            started = time.monotonic()
-            person.begin_episode()
-            steps = person.hand_over()
-            runs.append(steps)
-            print(f"layout {episode}: {', '.join(steps)} in {time.monotonic() - started:.0f} s")
-            person.left.wait_status(lambda s, e=episode: s["episode"] > e or recorder.poll() is not None, 90)
-    finally:
-        browser.close()
-        recorder.wait(timeout=300)
+    with busy_cores(LOAD):
+        recorder, log, root, port = station(tmp_path, ["--robot.type=teledex_followers",
+                                                       f"--robot.preset={HANDOVER_PRESET}"], "handover", first_seed,
+                                            HANDOVER_LAYOUTS, HANDOVER_EPISODE_S)
+        browser = Chromium(chromium)
+        runs = []
+        try:
+            page = headset_page(browser, iwer, port, recorder)
+            page.wait_for("['left_top', 'left_wrist', 'right_wrist'].every((n) => n in window.teledexView.view.frames) "
+                          "&& ((window.teledexView.page.scene || {}).rigs || []).length === 2", 90)
+            person = TwoHandedPerson(BrowserHeadset(page), rigs, bases, -arm_base_height_m(rigs["left"]))
+            person.start()
+            for episode in range(1, HANDOVER_LAYOUTS + 1):
+                person.left.wait_status(lambda s, e=episode: s["episode"] >= e, 120)
+                time.sleep(0.5)  # the new layout settles
+                started = time.monotonic()
+                person.begin_episode()
+                steps = person.hand_over()
+                runs.append(steps)
+                print(f"layout {episode}: {', '.join(steps)} in {time.monotonic() - started:.0f} s")
+                person.left.wait_status(lambda s, e=episode: s["episode"] > e or recorder.poll() is not None, 90)
+        finally:
+            browser.close()
+            recorder.wait(timeout=300)
     outcomes = recorded_outcomes(recorder, log, root, HANDOVER_LAYOUTS)
     succeeded = sum(outcome["success"] for outcome in outcomes)
-    print(f"both hands in the headset: {succeeded}/{HANDOVER_LAYOUTS} handovers assembled (seeds {first_seed}-"
+    print(f"both hands in the headset{f' ({LOAD} busy processes)' if LOAD else ''}: {succeeded}/{HANDOVER_LAYOUTS} "
+          f"handovers assembled (seeds {first_seed}-"
           f"{first_seed + HANDOVER_LAYOUTS - 1}); world stages {[outcome['stage'] for outcome in outcomes]}; "
           f"steps {runs}")
     assert all(outcome["stage"] not in ("none", "reached") for outcome in outcomes), (outcomes, runs)
     if HANDOVER_LAYOUTS >= 10:
-        assert succeeded >= 0.8 * HANDOVER_LAYOUTS, (outcomes, runs)
+        assert succeeded >= (0.7 if LOAD else 0.8) * HANDOVER_LAYOUTS, (outcomes, runs)
