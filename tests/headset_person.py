@@ -776,8 +776,9 @@ def _raised(pose: np.ndarray, height_m: float) -> np.ndarray:
 
 
 # The handover in the air: the left hand holds the half up PASS_AHEAD_M ahead of the arms' bases, half way between
-# them, PASS_HEIGHT_M above the table, turned toward the right arm by one of PASS_TURNS_RAD from the line from its
-# base (the first its plan reaches), and the right hand pinches the other pair of faces from above
+# them, PASS_HEIGHT_M above the table, turned by one of PASS_TURNS_RAD from the line from its base (the first its plan
+# reaches through the teleop; in this order, those benchmarks/teleop_reach.py finds both arms reach most often), and
+# the right hand pinches the other pair of faces from above
 PASS_AHEAD_M, PASS_HEIGHT_M = 0.25, 0.18
 PASS_TURNS_RAD = (-0.6, 0.6, -0.4, 0.4, 0.0, -0.2)
 TAKE_LIFT_M = 0.03  # the right hand, holding the half, rises this much once the left has let go
@@ -791,8 +792,8 @@ class TwoHandedPerson:
     the handover: the left hand picks the red half up and holds it up between the arms, the right hand takes it by
     its other faces, the left lets go and draws back, and the right sets it on the green half (then looks, and tries
     again as one hand does). It knows the station's layout (`bases`: each rig's base in the first one's frame, as the
-    preset places them) and where its left hand holds the half (what the left hand's looks have told it): the
-    half is hidden under the left palm when the right hand comes for it."""
+    preset places them) and where its left hand holds the half (the left hand where the page draws it, and how a
+    pinched half settles, from practice): the half is hidden under the left palm when the right hand comes for it."""
 
     def __init__(self, headset, rigs: dict[str, Rig], bases: dict[str, np.ndarray], table_top_z_m: float):
         self.left, self.right = (HeadsetPerson(headset, rigs[name], table_top_z_m - bases[name][2, 3], name=name,
