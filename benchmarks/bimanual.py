@@ -4,7 +4,7 @@ lockstep collection with teledex-record and the preset's three cameras (the top 
 with its sync figures.
 
     .venv/bin/python benchmarks/bimanual.py [--task handover|bimanual_lift] [--layouts 50] [--record 5]
-        [--out outputs/bimanual]
+        [--take-spread-mm 0] [--out outputs/bimanual]
 
 Expert rows: success out of N layouts, the furthest stage of the failures, seconds to success (median). Reach row
 (handover): layouts whose bottom half the left arm's pinch reaches (the task wants none). Collection row: episodes per
@@ -46,9 +46,9 @@ def run_layouts(world: World, expert: TwoRigExpert, layouts: int, perturbation: 
     successes, failures, seconds = 0, Counter(), []
     for seed in range(layouts):
         world.reset(seed)
-        expert.reset(world)
         if perturbation is not None:
             perturbation.reset(seed)
+        expert.reset(world, take_offset_m=None if perturbation is None else perturbation.take_offset_m)
         outcome = EpisodeOutcome(world)
         for _ in range(int(world.task.episode_s * FPS)):
             targets = expert.act(world)
@@ -124,6 +124,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", choices=["handover", "bimanual_lift"], default="handover")
     parser.add_argument("--layouts", type=int, default=50)
+    parser.add_argument("--take-spread-mm", type=float, default=0.0,
+                        help="a row more: the handover's takes aimed up to this far off centre (take_spread_m)")
     parser.add_argument("--record", type=int, default=5, help="episodes collected with teledex-record (0: none)")
     parser.add_argument("--out", type=Path, default=Path("outputs/bimanual"))
     args = parser.parse_args()
@@ -136,6 +138,11 @@ def main() -> None:
     print("== the expert under perturbation", flush=True)
     perturbed = run_layouts(world, expert, args.layouts, TargetPerturbation(PERTURBATION))
     rows = [("expert, as planned", planned), ("expert, perturbed (arm 0.01, hand 0.01 rad)", perturbed)]
+    if args.take_spread_mm:
+        print(f"== the expert's takes spread +-{args.take_spread_mm} mm", flush=True)
+        spread = PerturbationConfig(take_spread_m=args.take_spread_mm / 1000)
+        rows.append((f"expert, takes spread +-{args.take_spread_mm:g} mm",
+                     run_layouts(world, expert, args.layouts, TargetPerturbation(spread))))
     print(f"\n| {args.task} on {args.layouts} layouts | success | failures (furthest stage) | median s to success |")
     print("|---|---|---|---|")
     for name, row in rows:

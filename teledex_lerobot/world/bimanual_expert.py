@@ -34,6 +34,7 @@ from .expert import (
     _nearest_turn,
     _pose,
     _yaw_rotation,
+    refuse_take_spread,
 )
 from .grasps import heading_frame
 from .tasks.bimanual_lift import BOX_HALF_M
@@ -53,12 +54,15 @@ class TwoRigExpert:
     """One ScriptedExpert per rig (with the grasps of `grasp_task`), planned together at reset(world); act(world) gives
     every part's joint targets."""
 
+    hands_over = False  # whether one hand takes the object from the other (a take spread moves that take)
+
     def __init__(self, rigs: dict[str, Rig], task_name: str, grasp_task: str):
         if set(rigs) != {"left", "right"}:
             raise ConfigError(f"The {task_name} expert drives two rigs named left and right; got {sorted(rigs)}")
         self.task_name = task_name
         self.experts = {name: ScriptedExpert(rig, task_name, name, grasp_task=grasp_task)
                         for name, rig in rigs.items()}
+        self._take_offset: np.ndarray = np.zeros(2)
 
     @property
     def phase(self) -> str:
@@ -72,10 +76,16 @@ class TwoRigExpert:
     def plan_duration_s(self) -> float:
         return max(expert.plan_duration_s for expert in self.experts.values())
 
-    def reset(self, world: World, place_miss_m: np.ndarray | None = None) -> None:
+    def reset(self, world: World, place_miss_m: np.ndarray | None = None,
+              take_offset_m: np.ndarray | None = None) -> None:
+        """Plan the episode; take_offset_m: where the handover's take aims off the half's centre (its grasp frame's
+        x and y, m: the receiving hand's hold varies by it, and its placing, measured on the hold, corrects it)."""
         if place_miss_m is not None and np.any(place_miss_m):
             raise ConfigError("A placement miss needs a task whose expert recovers from a jam (bottle_peg_in_hole); "
                               f"the task is {self.task_name}: set teleop.perturbation.place_miss_m=0")
+        if not self.hands_over:
+            refuse_take_spread(self.task_name, take_offset_m)
+        self._take_offset = np.zeros(2) if take_offset_m is None else np.asarray(take_offset_m, dtype=float)
         for expert in self.experts.values():
             expert.begin(world)
         self._plan(world)
@@ -93,6 +103,8 @@ class TwoRigExpert:
 
 class HandoverExpert(TwoRigExpert):
     """The handover's plan: the left picks and passes, the right takes and places (the module's docstring)."""
+
+    hands_over = True
 
     def __init__(self, rigs: dict[str, Rig], task_name: str = "handover"):
         super().__init__(rigs, task_name, grasp_task="cube_assembly")
@@ -159,7 +171,9 @@ class HandoverExpert(TwoRigExpert):
             def target(w: World) -> np.ndarray:
                 cube = w.object_pose("cube_top")  # held still by the left hand: its faces as they are now
                 heading = _nearest_turn(cube.yaw_rad, receive_heading, np.pi / 2)
-                pose = heading_frame(cube.position_m, heading) @ right.grasp.hand_in_heading()
+                frame = heading_frame(cube.position_m, heading)
+                frame[:3, 3] += frame[:3, :2] @ self._take_offset
+                pose = frame @ right.grasp.hand_in_heading()
                 pose[2, 3] += height_m
                 return pose
             return target

@@ -65,10 +65,12 @@ def control_tick(world: World, targets: dict[str, np.ndarray], fps: float) -> No
     world.step(world.steps_for(1.0 / fps))
 
 
-def run_expert_episode(world: World, expert, seed: int, fps: float = 25.0, on_tick=None) -> tuple[bool, float]:
-    """Reset to `seed`, let the expert act until success (plus the task's hold) or the horizon; (success, seconds)."""
+def run_expert_episode(world: World, expert, seed: int, fps: float = 25.0, on_tick=None,
+                       take_offset_m: np.ndarray | None = None) -> tuple[bool, float]:
+    """Reset to `seed`, let the expert act until success (plus the task's hold) or the horizon; (success, seconds).
+    take_offset_m: where the handover's take aims off the half's centre (TwoRigExpert.reset)."""
     world.reset(seed)
-    expert.reset(world)
+    expert.reset(world, take_offset_m=take_offset_m)
     outcome = EpisodeOutcome(world)
     for _ in range(int(world.task.episode_s * fps)):
         control_tick(world, expert.act(world), fps)

@@ -89,6 +89,13 @@ class Segment:
     remeasure: bool = False
 
 
+def refuse_take_spread(task_name: str, take_offset_m: np.ndarray | None) -> None:
+    """A take spread where no hand takes the object from another would do nothing: said, not ignored."""
+    if take_offset_m is not None and np.any(take_offset_m):
+        raise ConfigError(f"A take spread needs a task where one hand takes the object from the other (handover); the "
+                          f"task is {task_name}: set teleop.perturbation.take_spread_m=0")
+
+
 class UnreachableGrasp(RuntimeError):
     """No heading gives a grasp our IK reaches inside the joint limits."""
 
@@ -127,13 +134,15 @@ class ScriptedExpert:
 
     # ---- planning -----------------------------------------------------------------------------------------------
 
-    def reset(self, world, place_miss_m: np.ndarray | None = None) -> None:
+    def reset(self, world, place_miss_m: np.ndarray | None = None, take_offset_m: np.ndarray | None = None) -> None:
         """Plan the episode. place_miss_m: the first placement aims this far off its goal (world, m; a misjudged hold
-        that a recording's perturbed episodes use to show the recovery), the retries aim right."""
+        that a recording's perturbed episodes use to show the recovery), the retries aim right. take_offset_m: refused
+        (one hand takes nothing from another here: HandoverExpert)."""
         self._place_miss = np.zeros(3) if place_miss_m is None else np.asarray(place_miss_m, dtype=float)
         if self._place_miss.any() and self.task_name != "bottle_peg_in_hole":
             raise ConfigError(f"A placement miss needs a task whose expert recovers from a jam (bottle_peg_in_hole); "
                               f"the task is {self.task_name}: set teleop.perturbation.place_miss_m=0")
+        refuse_take_spread(self.task_name, take_offset_m)
         self.begin(world)
         self.follow(self._plan_cube(world) if self.task_name == "cube_assembly" else self._plan_bottle(world))
 

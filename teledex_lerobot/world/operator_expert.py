@@ -72,8 +72,8 @@ class OperatorExpert:
     def plan_duration_s(self) -> float:
         return self.scripted.plan_duration_s
 
-    def reset(self, world, place_miss_m: np.ndarray | None = None) -> None:
-        self.scripted.reset(world, place_miss_m)
+    def reset(self, world, place_miss_m: np.ndarray | None = None, take_offset_m: np.ndarray | None = None) -> None:
+        self.scripted.reset(world, place_miss_m, take_offset_m)
         self.controller = RigController(self.rig, self.control)
         self.controller.seed({role: world.joint_positions(role) for role in self.rig.parts})
         self.controller.home = self.controller.last_sent  # start where the robot is, not at the preset's home

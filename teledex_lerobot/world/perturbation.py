@@ -7,6 +7,10 @@ a phase where millimetres decide (closing on the object, placing, letting go): t
 episode instead of teaching a correction, and failed episodes are dropped anyway. What is taught there instead is
 recovery from a miss: with place_miss_m the expert's first placement of the bottle aims that far off the opening (a
 misjudged hold), the bottle meets the rim, and the expert backs off, re-centres and inserts again (world/expert.py).
+With take_spread_m every episode's take (the handover's right hand taking the half from the left) lands a seeded
+millimetre or two off the half's centre: the holds vary as a policy's do, and the placing, which measures the hold,
+shows the correction (otherwise every recorded hold is the same to a fraction of a millimetre, and a policy whose
+take lands elsewhere sets the half down where the usual hold would have put it).
 """
 
 from dataclasses import dataclass
@@ -19,6 +23,7 @@ from ..errors import ConfigError
 FADE_HALF_LIFE_S = 0.1
 # The stream the perturbation draws from, beside the layout's (seed alone) and the randomisation's (1).
 STREAM = 2
+TAKE_STREAM = 3  # the take spread's
 
 
 @dataclass
@@ -33,12 +38,16 @@ class PerturbationConfig:
     # In a perturbed episode, the expert's first insertion of the bottle aims this far off the opening's centre, in a
     # seeded direction (m; the opening leaves 3 mm around the bottle): the recording shows the jam and the recovery.
     place_miss_m: float = 0.0
+    # In every episode (not a share: it is how the expert takes, not a push to recover from), the take from the other
+    # hand aims this far at most off the object's centre along each horizontal axis of its grasp frame, seeded (m).
+    take_spread_m: float = 0.0
 
     def validate(self) -> None:
-        if self.arm_std_rad < 0 or self.hand_std_rad < 0 or self.correlation_time_s <= 0 or self.place_miss_m < 0:
-            raise ConfigError(f"teleop.perturbation needs arm_std_rad, hand_std_rad and place_miss_m >= 0 and "
-                              f"correlation_time_s > 0 (got {self.arm_std_rad}, {self.hand_std_rad}, "
-                              f"{self.place_miss_m}, {self.correlation_time_s})")
+        if min(self.arm_std_rad, self.hand_std_rad, self.place_miss_m, self.take_spread_m) < 0 or \
+                self.correlation_time_s <= 0:
+            raise ConfigError(f"teleop.perturbation needs arm_std_rad, hand_std_rad, place_miss_m and take_spread_m "
+                              f">= 0 and correlation_time_s > 0 (got {self.arm_std_rad}, {self.hand_std_rad}, "
+                              f"{self.place_miss_m}, {self.take_spread_m}, {self.correlation_time_s})")
         if not 0 <= self.episode_share <= 1:
             raise ConfigError(f"teleop.perturbation.episode_share must be in [0, 1] (got {self.episode_share})")
 
@@ -57,6 +66,7 @@ class TargetPerturbation:
         self._rng = np.random.default_rng(0)
         self._offsets: dict[str, np.ndarray] = {}
         self.place_miss_m: np.ndarray = np.zeros(3)  # this episode's (world, m)
+        self.take_offset_m: np.ndarray = np.zeros(2)  # this episode's (the take's grasp frame, m)
 
     def reset(self, seed: int) -> bool:
         """Start an episode; whether it is perturbed."""
@@ -67,6 +77,9 @@ class TargetPerturbation:
         if self.active and self.config.place_miss_m:
             angle = self._rng.uniform(0, 2 * np.pi)
             self.place_miss_m = self.config.place_miss_m * np.array([np.cos(angle), np.sin(angle), 0.0])
+        spread = self.config.take_spread_m
+        # a stream of its own: the spread leaves the perturbed share and the noise as they were
+        self.take_offset_m = np.random.default_rng([seed, TAKE_STREAM]).uniform(-spread, spread, 2)
         return self.active
 
     def apply(self, targets: dict[str, np.ndarray], dt_s: float, precise: bool, lower: dict,

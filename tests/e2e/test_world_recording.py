@@ -161,6 +161,22 @@ def test_perturbations_are_seeded_fade_in_precise_phases_and_stay_in_limits():
     assert 0.18 < np.mean(shares) < 0.32
 
 
+def test_the_take_spread_is_seeded_in_every_episode_within_its_bound_and_leaves_the_other_draws_alone():
+    spread = PerturbationConfig(arm_std_rad=0.01, episode_share=0.25, take_spread_m=0.002)
+    plain = PerturbationConfig(arm_std_rad=0.01, episode_share=0.25)
+    offsets = []
+    for seed in range(200):
+        spread_one, plain_one = TargetPerturbation(spread), TargetPerturbation(plain)
+        assert spread_one.reset(seed) == plain_one.reset(seed)  # the same episodes perturbed
+        assert not plain_one.take_offset_m.any()
+        offsets.append(spread_one.take_offset_m)
+    offsets = np.array(offsets)
+    assert np.abs(offsets).max() <= 0.002 and np.abs(offsets).mean() > 0.0008  # every episode, not the share
+    again = TargetPerturbation(spread)
+    again.reset(199)
+    assert np.array_equal(again.take_offset_m, offsets[-1])
+
+
 def test_a_perturbed_episode_records_the_experts_correction_not_the_executed_target(tmp_path):
     """The robot executes the perturbed target (its joints follow it), the dataset keeps the expert's target."""
     recorder = world_recorder(tmp_path / "ds", episodes=1, seconds=2.0, settle_s=-1,

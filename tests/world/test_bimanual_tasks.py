@@ -76,6 +76,27 @@ def test_the_handover_expert_hands_the_half_over_and_assembles_the_cube():
     assert {frozenset({"left"}), frozenset({"right"}), frozenset({"left", "right"})} <= holders  # handed over
 
 
+def test_a_take_off_the_halfs_centre_is_carried_in_the_hand_and_the_placing_that_measures_it_still_assembles():
+    """The take spread (teleop.perturbation.take_spread_m): the right hand takes the half 2 mm off where it
+    otherwise does, the half sits that much elsewhere in the hand, and the placing corrects for it."""
+    world = _world("handover", observe_relations=True)
+    in_right = [world.task.relation_names.index(f"cube_top_in_right_hand_{axis}") for axis in "xyz"]
+    holds = []
+    for offset in (None, np.array([-0.0015, 0.0015])):
+        carried = []
+        succeeded, _ = run_expert_episode(
+            world, HandoverExpert(_rigs()), 2, take_offset_m=offset, on_tick=lambda w, e: carried.append(
+                w.object_state()[-len(w.task.relation_names):][in_right]) if "carry" in e.experts["right"].phase
+            else None)
+        assert succeeded
+        holds.append(np.median(carried, axis=0))
+    assert np.linalg.norm(holds[1] - holds[0]) > 0.001
+    for expert, world in ((LiftExpert(_rigs()), _world("bimanual_lift")),  # no take: the spread would do nothing
+                          (ScriptedExpert(_rigs()["right"], "cube_assembly"), World(_rigs()["right"], WorldConfig()))):
+        with pytest.raises(ConfigError, match="take_spread_m=0"):
+            expert.reset(world, take_offset_m=np.full(2, 0.001))
+
+
 def test_the_handovers_relations_follow_the_half_from_hand_to_hand_to_the_goal():
     """What a state-based policy observes beside the poses: the half in each hand's frame (still in the hand that
     holds it), from its assembled place (zero once assembled), and which hands touch it."""

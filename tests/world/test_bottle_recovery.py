@@ -37,7 +37,7 @@ def _episode(world, expert, seed, miss_m):
             first_insert.append(bottle_bottom(w) - (w.body_position("base") + [0, 0, BASE_HEIGHT_M]))
 
     original_reset = expert.reset
-    expert.reset = lambda w: original_reset(w, miss_m)
+    expert.reset = lambda w, **kwargs: original_reset(w, miss_m, **kwargs)
     try:
         succeeded, _ = run_expert_episode(world, expert, seed, on_tick=watch)
     finally:
