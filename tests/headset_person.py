@@ -642,18 +642,20 @@ class HeadsetPerson:
             hand = goal
         return margin
 
-    def teleop_reach(self, goals: list[np.ndarray], q: np.ndarray | None = None,
-                     carried_from: int = 0) -> tuple[float, np.ndarray]:
+    def teleop_reach(self, goals: list[np.ndarray], q: np.ndarray | None = None, carried_from: int = 0,
+                     give_up_at: float = np.inf) -> tuple[float, np.ndarray]:
         """Its hand taken through poses (base frame) one after another, from the arm's joints `q` (at home if None),
         as the teleop answers the controller (teleop_stroke): how far the plan falls short, in REACH_TOLERANCEs (at
         most 1: every pose reached, and the half, carried from the goal `carried_from` on, kept clear of a straight
         wrist, where the hand swings its turn and the half slips or is set down askew), and the joints at the
         last. The handover plans by this: by wrist_margin every pass lies at a straight wrist (margins 0.0001-0.002),
         which ranks nothing. One hand on the table plans by wrist_margin, as reliable there (46 and 48 of 50 in the
-        lockstep station) and 3 times faster."""
+        lockstep station) and 3 times faster. Once it falls short by give_up_at the rest is not simulated."""
         q = self.arm.home.copy() if q is None else q
         worst = 0.0
         for leg, goal in enumerate(goals):
+            if worst >= give_up_at:
+                break
             flange = goal @ np.linalg.inv(self.hand_mount)
             q, margin = teleop_stroke(self.arm, q, flange, REACH_HOLD_S)
             distance_m, angle_rad = _distance(self.arm.model.frame_pose(self.arm.full_configuration(q),
@@ -821,27 +823,41 @@ class TwoHandedPerson:
         toward = float(np.arctan2(self.pass_point[1], self.pass_point[0]))
         grasps = [_pose(_z_turn(_yaw(red) + k * np.pi / 2), red[:3, 3]) @ np.linalg.inv(left.half_in_hand)
                   for k in range(4)]
-        pinches = [(*left.teleop_reach([_raised(g, APPROACH_M), g, _raised(g, LIFT_M)], carried_from=2), g)
-                   for g in grasps]
-        pinch_worst, lifted, grasp = min(pinches, key=lambda pinch: pinch[0])
-        scored = []
+        pinch_worst, lifted, grasp = np.inf, None, None
+        for g in grasps:  # the best: a pinch that falls as short as the best so far is not simulated to its end
+            worst, q = left.teleop_reach([_raised(g, APPROACH_M), g, _raised(g, LIFT_M)], carried_from=2,
+                                         give_up_at=pinch_worst)
+            if worst < pinch_worst:
+                pinch_worst, lifted, grasp = worst, q, g
+        best: tuple = (np.inf,)
+
+        def hopeless(worst: float) -> bool:
+            """A plan this far short already is neither taken (over 1) nor nearer than the best so far: its other
+            legs are not simulated (the planning is seconds of CPU in real time while the robot waits)."""
+            return worst > 1.0 and worst >= best[0]
+
         for turn in PASS_TURNS_RAD:
             held_up = _pose(_z_turn(toward + turn), self.pass_point) @ np.linalg.inv(left.held)
-            pass_worst, _ = left.teleop_reach([held_up], lifted)  # carried
+            pass_worst = max(pinch_worst, left.teleop_reach([held_up], lifted)[0])  # carried
             for side_turn in (np.pi / 2, -np.pi / 2):
+                if hopeless(pass_worst):
+                    continue
                 take = self._take(left.held, held_up, side_turn)
                 take_worst, taking = right.teleop_reach([_raised(take, APPROACH_M), take], carried_from=2)
+                take_worst = max(pass_worst, take_worst)
                 half_yaw = _yaw(take @ self.taken)
                 for place_turns in (0, 1, -1):
+                    if hopeless(take_worst):
+                        continue
                     yaw = _nearest_turn(_yaw(green), half_yaw, np.pi / 2) + place_turns * np.pi / 2
                     place = right._aim(green, yaw) @ np.linalg.inv(self.taken)
-                    place_worst, _ = right.teleop_reach([_raised(take, TAKE_LIFT_M), _raised(place, OVER_M), place],
-                                                        taking)
-                    worst = max(pinch_worst, pass_worst, take_worst, place_worst)
+                    worst = max(take_worst, right.teleop_reach(
+                        [_raised(take, TAKE_LIFT_M), _raised(place, OVER_M), place], taking)[0])
                     if worst <= 1.0:
                         return grasp, held_up, side_turn, place
-                    scored.append((worst, grasp, held_up, side_turn, place))
-        return min(scored, key=lambda plan: plan[0])[1:]
+                    if worst < best[0]:
+                        best = (worst, grasp, held_up, side_turn, place)
+        return best[1:]
 
     def _take(self, left_held: np.ndarray, left_hand: np.ndarray, side_turn: float) -> np.ndarray:
         """The right hand pinching the half the left hand holds at `left_hand` (left frame) by its other faces."""
