@@ -73,8 +73,8 @@ PERTURBATION = {"arm_std_rad": 0.01, "hand_std_rad": 0.03, "correlation_time_s":
 # The handover's L10 pinches drop the half under 0.03 rad of finger noise (5 of 20 layouts; 20 of 20 at 0.01). Its
 # take spreads +-2.5 mm: a policy's takes land 1-5 mm off where the expert's do, and with every recorded hold the same
 # to 0.3 mm it set the half down where the usual hold would have put it (the expert: 20 of 20 layouts at +-2.5 mm;
-# its takes 3.3 mm or more to one side failed 4 of 4). Spreading the left hand's pick as well (+-2 mm) taught the
-# policy a pick that missed: 1 of 20, most never lifting the half.
+# with the pick spread too, its takes 3.3 mm or more to one side failed 4 of 4). Spreading the left hand's pick as
+# well (+-2 mm) taught the policy a pick that missed: 1 of 20, most never lifting the half.
 TASK_PERTURBATION = {"handover": {"hand_std_rad": 0.01, "take_spread_m": 0.0025}}
 # The policies' --policy.* settings. ACT: LeRobot's without its VAE, small enough to train on one CPU core in minutes.
 NORMALIZATION = '{"VISUAL": "MEAN_STD", "STATE": "MEAN_STD", "ENV": "MEAN_STD", "ACTION": "MEAN_STD"}'
