@@ -174,9 +174,9 @@ def test_both_hands_of_a_person_in_the_headset_hand_the_half_over(tmp_path):
     """The handover through the page: teledex-record runs the two-rig world (bimanual_piper_linkerhand_l10) with the
     WebXR input; the scripted person holds both controllers (TwoHandedPerson), one layout per episode from
     TELEDEX_HANDOVER_SEED (default 30: none it practised on). It knows the station's layout as the preset places the
-    arms. With TELEDEX_HANDOVER_LAYOUTS >= 10 it assembles the cube in at least 8 of 10 (the issue's bar), 7 of 10
-    with both cores kept busy (TELEDEX_PERSON_LOAD=2); with fewer the count is printed and the left hand must have
-    picked the half in every layout."""
+    arms. With TELEDEX_HANDOVER_LAYOUTS >= 10 it assembles the cube in at least 8 of 10 (the issue's bar), with both
+    cores kept busy (TELEDEX_PERSON_LOAD=2) too (measured: 9 of 10 quiet, 10 of 10 loaded); with fewer the count is
+    printed and the left hand must have picked the half in every layout."""
     chromium, iwer = require_browser()
     spec = load_preset(HANDOVER_PRESET)
     rigs = {name: Rig.from_preset(load_preset(follower)) for name, follower in spec.followers.items()}
@@ -214,4 +214,4 @@ def test_both_hands_of_a_person_in_the_headset_hand_the_half_over(tmp_path):
           f"steps {runs}")
     assert all(outcome["stage"] not in ("none", "reached") for outcome in outcomes), (outcomes, runs)
     if HANDOVER_LAYOUTS >= 10:
-        assert succeeded >= (0.7 if LOAD else 0.8) * HANDOVER_LAYOUTS, (outcomes, runs)
+        assert succeeded >= 0.8 * HANDOVER_LAYOUTS, (outcomes, runs)
