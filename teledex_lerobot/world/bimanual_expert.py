@@ -34,6 +34,7 @@ from .expert import (
     _nearest_turn,
     _pose,
     _yaw_rotation,
+    refuse_place_miss,
     refuse_take_spread,
 )
 from .grasps import heading_frame
@@ -80,9 +81,7 @@ class TwoRigExpert:
               take_offset_m: np.ndarray | None = None) -> None:
         """Plan the episode; take_offset_m: where the handover's take aims off the half's centre (its grasp frame's
         x and y, m: the receiving hand's hold varies by it, and its placing, measured on the hold, corrects it)."""
-        if place_miss_m is not None and np.any(place_miss_m):
-            raise ConfigError("A placement miss needs a task whose expert recovers from a jam (bottle_peg_in_hole); "
-                              f"the task is {self.task_name}: set teleop.perturbation.place_miss_m=0")
+        refuse_place_miss(self.task_name, place_miss_m)
         if not self.hands_over:
             refuse_take_spread(self.task_name, take_offset_m)
         self._take_offset = np.zeros(2) if take_offset_m is None else np.asarray(take_offset_m, dtype=float)

@@ -89,6 +89,13 @@ class Segment:
     remeasure: bool = False
 
 
+def refuse_place_miss(task_name: str, place_miss_m: np.ndarray | None) -> None:
+    """A placement miss where no expert recovers from a jam would only fail episodes: said, not ignored."""
+    if place_miss_m is not None and np.any(place_miss_m) and task_name != "bottle_peg_in_hole":
+        raise ConfigError("A placement miss needs a task whose expert recovers from a jam (bottle_peg_in_hole); the "
+                          f"task is {task_name}: set teleop.perturbation.place_miss_m=0")
+
+
 def refuse_take_spread(task_name: str, take_offset_m: np.ndarray | None) -> None:
     """A take spread where no hand takes the object from another would do nothing: said, not ignored."""
     if take_offset_m is not None and np.any(take_offset_m):
@@ -138,10 +145,8 @@ class ScriptedExpert:
         """Plan the episode. place_miss_m: the first placement aims this far off its goal (world, m; a misjudged hold
         that a recording's perturbed episodes use to show the recovery), the retries aim right. take_offset_m: refused
         (one hand takes nothing from another here: HandoverExpert)."""
+        refuse_place_miss(self.task_name, place_miss_m)
         self._place_miss = np.zeros(3) if place_miss_m is None else np.asarray(place_miss_m, dtype=float)
-        if self._place_miss.any() and self.task_name != "bottle_peg_in_hole":
-            raise ConfigError(f"A placement miss needs a task whose expert recovers from a jam (bottle_peg_in_hole); "
-                              f"the task is {self.task_name}: set teleop.perturbation.place_miss_m=0")
         refuse_take_spread(self.task_name, take_offset_m)
         self.begin(world)
         self.follow(self._plan_cube(world) if self.task_name == "cube_assembly" else self._plan_bottle(world))
