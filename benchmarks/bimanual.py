@@ -53,7 +53,7 @@ def run_layouts(world: World, expert: TwoRigExpert, layouts: int, perturbation: 
         for _ in range(int(world.task.episode_s * FPS)):
             targets = expert.act(world)
             if perturbation is not None:
-                targets = perturbation.apply(targets, 1 / FPS, expert.precise_phase, lower, upper)
+                targets = perturbation.apply(targets, 1 / FPS, expert.precise_parts, lower, upper)
             control_tick(world, targets, FPS)
             if outcome.update():
                 break

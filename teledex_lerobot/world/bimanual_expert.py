@@ -70,8 +70,9 @@ class TwoRigExpert:
         return " / ".join(f"{name} {expert.phase}" for name, expert in self.experts.items())
 
     @property
-    def precise_phase(self) -> bool:
-        return any(expert.precise_phase for expert in self.experts.values())
+    def precise_parts(self) -> frozenset[str]:
+        """Each rig's own: one hand letting go leaves the other's perturbation on."""
+        return frozenset().union(*(expert.precise_parts for expert in self.experts.values()))
 
     @property
     def plan_duration_s(self) -> float:

@@ -181,6 +181,12 @@ class ScriptedExpert:
         return self.segments[self._segment_index].precise
 
     @property
+    def precise_parts(self) -> frozenset[str]:
+        """The parts (world part keys) the recovery perturbation must leave alone now: this rig's in a precise
+        phase."""
+        return frozenset((self.arm_key, self.hand_key)) if self.precise_phase else frozenset()
+
+    @property
     def plan_duration_s(self) -> float:
         """Seconds from reset to the end of the last movement."""
         return sum(segment.duration_s for segment in self.segments[:-1])

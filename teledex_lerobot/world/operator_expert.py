@@ -65,8 +65,8 @@ class OperatorExpert:
         return self.scripted.phase
 
     @property
-    def precise_phase(self) -> bool:
-        return self.scripted.precise_phase
+    def precise_parts(self) -> frozenset[str]:
+        return self.scripted.precise_parts
 
     @property
     def plan_duration_s(self) -> float:

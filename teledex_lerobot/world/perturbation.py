@@ -3,16 +3,18 @@
 The robot executes the expert's target plus a smooth random offset; the recording keeps the expert's own target as
 the action, so a policy sees states off the expert's path labelled with the correction back onto it. The offset is
 an Ornstein-Uhlenbeck process per joint (std and correlation time set per part). It fades out while the expert is in
-a phase where millimetres decide (closing on the object, placing, letting go): there a push off the path fails the
-episode instead of teaching a correction, and failed episodes are dropped anyway. What is taught there instead is
-recovery from a miss: with place_miss_m the expert's first placement of the bottle aims that far off the opening (a
-misjudged hold), the bottle meets the rim, and the expert backs off, re-centres and inserts again (world/expert.py).
+a phase where millimetres decide (closing on the object, placing, letting go), a rig's parts in that rig's phase:
+there a push off the path fails the episode instead of teaching a correction, and failed episodes are dropped
+anyway. What is taught there instead is recovery from a miss: with place_miss_m the expert's first placement of the
+bottle aims that far off the opening (a misjudged hold), the bottle meets the rim, and the expert backs off,
+re-centres and inserts again (world/expert.py).
 With take_spread_m every episode's take (the handover's right hand taking the half from the left) lands a seeded
 millimetre or two off the half's centre: the holds vary as a policy's do, and the placing, which measures the hold,
 shows the correction (otherwise every recorded hold is the same to a fraction of a millimetre, and a policy whose
 take lands elsewhere sets the half down where the usual hold would have put it).
 """
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,23 +84,25 @@ class TargetPerturbation:
         self.take_offset_m = np.random.default_rng([seed, TAKE_STREAM]).uniform(-spread, spread, 2)
         return self.active
 
-    def apply(self, targets: dict[str, np.ndarray], dt_s: float, precise: bool, lower: dict,
+    def apply(self, targets: dict[str, np.ndarray], dt_s: float, precise: Collection[str], lower: dict,
               upper: dict) -> dict[str, np.ndarray]:
-        """The targets to execute this tick, dt_s after the last (within the joint limits). `precise`: the expert
-        is in a phase where the offset must fade."""
+        """The targets to execute this tick, dt_s after the last (within the joint limits), by part key ("arm",
+        "left/hand": world.part_key). `precise`: the parts whose rig is in a phase where the offset must fade (a
+        rig's own: the handover's left hand letting go leaves the right's carry perturbed)."""
         if not self.active:
             return targets
         decay = float(np.exp(-dt_s / self.config.correlation_time_s))
         fade = 0.5 ** (dt_s / FADE_HALF_LIFE_S)
         executed = {}
-        for role, target in targets.items():
+        for key, target in targets.items():
+            role = key.rsplit("/", 1)[-1]
             std = self.config.arm_std_rad if role == "arm" else self.config.hand_std_rad
-            offset = self._offsets.get(role, np.zeros(len(target)))
+            offset = self._offsets.get(key, np.zeros(len(target)))
             noise = self._rng.standard_normal(len(target))  # drawn every tick: the stream stays in step
-            if precise:
+            if key in precise:
                 offset = fade * offset
             else:
                 offset = decay * offset + np.sqrt(1 - decay**2) * std * noise
-            self._offsets[role] = offset
-            executed[role] = np.clip(target + offset, lower[role], upper[role])
+            self._offsets[key] = offset
+            executed[key] = np.clip(target + offset, lower[key], upper[key])
         return executed

@@ -86,7 +86,7 @@ class TeledexWorldExpert(Teleoperator):
         self.runner: WorldRunner | None = None
         self.station: Station | None = None  # its robot's, from connect: the world runs there
         self.perturbation = TargetPerturbation(config.perturbation)
-        self._precise = False  # the expert's phase at the last action: perturbations fade in precise ones
+        self._precise: frozenset[str] = frozenset()  # the parts in a precise phase at the last action (they fade)
         self._tick_s = self._last_tick_s = 0.0  # world time of the last action and of the one before
         self._stall: InputStall | None = None  # the world's input stalls (world.timing), made with the expert
         self._last_action: dict[str, float] | None = None  # this episode's
@@ -199,7 +199,7 @@ class TeledexWorldExpert(Teleoperator):
                 self._last_tick_s = self._tick_s  # nothing new: the robot holds, the perturbation too
                 return dict(self._last_action)
             targets = expert.act(world) if self._unreachable is None else self._unreachable
-            self._precise = self._unreachable is None and expert.precise_phase
+            self._precise = expert.precise_parts if self._unreachable is None else frozenset()
             self._last_tick_s, self._tick_s = self._tick_s, world.time_s
         self.sample_capture_ns = now_ns
         self._last_action = self._join(targets)

@@ -149,8 +149,8 @@ def test_perturbations_are_seeded_fade_in_precise_phases_and_stay_in_limits():
     def offsets(seed: int, precise_from: int) -> np.ndarray:
         perturbation = TargetPerturbation(config)
         assert perturbation.reset(seed)
-        return np.array([perturbation.apply({"arm": np.zeros(3)}, 0.04, tick >= precise_from, lower, upper)["arm"]
-                         for tick in range(60)])
+        return np.array([perturbation.apply({"arm": np.zeros(3)}, 0.04, {"arm"} if tick >= precise_from else set(),
+                                            lower, upper)["arm"] for tick in range(60)])
 
     a, b = offsets(7, 30), offsets(7, 30)
     assert np.array_equal(a, b) and not np.array_equal(a, offsets(8, 30))

@@ -16,6 +16,7 @@ from teledex_lerobot.world.bimanual_expert import HandoverExpert, LiftExpert
 from teledex_lerobot.world.episode import control_tick, run_expert_episode
 from teledex_lerobot.world.expert import ScriptedExpert, UnreachableGrasp
 from teledex_lerobot.world.gym_env import TeledexWorldEnv
+from teledex_lerobot.world.perturbation import PerturbationConfig, TargetPerturbation
 from teledex_lerobot.world.tasks.bimanual_lift import BOX_HALF_M
 from teledex_lerobot.world.world import World, WorldConfig, placed_rigs
 
@@ -196,3 +197,30 @@ def test_the_lift_expert_sets_the_box_on_its_target_and_one_hand_alone_cannot_ho
         targets["right/arm"] = right.arm_target(let_go)
         control_tick(world, targets, 25)
     assert held_z > BOX_HALF_M[2] + 0.05 and world.object_pose("box").position_m[2] < BOX_HALF_M[2] + 0.01
+
+
+def test_recovery_perturbations_stay_on_a_rig_while_the_other_is_in_a_precise_phase():
+    """The left hand letting go of the half (and staying open, a precise phase to the end) fades only its own rig's
+    perturbation: the right arm's carry to the bottom half is perturbed, with its arm's std, not its hand's. Before,
+    any rig in a precise phase faded both, so no recorded handover showed the right's carry off its path."""
+    world = _world("handover")
+    world.reset(0)
+    expert = HandoverExpert(_rigs())
+    expert.reset(world)
+    perturbation = TargetPerturbation(PerturbationConfig(arm_std_rad=0.02, hand_std_rad=0.001))
+    assert perturbation.reset(0)
+    lower = {key: part.lower for key, part in world.parts.items()}
+    upper = {key: part.upper for key, part in world.parts.items()}
+    offsets = []
+    for _ in range(int(14 * 25)):
+        targets = expert.act(world)
+        if expert.experts["right"].phase == "carry":
+            assert expert.precise_parts == {"left/arm", "left/hand"}
+        executed = perturbation.apply(targets, 1 / 25, expert.precise_parts, lower, upper)
+        if expert.experts["right"].phase == "carry":
+            offsets.append({key: np.abs(executed[key] - targets[key]).max() for key in targets})
+        control_tick(world, targets, 25)
+    assert len(offsets) > 30
+    assert max(o["right/arm"] for o in offsets) > 0.01  # the arm's 0.02 rad std
+    assert max(o["right/hand"] for o in offsets) < 0.005  # the hand's 0.001
+    assert max(o["left/arm"] for o in offsets[10:]) < 1e-3  # the left, letting go and open, faded
