@@ -6,6 +6,7 @@ times.
     .venv/bin/python benchmarks/sim_loop.py [--tasks cube_assembly bottle_peg_in_hole]
         [--preset piper_linkerhand_o6_single] [--demos 200] [--perturbed-share 0.25] [--train-steps 7000]
         [--train-budget-min 22] [--eval-episodes 50] [--out outputs/sim_loop]
+        [--relations] [--hand-pose]
         [--pixels [--policy act|diffusion] [--device cuda|cpu] [--image-size 320x240] [--pretrained-backbone]]
     the two-rig handover: --tasks handover --preset bimanual_piper_linkerhand_l10 (state-based; teledex_followers
     records both rigs in one world, lerobot-eval runs the preset's two rigs)
@@ -25,6 +26,9 @@ Each stage is a command run as a user would type it:
    --train-steps, one torch thread (on 2 shared cores a second thread makes each step several times slower) and one
    data-loading worker (the other core); stopped at --train-budget-min if the steps are not done (the newest
    checkpoint, saved every 1000 steps, is scored).
+   --hand-pose trains on a copy of the recording acting in each hand's pose (teledex-convert to-hand-pose: each arm's
+   hand pose beside its joints, the hands' measured poses in the state, only the columns the policy reads) and
+   evaluates with --env.action_space=hand_pose; the copy's writing counts in the collection's time.
 3. lerobot-eval --env.type=teledex on --eval-episodes layouts from seed 1000 (never recorded), in runs of
    --eval-chunk episodes whose running tally is printed (a stopped benchmark keeps the chunks it scored). The env's
    reward is the furthest stage reached, so each episode's max_reward says where a failure stopped.
@@ -125,6 +129,13 @@ class Loop:
     # The perturbed bottle episodes aim the first insertion this far off the opening (m; 3 mm around the bottle): the
     # bottle meets the rim and the expert backs off, re-centres and inserts again (teleop.perturbation.place_miss_m).
     place_miss_m: float = 0.0
+    # Train on a copy acting in each hand's pose (teledex-convert to-hand-pose) and evaluate in that space.
+    hand_pose: bool = False
+
+    @property
+    def training_data(self) -> str:
+        """The dataset lerobot-train reads, under the task's folder."""
+        return "data_hand_pose" if self.hand_pose else "data"
 
     def work(self, out: Path) -> Path:
         """Where the policy's training and scores go: a recording with cameras trains several policies."""
@@ -175,6 +186,8 @@ class Loop:
                       f"--env.height={height}"]
         if self.relations:
             flags.append("--env.observe_relations=true")
+        if self.hand_pose:
+            flags.append("--env.action_space=hand_pose")
         if self.episode_s is not None:
             flags.append(f"--env.episode_length={round(self.episode_s * FPS)}")
         return flags
@@ -237,6 +250,14 @@ def attempts_made(out: Path) -> int:
     return sum(1 for line in (out / "record.log").read_text().splitlines() if line.startswith("Recording episode"))
 
 
+def hand_pose_copy(task: str, preset: str, out: Path) -> float:
+    """The recording's training copy acting in each hand's pose; wall seconds."""
+    target = out / Loop(hand_pose=True).training_data
+    shutil.rmtree(target, ignore_errors=True)
+    return run([command("teledex-convert"), "to-hand-pose", str(out / "data"), str(target),
+                f"--repo-id=local/sim_{task}", f"--preset={preset}"], out / "hand_pose.log")
+
+
 def train(task: str, steps: int, budget_s: float, out: Path, loop: Loop = STATE_LOOP) -> tuple[float, int]:
     """(wall seconds, the newest checkpoint's step). Diffusion keeps LeRobot's own optimiser and schedule."""
     work = loop.work(out)
@@ -244,7 +265,8 @@ def train(task: str, steps: int, budget_s: float, out: Path, loop: Loop = STATE_
     shutil.rmtree(train_dir, ignore_errors=True)
     schedule = schedule_flags(steps) if loop.policy == "act" else []
     workers = 1 if loop.device == "cpu" else 4
-    wall_s = run([command("lerobot-train"), f"--dataset.repo_id=local/sim_{task}", f"--dataset.root={out / 'data'}",
+    wall_s = run([command("lerobot-train"), f"--dataset.repo_id=local/sim_{task}",
+                  f"--dataset.root={out / loop.training_data}",
                   *loop.policy_flags(task), *schedule, f"--steps={steps}", f"--batch_size={loop.batch_size}",
                   "--log_freq=200", f"--save_freq={SAVE_EVERY_STEPS}", f"--num_workers={workers}",
                   "--wandb.enable=false", f"--output_dir={train_dir}"], work / "train.log", budget_s,
@@ -324,6 +346,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--relations", action="store_true",
                         help="observe the task's relations beside the object poses (the bottle's bottom from the "
                              "opening; the handover's half in each hand and from its assembled place)")
+    parser.add_argument("--hand-pose", action="store_true",
+                        help="train on a copy whose arm actions are the hand's pose beside the joints "
+                             "(teledex-convert to-hand-pose) and evaluate with --env.action_space=hand_pose")
     parser.add_argument("--place-miss-mm", type=float, default=0.0,
                         help="the perturbed bottle episodes' first insertion aims this far off (shows the recovery)")
     args = parser.parse_args(argv)
@@ -338,7 +363,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     loop = Loop(pixels=args.pixels, policy=args.policy, device=args.device or ("cuda" if args.pixels else "cpu"),
                 image_size=args.image_size, pretrained_backbone=args.pretrained_backbone, tiny=args.tiny,
                 batch_size=args.batch_size, episode_s=args.episode_s, keep=args.keep,
-                relations=args.relations, place_miss_m=args.place_miss_mm / 1000)
+                relations=args.relations, place_miss_m=args.place_miss_mm / 1000, hand_pose=args.hand_pose)
     root = args.out or Path("outputs/sim_loop_pixels" if args.pixels else "outputs/sim_loop")
     rows = []
     for task in args.tasks:
@@ -348,6 +373,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             collect_s, attempts = 0.0, attempts_made(out)
         else:
             collect_s, attempts = collect(task, args.preset, args.demos, args.perturbed_share, out, loop=loop)
+        if loop.hand_pose and not args.skip_train:
+            collect_s += hand_pose_copy(task, args.preset, out)
         if args.skip_train:
             train_s, step = 0.0, newest_checkpoint(loop.work(out))
         else:

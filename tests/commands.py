@@ -24,3 +24,14 @@ def run(argv: list[str], tmp: Path, timeout: float = 600) -> str:
     output = done.stdout + done.stderr
     assert done.returncode == 0, f"{Path(argv[0]).name} failed ({done.returncode}):\n{output[-4000:]}"
     return output
+
+
+def run_main(main, argv: list[str], capsys) -> tuple[int, str]:
+    """A command's main(argv) in this process: (its exit status, what it printed)."""
+    try:
+        main(argv)
+        code = 0
+    except SystemExit as end:
+        code = int(end.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err

@@ -7,6 +7,7 @@
   teledex-convert to-training LEROBOT_ROOT TRAINING_ROOT [--near-m 0.1] [--far-m 3.0]
   teledex-convert only-synced LEROBOT_ROOT NEW_ROOT --repo-id local/name [--min-valid 0.99]
                   [--split-at-invalid [--min-run 10]]
+  teledex-convert to-hand-pose LEROBOT_ROOT NEW_ROOT --repo-id local/name --preset PRESET
   teledex-convert stream-to-datagrams STREAM.npz OUT.datagrams.jsonl
 
 Both directions go through the same sinks the recorder uses, so what a conversion writes is what a recording would
@@ -20,6 +21,10 @@ rendered as a 3-channel picture, "nothing seen" black (recording/depth_training.
 only-synced writes a copy of a teledex-record dataset that lerobot-train trains on sync-valid data only: the episodes
 with at least --min-valid of their frames sync-valid, or with --split-at-invalid only the valid frames, each run of
 them an episode of its own (recording/sync_filter.py; docs/recording.md).
+
+to-hand-pose writes a training copy of a teledex-record dataset whose actions give each arm's hand pose beside its
+joints (lerobot-eval: --env.action_space=hand_pose), with only the columns a policy reads
+(recording/hand_pose_training.py; docs/world.md).
 """
 
 import argparse
@@ -81,6 +86,11 @@ def convert(args) -> None:
 
         only_synced(args.source, args.target, args.repo_id, args.min_valid, args.split_at_invalid, args.min_run)
         return
+    if args.command == "to-hand-pose":
+        from ..recording.hand_pose_training import hand_pose_training_copy
+
+        hand_pose_training_copy(args.source, args.target, args.repo_id, args.preset)
+        return
     from ..recording.conversions import lerobot_to_native, native_to_lerobot  # here: --help must not load LeRobot
 
     if args.command == "to-lerobot":
@@ -89,13 +99,19 @@ def convert(args) -> None:
         lerobot_to_native(args.source, args.target)
 
 
+def _new_dataset_command(commands, name: str, help: str) -> argparse.ArgumentParser:
+    """A conversion that writes a new LeRobotDataset: SOURCE TARGET --repo-id."""
+    command = commands.add_parser(name, help=help)
+    command.add_argument("source", type=Path)
+    command.add_argument("target", type=Path)
+    command.add_argument("--repo-id", required=True)
+    return command
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
-    to_lerobot = commands.add_parser("to-lerobot", help="native layout -> a new LeRobotDataset")
-    to_lerobot.add_argument("source", type=Path)
-    to_lerobot.add_argument("target", type=Path)
-    to_lerobot.add_argument("--repo-id", required=True)
+    _new_dataset_command(commands, "to-lerobot", "native layout -> a new LeRobotDataset")
     to_native = commands.add_parser("to-native", help="a teledex-record LeRobotDataset -> native layout")
     to_native.add_argument("source", type=Path)
     to_native.add_argument("target", type=Path)
@@ -113,12 +129,9 @@ def main(argv=None) -> None:
     to_training.add_argument("--far-m", type=float, default=3.0,
                              help="depth rendered darkest but for nothing seen, metres (farther is clipped; "
                                   "default 3.0)")
-    only_synced = commands.add_parser(
-        "only-synced", help="a teledex-record LeRobotDataset -> a copy of its sync-valid episodes, or with "
-                            "--split-at-invalid of its runs of sync-valid frames, for lerobot-train")
-    only_synced.add_argument("source", type=Path)
-    only_synced.add_argument("target", type=Path)
-    only_synced.add_argument("--repo-id", required=True)
+    only_synced = _new_dataset_command(
+        commands, "only-synced", "a teledex-record LeRobotDataset -> a copy of its sync-valid episodes, or with "
+                                 "--split-at-invalid of its runs of sync-valid frames, for lerobot-train")
     only_synced.add_argument("--min-valid", type=float, default=None,
                              help="keep the episodes with at least this share of sync-valid frames (default 0.99; "
                                   "with --split-at-invalid none unless given)")
@@ -126,6 +139,10 @@ def main(argv=None) -> None:
                              help="keep only sync-valid frames, each run of consecutive ones an episode of its own")
     only_synced.add_argument("--min-run", type=int, default=10,
                              help="with --split-at-invalid: drop runs shorter than this many frames (default 10)")
+    to_hand_pose = _new_dataset_command(
+        commands, "to-hand-pose", "a teledex-record LeRobotDataset -> a training copy acting in each hand's pose (and "
+                                  "only the columns a policy reads)")
+    to_hand_pose.add_argument("--preset", required=True, help="the preset the dataset was recorded with")
     to_datagrams = commands.add_parser("stream-to-datagrams",
                                        help="operator stream .npz -> recorded input file (.datagrams.jsonl)")
     to_datagrams.add_argument("source", type=Path)

@@ -5,7 +5,9 @@ joints in action order), "environment_state" (observation.environment_state: the
 observed, as teledex-record writes them) and "pixels": {camera: HxWx3} (observation.images.<camera>): the preset's
 cameras by name, placed as the recorder's world cameras are (World builds each from its view, the wrist one on the
 hand), so a policy trained on a recording with those cameras sees the same names and viewpoints. Actions are
-absolute joint targets in action order. A preset of several rigs (bimanual_piper_linkerhand_l10) runs them in one
+absolute joint targets in action order, or with action_space="hand_pose" each arm's hand pose beside its joints
+(world/hand_pose_actions.py: a training copy written by teledex-convert to-hand-pose), the state then ending with
+each hand's measured pose. A preset of several rigs (bimanual_piper_linkerhand_l10) runs them in one
 world as teledex_followers records them: joints rig by rig, cameras "<follower>_<camera>" (shared_world_cameras).
 info["is_success"]: the task's predicate held for its success ticks; info["stage"]: the furthest stage reached
 (world/episode.py). The reward is that stage's progress (0, 0.2 reached ... 0.8 placed, 1 success), so lerobot-eval's
@@ -23,6 +25,7 @@ from ..presets import Preset, load_preset, shared_world_cameras
 from ..rig import Rig
 from .camera import WorldRenderer
 from .episode import EpisodeOutcome, control_tick
+from .hand_pose_actions import HandPoseActions, check_action_space
 from .world import PlacedRig, World, WorldConfig, object_state_names, placed_rigs
 
 WORLD_DEFAULT_CAMERA = {"top": "oblique"}  # a preset without cameras: the world's own
@@ -54,8 +57,10 @@ class TeledexWorldEnv(gym.Env):
     def __init__(self, task: str = "cube_assembly", preset: str = "piper_linkerhand_o6_single",
                  obs_type: str = "state", fps: int = 25, observe_objects: bool = True, observe_relations: bool = False,
                  cameras: Sequence[str] | None = None, width: int = 320, height: int = 240,
-                 render_mode: str = "rgb_array"):
-        """cameras: the preset's cameras observed (env_cameras), each width x height; the first films render()."""
+                 render_mode: str = "rgb_array", action_space: str = "joints"):
+        """cameras: the preset's cameras observed (env_cameras), each width x height; the first films render().
+        action_space "hand_pose": each arm's action is its hand's pose (world/hand_pose_actions.py), and the
+        observed state has each hand's measured pose after the joints."""
         preset_spec = load_preset(preset)
         rigs: Rig | dict[str, PlacedRig] = Rig.from_preset(preset_spec) if not preset_spec.followers else placed_rigs(
             {name: Rig.from_preset(load_preset(follower)) for name, follower in preset_spec.followers.items()},
@@ -74,11 +79,19 @@ class TeledexWorldEnv(gym.Env):
         self._renderers = {name: WorldRenderer(self.world, name, width, height, rig)
                            for name, (_, rig) in cameras_of.items()}
         parts = self.world.parts  # rig by rig, each part in action order: the dataset's action order
-        low = np.concatenate([p.lower for p in parts.values()])
-        high = np.concatenate([p.upper for p in parts.values()])
-        self.action_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32))
-        spaces: dict[str, gym.spaces.Space] = {
-            "agent_pos": gym.spaces.Box(-np.inf, np.inf, (sum(len(p.joints) for p in parts.values()),), np.float64)}
+        check_action_space(action_space)
+        self.hand_poses = HandPoseActions({name: placed.rig for name, placed in self.world.rigs.items()}) \
+            if action_space == "hand_pose" else None
+        joints = sum(len(p.joints) for p in parts.values())
+        if self.hand_poses is None:
+            low = np.concatenate([p.lower for p in parts.values()])
+            high = np.concatenate([p.upper for p in parts.values()])
+            self.action_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32))
+        else:
+            n = len(self.hand_poses.action_names)
+            self.action_space = gym.spaces.Box(-np.inf, np.inf, (n,), np.float32)
+            joints += len(self.hand_poses.state_names)
+        spaces: dict[str, gym.spaces.Space] = {"agent_pos": gym.spaces.Box(-np.inf, np.inf, (joints,), np.float64)}
         if observe_objects:
             names = object_state_names(task, observe_relations)
             spaces["environment_state"] = gym.spaces.Box(-np.inf, np.inf, (len(names),), np.float64)
@@ -89,7 +102,9 @@ class TeledexWorldEnv(gym.Env):
         self._outcome = EpisodeOutcome(self.world)
 
     def _observation(self) -> dict:
-        observation = {"agent_pos": np.concatenate([self.world.joint_positions(key) for key in self.world.parts])}
+        joints = np.concatenate([self.world.joint_positions(key) for key in self.world.parts])
+        observation = {"agent_pos": joints if self.hand_poses is None else
+                       np.concatenate([joints, self.hand_poses.measured_poses(joints)])}
         if self.observe_objects:
             observation["environment_state"] = self.world.object_state()
         if self.obs_type == "pixels_agent_pos":
@@ -104,6 +119,8 @@ class TeledexWorldEnv(gym.Env):
 
     def step(self, action):
         action = np.asarray(action, dtype=float)
+        if self.hand_poses is not None:
+            action = np.concatenate(list(self.hand_poses.to_joints(action).values()))
         targets, start = {}, 0
         for key, part in self.world.parts.items():
             targets[key] = np.clip(action[start:start + len(part.joints)], part.lower, part.upper)

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from commands import command
+from commands import command, run_main
 from commands import run as run_command
 from lerobot.configs.dataset import DatasetRecordConfig
 from lerobot.datasets.lerobot_dataset import LeRobotDataset
@@ -70,13 +70,7 @@ def recording(tmp_path_factory) -> Path:
 
 
 def run(argv: list[str], capsys) -> tuple[int, str]:
-    try:
-        convert.main(argv)
-        code = 0
-    except SystemExit as end:
-        code = int(end.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
+    return run_main(convert.main, argv, capsys)
 
 
 def loads(root: Path, repo_id: str) -> LeRobotDataset:

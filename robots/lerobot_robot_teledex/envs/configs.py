@@ -18,6 +18,7 @@ from teledex_lerobot.errors import ConfigError
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
 from teledex_lerobot.world.gym_env import env_cameras
+from teledex_lerobot.world.hand_pose_actions import check_action_space, hand_pose_actions_for
 from teledex_lerobot.world.tasks import TASKS
 from teledex_lerobot.world.world import object_state_names
 
@@ -47,6 +48,9 @@ class TeledexEnvConfig(EnvConfig):
     width: int = 320
     height: int = 240
     episode_length: int | None = None  # control ticks; None = the task's own horizon
+    # "joints" (as recorded) or "hand_pose": each arm acts by its hand's pose beside its joints, the state has the
+    # hands' poses after the joints (a copy written by teledex-convert to-hand-pose; world/hand_pose_actions.py)
+    action_space: str = "joints"
     features: dict[str, PolicyFeature] = field(default_factory=dict)
     features_map: dict[str, str] = field(default_factory=dict)
 
@@ -57,9 +61,13 @@ class TeledexEnvConfig(EnvConfig):
         rigs = [Rig.from_preset(load_preset(follower)) for follower in preset.followers.values()] \
             if preset.followers else [Rig.from_preset(preset)]  # a preset of several rigs: all in one world
         views = env_cameras(preset, self.cameras)  # a camera the preset lacks fails here, naming its cameras
-        joints = sum(len(rig.action_keys) for rig in rigs)
-        self.features = {ACTION: PolicyFeature(type=FeatureType.ACTION, shape=(joints,)),
-                         "agent_pos": PolicyFeature(type=FeatureType.STATE, shape=(joints,))}
+        actions = state = sum(len(rig.action_keys) for rig in rigs)
+        check_action_space(self.action_space)
+        if self.action_space == "hand_pose":
+            space = hand_pose_actions_for(self.preset)
+            actions, state = len(space.action_names), state + len(space.state_names)
+        self.features = {ACTION: PolicyFeature(type=FeatureType.ACTION, shape=(actions,)),
+                         "agent_pos": PolicyFeature(type=FeatureType.STATE, shape=(state,))}
         self.features_map = {ACTION: ACTION, "agent_pos": OBS_STATE}
         if self.observe_objects:
             self.features["environment_state"] = PolicyFeature(
@@ -81,5 +89,5 @@ class TeledexEnvConfig(EnvConfig):
     def gym_kwargs(self) -> dict:
         return {"preset": self.preset, "obs_type": self.obs_type, "fps": self.fps,
                 "observe_objects": self.observe_objects, "observe_relations": self.observe_relations,
-                "cameras": self.cameras, "width": self.width,
-                "height": self.height, "max_episode_steps": self.episode_length}
+                "cameras": self.cameras, "width": self.width, "height": self.height,
+                "action_space": self.action_space, "max_episode_steps": self.episode_length}
