@@ -11,7 +11,6 @@ It is written with LeRobot's own dataset tools (modify_features, recompute_stats
 cannot be replaced in place: the new columns beside the old under other names, then under the old names.
 """
 
-import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -66,6 +65,8 @@ def hand_pose_training_copy(source: Path, target: Path, repo_id: str, preset: st
         copy = modify_features(staged, add_features=new, remove_features=[STAGED + key for key in new],
                                output_dir=done, repo_id=repo_id)
         recompute_stats(copy)
-        shutil.move(done, target)
+        if target.exists():  # empty: checked by the command
+            target.rmdir()
+        done.rename(target)
     progress(f"wrote {target}: {dataset.meta.total_episodes} episodes, action {len(space.action_names)} values "
              f"(each arm's hand pose and joints, the hands' joints), state {state.shape[1]}")

@@ -100,7 +100,9 @@ class HandPoseActions:
             parts.append(vector[..., start:start + size])
             start += size
         if start != vector.shape[-1]:
-            raise ConfigError(f"Expected {start} values (the rigs' parts in order), got {vector.shape[-1]}")
+            raise ConfigError(f"Expected {start} values (every rig's parts in order), got "
+                              f"{vector.shape[-1]}: a policy acting in hand poses must be trained on a copy of this "
+                              "preset's recording (teledex-convert to-hand-pose --preset <the preset>)")
         return parts
 
     def _arm_pose_values(self, part: RigPart, q_arm: np.ndarray) -> np.ndarray:

@@ -49,6 +49,7 @@ def frames(root: Path) -> pd.DataFrame:
 def test_the_copy_acts_in_hand_poses_and_keeps_what_a_policy_reads(recording, tmp_path, capsys):
     before = snapshot(recording)
     target = tmp_path / "hand_pose"
+    target.mkdir()  # an empty folder is a new one
     code, out = run(["to-hand-pose", str(recording), str(target), "--repo-id", "local/cube_hp", "--preset", PRESET],
                     capsys)
     assert code == 0, out

@@ -97,3 +97,8 @@ def test_the_expert_acting_in_hand_poses_hands_the_half_over():
 def test_an_unknown_action_space_is_refused_naming_both():
     with pytest.raises(ConfigError, match="joints .* or hand_pose"):
         TeledexWorldEnv(task="cube_assembly", action_space="end_effector")
+
+
+def test_an_action_of_another_length_is_refused_saying_what_to_train_on(space):
+    with pytest.raises(ConfigError, match="Expected 50 values .*got 32.*teledex-convert to-hand-pose"):
+        space.to_joints(np.zeros(32))
