@@ -4,7 +4,7 @@ lockstep collection with teledex-record and the preset's three cameras (the top 
 with its sync figures.
 
     .venv/bin/python benchmarks/bimanual.py [--task handover|bimanual_lift] [--layouts 50] [--record 5]
-        [--take-spread-mm 0] [--out outputs/bimanual]
+        [--out outputs/bimanual]
 
 Expert rows: success out of N layouts, the furthest stage of the failures, seconds to success (median). Reach row
 (handover): layouts whose bottom half the left arm's pinch reaches (the task wants none). Collection row: episodes per
@@ -20,9 +20,11 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from sim_loop import TASK_PERTURBATION
 
 from teledex_lerobot.presets import load_preset
 from teledex_lerobot.rig import Rig
@@ -48,7 +50,7 @@ def run_layouts(world: World, expert: TwoRigExpert, layouts: int, perturbation: 
         world.reset(seed)
         if perturbation is not None:
             perturbation.reset(seed)
-        expert.reset(world, take_offset_m=None if perturbation is None else perturbation.take_offset_m)
+        expert.reset(world, handover=None if perturbation is None else perturbation.handover)
         outcome = EpisodeOutcome(world)
         for _ in range(int(world.task.episode_s * FPS)):
             targets = expert.act(world)
@@ -124,8 +126,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", choices=["handover", "bimanual_lift"], default="handover")
     parser.add_argument("--layouts", type=int, default=50)
-    parser.add_argument("--take-spread-mm", type=float, default=0.0,
-                        help="a row more: the handover's takes aimed up to this far off centre (take_spread_m)")
     parser.add_argument("--record", type=int, default=5, help="episodes collected with teledex-record (0: none)")
     parser.add_argument("--out", type=Path, default=Path("outputs/bimanual"))
     args = parser.parse_args()
@@ -138,11 +138,11 @@ def main() -> None:
     print("== the expert under perturbation", flush=True)
     perturbed = run_layouts(world, expert, args.layouts, TargetPerturbation(PERTURBATION))
     rows = [("expert, as planned", planned), ("expert, perturbed (arm 0.01, hand 0.01 rad)", perturbed)]
-    if args.take_spread_mm:
-        print(f"== the expert's takes spread +-{args.take_spread_mm} mm", flush=True)
-        spread = PerturbationConfig(take_spread_m=args.take_spread_mm / 1000)
-        rows.append((f"expert, takes spread +-{args.take_spread_mm:g} mm",
-                     run_layouts(world, expert, args.layouts, TargetPerturbation(spread))))
+    spreads = {key: value for key, value in TASK_PERTURBATION.get(args.task, {}).items() if "spread" in key}
+    if spreads:
+        print(f"== the expert perturbed and spread as sim_loop.py records: {spreads}", flush=True)
+        rows.append((f"expert, perturbed and spread ({', '.join(f'{k} {v:g}' for k, v in spreads.items())})",
+                     run_layouts(world, expert, args.layouts, TargetPerturbation(replace(PERTURBATION, **spreads)))))
     print(f"\n| {args.task} on {args.layouts} layouts | success | failures (furthest stage) | median s to success |")
     print("|---|---|---|---|")
     for name, row in rows:

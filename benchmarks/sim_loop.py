@@ -16,7 +16,8 @@ Each stage is a command run as a user would type it:
    runs in lockstep (one control period per recorded tick, as fast as the CPU allows); each episode ends half a
    second after success and only successes are kept (--keep=successes); a share of the episodes carry seeded
    recovery perturbations of the arm and hand targets with the expert's correction recorded (DART), and the
-   handover's take lands a seeded millimetre or two off centre in every episode (TASK_PERTURBATION); no camera:
+   handover's take lands a seeded millimetre or two off centre, its carry up to a centimetre off over the goal and
+   its pass up to 0.8 s late in every episode (TASK_PERTURBATION); no camera:
    joints in observation.state, object poses in observation.environment_state. Layout seeds 0, 1, ... (one per
    attempt).
 2. lerobot-train, ACT without its VAE (a small transformer, 4 M parameters), the environment state normalised like
@@ -78,8 +79,12 @@ PERTURBATION = {"arm_std_rad": 0.01, "hand_std_rad": 0.03, "correlation_time_s":
 # take spreads +-2.5 mm: a policy's takes land 1-5 mm off where the expert's do, and with every recorded hold the same
 # to 0.3 mm it set the half down where the usual hold would have put it (the expert: 20 of 20 layouts at +-2.5 mm;
 # with the pick spread too, its takes 3.3 mm or more to one side failed 4 of 4). Spreading the left hand's pick as
-# well (+-2 mm) taught the policy a pick that missed: 1 of 20, most never lifting the half.
-TASK_PERTURBATION = {"handover": {"hand_std_rad": 0.01, "take_spread_m": 0.0025}}
+# well (+-2 mm) taught the policy a pick that missed: 1 of 20, most never lifting the half. The carry ends up to
+# +-10 mm off over the goal and the right hand comes up to 0.8 s late to the pass (the left holds on): a policy's
+# carries ended 4-12 mm off and it lowered the half straight down, and its left let go on the clock (17/50 without
+# either, 28/50 with the carry's, 34/50 with both; the expert 49/50 with all three spreads and perturbed).
+TASK_PERTURBATION = {"handover": {"hand_std_rad": 0.01, "take_spread_m": 0.0025, "carry_spread_m": 0.01,
+                                  "pass_delay_spread_s": 0.8}}
 # The policies' --policy.* settings. ACT: LeRobot's without its VAE, small enough to train on one CPU core in minutes.
 NORMALIZATION = '{"VISUAL": "MEAN_STD", "STATE": "MEAN_STD", "ENV": "MEAN_STD", "ACTION": "MEAN_STD"}'
 ACT = {"type": "act", "device": "cpu", "push_to_hub": "false", "pretrained_backbone_weights": "null",

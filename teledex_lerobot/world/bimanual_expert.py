@@ -34,10 +34,11 @@ from .expert import (
     _nearest_turn,
     _pose,
     _yaw_rotation,
+    refuse_handover_spread,
     refuse_place_miss,
-    refuse_take_spread,
 )
 from .grasps import heading_frame
+from .perturbation import HandoverSpread
 from .tasks.bimanual_lift import BOX_HALF_M
 from .tasks.cube import HALF_HEIGHT_M
 from .world import World
@@ -48,6 +49,9 @@ HANDOVER_POINT_M = (0.25, 0.0, 0.18)  # where the left hand brings the cube half
 PASS_HEADING_OFFSETS_RAD = (-0.25, -0.15, -0.35, -0.05, 0.0)
 RECEIVE_APPROACH_M = 0.05  # the right hand comes down onto the held cube from this far above its grasp
 CARRY_HEIGHT_M = 0.03  # the half is carried to this far over where it rests on the other, then lowered
+# The lowering is perturbed (recovery data) until the half is this far over its resting place: the corrections a
+# policy's placing needs, which the carry's end alone never showed (the perturbation faded from 3 cm up)
+PLACE_PRECISE_M = 0.01
 RECEIVE_S = 2.0  # from the cube's arrival at the handover point to the right hand's pinch closed (descend, close)
 
 
@@ -63,7 +67,7 @@ class TwoRigExpert:
         self.task_name = task_name
         self.experts = {name: ScriptedExpert(rig, task_name, name, grasp_task=grasp_task)
                         for name, rig in rigs.items()}
-        self._take_offset: np.ndarray = np.zeros(2)
+        self._handover = HandoverSpread()
 
     @property
     def phase(self) -> str:
@@ -79,13 +83,14 @@ class TwoRigExpert:
         return max(expert.plan_duration_s for expert in self.experts.values())
 
     def reset(self, world: World, place_miss_m: np.ndarray | None = None,
-              take_offset_m: np.ndarray | None = None) -> None:
-        """Plan the episode; take_offset_m: where the handover's take aims off the half's centre (its grasp frame's
-        x and y, m: the receiving hand's hold varies by it, and its placing, measured on the hold, corrects it)."""
+              handover: HandoverSpread | None = None) -> None:
+        """Plan the episode; handover: how this episode's handover varies. The take aims off the half's centre (the
+        receiving hand's hold varies by it, and its placing, measured on the hold, corrects it), the carry ends off
+        over the goal (the lowering corrects it), the right hand comes later (the left holds on till it has it)."""
         refuse_place_miss(self.task_name, place_miss_m)
         if not self.hands_over:
-            refuse_take_spread(self.task_name, take_offset_m)
-        self._take_offset = np.zeros(2) if take_offset_m is None else np.asarray(take_offset_m, dtype=float)
+            refuse_handover_spread(self.task_name, handover)
+        self._handover = handover or HandoverSpread()
         for expert in self.experts.values():
             expert.begin(world)
         self._plan(world)
@@ -114,12 +119,13 @@ class HandoverExpert(TwoRigExpert):
         pass_heading, q_pass, q_above = self._pass_headings(world)
         left_plan = self._pick_and_pass(world, pass_heading, q_pass)
         handed_s = sum(segment.duration_s for segment in left_plan)
+        delay_s = self._handover.pass_delay_s
         # the left holds still until the right has closed on the cube, then lets go and rises
-        left_plan += [Segment("hold", RECEIVE_S, None, left.closed, precise=True), *left._release(),
+        left_plan += [Segment("hold", delay_s + RECEIVE_S, None, left.closed, precise=True), *left._release(),
                       Segment("open", 0.6, None, left.preshape, precise=True),
                       Segment("done", 1e9, None, left.preshape, precise=True)]
         left.follow(left_plan)
-        right.follow(self._receive_and_place(world, pass_heading + np.pi / 2, q_above, handed_s))
+        right.follow(self._receive_and_place(world, pass_heading + np.pi / 2, q_above, handed_s + delay_s))
 
     def _pass_headings(self, world: World) -> tuple[float, np.ndarray, np.ndarray]:
         """The left hand's heading at the handover point and both arms' configurations there (the left holding,
@@ -172,7 +178,7 @@ class HandoverExpert(TwoRigExpert):
                 cube = w.object_pose("cube_top")  # held still by the left hand: its faces as they are now
                 heading = _nearest_turn(cube.yaw_rad, receive_heading, np.pi / 2)
                 frame = heading_frame(cube.position_m, heading)
-                frame[:3, 3] += frame[:3, :2] @ self._take_offset
+                frame[:3, 3] += frame[:3, :2] @ self._handover.take_offset_m
                 pose = frame @ right.grasp.hand_in_heading()
                 pose[2, 3] += height_m
                 return pose
@@ -198,6 +204,11 @@ class HandoverExpert(TwoRigExpert):
         def lifted(w: World) -> np.ndarray:  # up from where the take left the hand
             return _raised(right._segment_start_pose, LIFT_M / 2)
 
+        def carried(w: World) -> np.ndarray:  # over the goal, off it by the episode's carry offset
+            pose = over_goal(CARRY_HEIGHT_M)(w)
+            pose[:2, 3] += self._handover.carry_offset_m
+            return pose
+
         return [
             Segment("wait", handed_s - 1.8, None, right.preshape),
             # over where the cube will be, along the arm's joint path; then onto where it is
@@ -206,8 +217,9 @@ class HandoverExpert(TwoRigExpert):
             Segment("close", RECEIVE_S / 2, None, right.closed, precise=True),
             Segment("take", release_s, None, right.closed, precise=True),  # while the left lets go and rises
             Segment("lift", 1.0, lifted, right.closed),
-            Segment("carry", 2.4, over_goal(CARRY_HEIGHT_M), right.closed, q_over),
-            Segment("place", 1.2, over_goal(0.0), right.closed, precise=True),
+            Segment("carry", 2.4, carried, right.closed, q_over),
+            Segment("place", 1.2, over_goal(0.0), right.closed, precise=True,
+                    precise_after=1 - PLACE_PRECISE_M / CARRY_HEIGHT_M),
             *right._release(),
             Segment("open", 0.6, None, right.preshape, precise=True),
             Segment("done", 1e9, None, right.preshape, precise=True),

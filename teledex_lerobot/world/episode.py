@@ -9,6 +9,7 @@ on it). Each stage latches at the first tick it is met, so an evaluation can say
 
 import numpy as np
 
+from .perturbation import HandoverSpread
 from .world import World
 
 STAGES = ("reached", "grasped", "lifted", "placed")
@@ -66,11 +67,11 @@ def control_tick(world: World, targets: dict[str, np.ndarray], fps: float) -> No
 
 
 def run_expert_episode(world: World, expert, seed: int, fps: float = 25.0, on_tick=None,
-                       take_offset_m: np.ndarray | None = None) -> tuple[bool, float]:
+                       handover: HandoverSpread | None = None) -> tuple[bool, float]:
     """Reset to `seed`, let the expert act until success (plus the task's hold) or the horizon; (success, seconds).
-    take_offset_m: where the handover's take aims off the half's centre (TwoRigExpert.reset)."""
+    handover: how the handover varies (TwoRigExpert.reset)."""
     world.reset(seed)
-    expert.reset(world, take_offset_m=take_offset_m)
+    expert.reset(world, handover=handover)
     outcome = EpisodeOutcome(world)
     for _ in range(int(world.task.episode_s * fps)):
         control_tick(world, expert.act(world), fps)

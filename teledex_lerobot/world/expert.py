@@ -26,6 +26,7 @@ from ..errors import ConfigError
 from ..kinematics import solve_ik
 from ..rig import Rig
 from .grasps import Grasp, grasp_for, heading_frame
+from .perturbation import HandoverSpread
 from .tasks.bottle import BASE_FLOOR_M, BASE_HEIGHT_M, BOTTLE_HALF_HEIGHT_M, bottle_bottom
 from .tasks.cube import HALF_HEIGHT_M
 from .world import World, part_key
@@ -80,6 +81,9 @@ class Segment:
     joint_path: bool = False  # move along the arm's joint-space path to arm_q, not a straight line
     # Millimetres decide here (closing on the object, placing, letting go): recovery perturbations fade out.
     precise: bool = False
+    # A precise segment's share of the way (0-1) moved before millimetres decide: until then a push off the path
+    # still teaches a correction (a placing's descent, perturbed until its last centimetre).
+    precise_after: float = 0.0
     # Start at rest (smoothstep); False starts at speed: the episode's first segment, so that a policy trained on it
     # never sees the robot waiting at home (from rest, the first ticks barely move it and a re-planning policy stalls).
     from_rest: bool = True
@@ -96,11 +100,12 @@ def refuse_place_miss(task_name: str, place_miss_m: np.ndarray | None) -> None:
                           f"task is {task_name}: set teleop.perturbation.place_miss_m=0")
 
 
-def refuse_take_spread(task_name: str, take_offset_m: np.ndarray | None) -> None:
-    """A take spread where no hand takes the object from another would do nothing: said, not ignored."""
-    if take_offset_m is not None and np.any(take_offset_m):
-        raise ConfigError(f"A take spread needs a task where one hand takes the object from the other (handover); the "
-                          f"task is {task_name}: set teleop.perturbation.take_spread_m=0")
+def refuse_handover_spread(task_name: str, handover: HandoverSpread | None) -> None:
+    """A handover spread where no hand takes the object from another would do nothing: said, not ignored."""
+    if handover:
+        raise ConfigError("The take, carry and pass spreads need a task where one hand takes the object from the "
+                          f"other (handover); the task is {task_name}: set teleop.perturbation.take_spread_m=0, "
+                          "carry_spread_m=0 and pass_delay_spread_s=0")
 
 
 class UnreachableGrasp(RuntimeError):
@@ -141,13 +146,13 @@ class ScriptedExpert:
 
     # ---- planning -----------------------------------------------------------------------------------------------
 
-    def reset(self, world, place_miss_m: np.ndarray | None = None, take_offset_m: np.ndarray | None = None) -> None:
+    def reset(self, world, place_miss_m: np.ndarray | None = None, handover: HandoverSpread | None = None) -> None:
         """Plan the episode. place_miss_m: the first placement aims this far off its goal (world, m; a misjudged hold
-        that a recording's perturbed episodes use to show the recovery), the retries aim right. take_offset_m: refused
+        that a recording's perturbed episodes use to show the recovery), the retries aim right. handover: refused
         (one hand takes nothing from another here: HandoverExpert)."""
         refuse_place_miss(self.task_name, place_miss_m)
         self._place_miss = np.zeros(3) if place_miss_m is None else np.asarray(place_miss_m, dtype=float)
-        refuse_take_spread(self.task_name, take_offset_m)
+        refuse_handover_spread(self.task_name, handover)
         self.begin(world)
         self.follow(self._plan_cube(world) if self.task_name == "cube_assembly" else self._plan_bottle(world))
 
@@ -177,8 +182,9 @@ class ScriptedExpert:
 
     @property
     def precise_phase(self) -> bool:
-        """Whether the current phase is one where millimetres decide (see Segment.precise)."""
-        return self.segments[self._segment_index].precise
+        """Whether the current phase is one where millimetres decide (see Segment.precise and precise_after)."""
+        segment = self.segments[self._segment_index]
+        return segment.precise and self.hand_progress >= segment.precise_after
 
     @property
     def precise_parts(self) -> frozenset[str]:

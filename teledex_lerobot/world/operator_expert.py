@@ -31,6 +31,7 @@ from ..operator.persons import AVERAGE_ADULT, Person
 from ..operator.poses import OPEN_HAND
 from ..rig import Rig
 from .expert import ScriptedExpert
+from .perturbation import HandoverSpread
 
 CONTROL_CONFIG = "world_expert_keypoints"
 # The person's grasp closure (0 open .. 1 closed, operator/object_grasps.py) that each phase of the plan moves to.
@@ -72,8 +73,8 @@ class OperatorExpert:
     def plan_duration_s(self) -> float:
         return self.scripted.plan_duration_s
 
-    def reset(self, world, place_miss_m: np.ndarray | None = None, take_offset_m: np.ndarray | None = None) -> None:
-        self.scripted.reset(world, place_miss_m, take_offset_m)
+    def reset(self, world, place_miss_m: np.ndarray | None = None, handover: HandoverSpread | None = None) -> None:
+        self.scripted.reset(world, place_miss_m, handover)
         self.controller = RigController(self.rig, self.control)
         self.controller.seed({role: world.joint_positions(role) for role in self.rig.parts})
         self.controller.home = self.controller.last_sent  # start where the robot is, not at the preset's home

@@ -11,11 +11,16 @@ re-centres and inserts again (world/expert.py).
 With take_spread_m every episode's take (the handover's right hand taking the half from the left) lands a seeded
 millimetre or two off the half's centre: the holds vary as a policy's do, and the placing, which measures the hold,
 shows the correction (otherwise every recorded hold is the same to a fraction of a millimetre, and a policy whose
-take lands elsewhere sets the half down where the usual hold would have put it).
+take lands elsewhere sets the half down where the usual hold would have put it). With carry_spread_m the carry
+ends a seeded few millimetres off over the goal and the lowering corrects it: a policy's carry ends off too, and
+with every recorded carry ending exactly over the goal it lowered the half straight down from wherever it was. With
+pass_delay_spread_s the right hand comes for the half a seeded fraction of a second later and the left holds on till
+the right has it: with every recorded handover timed alike, a policy's left let go on the clock, and a right hand a
+few ticks late let the half drop. The three make an episode's HandoverSpread.
 """
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,6 +31,8 @@ FADE_HALF_LIFE_S = 0.1
 # The stream the perturbation draws from, beside the layout's (seed alone) and the randomisation's (1).
 STREAM = 2
 TAKE_STREAM = 3  # the take spread's
+CARRY_STREAM = 4  # the carry spread's
+PASS_STREAM = 5  # the pass delay's
 
 
 @dataclass
@@ -43,19 +50,38 @@ class PerturbationConfig:
     # In every episode (not a share: it is how the expert takes, not a push to recover from), the take from the other
     # hand aims this far at most off the object's centre along each horizontal axis of its grasp frame, seeded (m).
     take_spread_m: float = 0.0
+    # Likewise in every episode, the handover's carry ends this far at most off over the goal along each horizontal
+    # world axis, seeded (m): the lowering onto the goal shows the correction.
+    carry_spread_m: float = 0.0
+    # Likewise, the right hand comes for the half up to this much later, seeded (s); the left holds on till it has it.
+    pass_delay_spread_s: float = 0.0
 
     def validate(self) -> None:
-        if min(self.arm_std_rad, self.hand_std_rad, self.place_miss_m, self.take_spread_m) < 0 or \
-                self.correlation_time_s <= 0:
-            raise ConfigError(f"teleop.perturbation needs arm_std_rad, hand_std_rad, place_miss_m and take_spread_m "
-                              f">= 0 and correlation_time_s > 0 (got {self.arm_std_rad}, {self.hand_std_rad}, "
-                              f"{self.place_miss_m}, {self.take_spread_m}, {self.correlation_time_s})")
+        amounts = {name: getattr(self, name) for name in (
+            "arm_std_rad", "hand_std_rad", "place_miss_m", "take_spread_m", "carry_spread_m", "pass_delay_spread_s")}
+        negative = [f"teleop.perturbation.{name} (got {value})" for name, value in amounts.items() if value < 0]
+        if negative:
+            raise ConfigError(f"{', '.join(negative)}: must be >= 0")
+        if self.correlation_time_s <= 0:
+            raise ConfigError(f"teleop.perturbation.correlation_time_s must be > 0 (got {self.correlation_time_s})")
         if not 0 <= self.episode_share <= 1:
             raise ConfigError(f"teleop.perturbation.episode_share must be in [0, 1] (got {self.episode_share})")
 
     @property
     def enabled(self) -> bool:
         return (self.arm_std_rad > 0 or self.hand_std_rad > 0 or self.place_miss_m > 0) and self.episode_share > 0
+
+
+@dataclass(frozen=True)
+class HandoverSpread:
+    """How one episode's handover varies (PerturbationConfig's take, carry and pass spreads; none: the expert's own)."""
+
+    take_offset_m: np.ndarray = field(default_factory=lambda: np.zeros(2))  # the take's aim, its grasp frame's x, y
+    carry_offset_m: np.ndarray = field(default_factory=lambda: np.zeros(2))  # the carry's end over the goal, world
+    pass_delay_s: float = 0.0  # how much later the right hand comes for the half
+
+    def __bool__(self) -> bool:
+        return bool(self.take_offset_m.any() or self.carry_offset_m.any() or self.pass_delay_s)
 
 
 class TargetPerturbation:
@@ -68,7 +94,7 @@ class TargetPerturbation:
         self._rng = np.random.default_rng(0)
         self._offsets: dict[str, np.ndarray] = {}
         self.place_miss_m: np.ndarray = np.zeros(3)  # this episode's (world, m)
-        self.take_offset_m: np.ndarray = np.zeros(2)  # this episode's (the take's grasp frame, m)
+        self.handover = HandoverSpread()  # this episode's
 
     def reset(self, seed: int) -> bool:
         """Start an episode; whether it is perturbed."""
@@ -79,9 +105,12 @@ class TargetPerturbation:
         if self.active and self.config.place_miss_m:
             angle = self._rng.uniform(0, 2 * np.pi)
             self.place_miss_m = self.config.place_miss_m * np.array([np.cos(angle), np.sin(angle), 0.0])
-        spread = self.config.take_spread_m
-        # a stream of its own: the spread leaves the perturbed share and the noise as they were
-        self.take_offset_m = np.random.default_rng([seed, TAKE_STREAM]).uniform(-spread, spread, 2)
+        # streams of their own: a spread leaves the perturbed share, the noise and the other spreads as they were
+        take, carry = self.config.take_spread_m, self.config.carry_spread_m
+        self.handover = HandoverSpread(
+            take_offset_m=np.random.default_rng([seed, TAKE_STREAM]).uniform(-take, take, 2),
+            carry_offset_m=np.random.default_rng([seed, CARRY_STREAM]).uniform(-carry, carry, 2),
+            pass_delay_s=float(np.random.default_rng([seed, PASS_STREAM]).uniform(0, self.config.pass_delay_spread_s)))
         return self.active
 
     def apply(self, targets: dict[str, np.ndarray], dt_s: float, precise: Collection[str], lower: dict,

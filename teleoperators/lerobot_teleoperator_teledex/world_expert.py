@@ -14,7 +14,9 @@ It is not a person (`scripted`): teledex-record runs the world in lockstep with 
 robot executes the expert's targets plus seeded recovery perturbations (world/perturbation.py) while the recording
 keeps the expert's own targets as the actions (executed_action()); with --teleop.perturbation.place_miss_m the
 perturbed bottle episodes aim the first insertion off the opening and show the expert's recovery; with
---teleop.perturbation.take_spread_m every handover's take aims a seeded millimetre or two off the half's centre.
+--teleop.perturbation.take_spread_m every handover's take aims a seeded millimetre or two off the half's centre,
+with carry_spread_m its carry ends a seeded few millimetres off over the goal, with pass_delay_spread_s the right hand
+comes for the half a seeded moment later.
 With a station's input stalls (--robot.world.timing.input_stalls_per_min, world/station_timing.py) it delivers nothing
 new during each: the same action, its sample ever older.
 """
@@ -184,7 +186,7 @@ class TeledexWorldExpert(Teleoperator):
                 self.perturbation.reset(world.episode_seed)
                 self._unreachable = None
                 try:
-                    expert.reset(world, self.perturbation.place_miss_m, self.perturbation.take_offset_m)
+                    expert.reset(world, self.perturbation.place_miss_m, self.perturbation.handover)
                 except UnreachableGrasp as error:  # this layout is beyond the arms: a failed episode, not a crash
                     logger.warning("layout seed %d: %s; the expert holds the robot where it is (the episode fails)",
                                    world.episode_seed, error)

@@ -161,20 +161,29 @@ def test_perturbations_are_seeded_fade_in_precise_phases_and_stay_in_limits():
     assert 0.18 < np.mean(shares) < 0.32
 
 
-def test_the_take_spread_is_seeded_in_every_episode_within_its_bound_and_leaves_the_other_draws_alone():
-    spread = PerturbationConfig(arm_std_rad=0.01, episode_share=0.25, take_spread_m=0.002)
+@pytest.mark.parametrize("spread_field, drawn", [("take_spread_m", "take_offset_m"),
+                                                 ("carry_spread_m", "carry_offset_m"),
+                                                 ("pass_delay_spread_s", "pass_delay_s")])
+def test_a_handover_spread_is_seeded_in_every_episode_within_its_bound_and_leaves_the_other_draws_alone(
+        spread_field, drawn):
+    spread = PerturbationConfig(arm_std_rad=0.01, episode_share=0.25, **{spread_field: 0.002})
     plain = PerturbationConfig(arm_std_rad=0.01, episode_share=0.25)
-    offsets = []
+    draws = []
     for seed in range(200):
         spread_one, plain_one = TargetPerturbation(spread), TargetPerturbation(plain)
         assert spread_one.reset(seed) == plain_one.reset(seed)  # the same episodes perturbed
-        assert not plain_one.take_offset_m.any()
-        offsets.append(spread_one.take_offset_m)
-    offsets = np.array(offsets)
-    assert np.abs(offsets).max() <= 0.002 and np.abs(offsets).mean() > 0.0008  # every episode, not the share
+        assert not plain_one.handover  # no spread: the expert's own handover
+        others = {name: getattr(spread_one.handover, name) for name in ("take_offset_m", "carry_offset_m",
+                                                                         "pass_delay_s") if name != drawn}
+        assert not any(np.any(value) for value in others.values())  # only the one spread
+        draws.append(getattr(spread_one.handover, drawn))
+    draws = np.array(draws)
+    assert np.abs(draws).max() <= 0.002 and np.abs(draws).mean() > 0.0008  # every episode, not the share
+    if drawn == "pass_delay_s":
+        assert draws.min() >= 0  # only ever later
     again = TargetPerturbation(spread)
     again.reset(199)
-    assert np.array_equal(again.take_offset_m, offsets[-1])
+    assert np.array_equal(getattr(again.handover, drawn), draws[-1])
 
 
 def test_a_perturbed_episode_records_the_experts_correction_not_the_executed_target(tmp_path):

@@ -16,7 +16,7 @@ from teledex_lerobot.world.bimanual_expert import HandoverExpert, LiftExpert
 from teledex_lerobot.world.episode import control_tick, run_expert_episode
 from teledex_lerobot.world.expert import ScriptedExpert, UnreachableGrasp
 from teledex_lerobot.world.gym_env import TeledexWorldEnv
-from teledex_lerobot.world.perturbation import PerturbationConfig, TargetPerturbation
+from teledex_lerobot.world.perturbation import HandoverSpread, PerturbationConfig, TargetPerturbation
 from teledex_lerobot.world.tasks.bimanual_lift import BOX_HALF_M
 from teledex_lerobot.world.world import World, WorldConfig, placed_rigs
 
@@ -83,19 +83,67 @@ def test_a_take_off_the_halfs_centre_is_carried_in_the_hand_and_the_placing_that
     world = _world("handover", observe_relations=True)
     in_right = [world.task.relation_names.index(f"cube_top_in_right_hand_{axis}") for axis in "xyz"]
     holds = []
-    for offset in (None, np.array([-0.0015, 0.0015])):
+    for handover in (None, HandoverSpread(take_offset_m=np.array([-0.0015, 0.0015]))):
         carried = []
         succeeded, _ = run_expert_episode(
-            world, HandoverExpert(_rigs()), 2, take_offset_m=offset, on_tick=lambda w, e: carried.append(
+            world, HandoverExpert(_rigs()), 2, handover=handover,
+            on_tick=lambda w, e: carried.append(
                 w.object_state()[-len(w.task.relation_names):][in_right]) if "carry" in e.experts["right"].phase
             else None)
         assert succeeded
         holds.append(np.median(carried, axis=0))
     assert np.linalg.norm(holds[1] - holds[0]) > 0.001
-    for expert, world in ((LiftExpert(_rigs()), _world("bimanual_lift")),  # no take: the spread would do nothing
+    for expert, world in ((LiftExpert(_rigs()), _world("bimanual_lift")),  # no take: a spread would do nothing
                           (ScriptedExpert(_rigs()["right"], "cube_assembly"), World(_rigs()["right"], WorldConfig()))):
-        with pytest.raises(ConfigError, match="take_spread_m=0"):
-            expert.reset(world, take_offset_m=np.full(2, 0.001))
+        for spread in (HandoverSpread(take_offset_m=np.full(2, 0.001)),
+                       HandoverSpread(carry_offset_m=np.full(2, 0.001)), HandoverSpread(pass_delay_s=0.2)):
+            with pytest.raises(ConfigError, match="take_spread_m=0, carry_spread_m=0 and pass_delay_spread_s=0"):
+                expert.reset(world, handover=spread)
+
+
+def test_a_right_hand_coming_later_finds_the_left_still_holding_the_half():
+    """The pass delay (teleop.perturbation.pass_delay_spread_s): the right hand comes for the half 0.6 s later and
+    the left lets go that much later too, after the right has it; a recording timed alike in every episode taught a
+    policy's left to let go on the clock."""
+    world = _world("handover")
+    touches = []
+    for handover in (None, HandoverSpread(pass_delay_s=0.6)):
+        held = []  # per tick: which hands touch the half
+        succeeded, _ = run_expert_episode(world, HandoverExpert(_rigs()), 3, handover=handover,
+                                          on_tick=lambda w, e: held.append(w.hands_touching("cube_top")))
+        assert succeeded
+        right_first = next(tick for tick, hands in enumerate(held) if "right" in hands)
+        left_last = max(tick for tick, hands in enumerate(held) if "left" in hands)
+        assert left_last - right_first >= 10  # both hold it for 0.4 s or more before the left's is gone
+        touches.append((right_first, left_last))
+    (right_first, left_last), (later_right, later_left) = touches
+    assert later_right - right_first == pytest.approx(15, abs=2) and later_left - left_last == pytest.approx(15, abs=2)
+
+
+def test_a_carry_ending_off_the_goal_is_corrected_by_the_lowering_which_is_perturbed_until_its_last_centimetre():
+    """The carry spread (teleop.perturbation.carry_spread_m): the carry ends 8 mm off over the goal in x and y and
+    the lowering brings the half onto it; the recovery perturbation stays on the right arm while the half is more
+    than a centimetre over its resting place (the corrections a policy's placing needs) and fades below."""
+    world = _world("handover", observe_relations=True)
+    from_assembled = [world.task.relation_names.index(f"cube_top_from_assembled_{axis}") for axis in "xyz"]
+    offset = np.array([0.008, -0.008])
+    lowering = []  # (the half from its assembled place, whether the right rig is in a precise phase)
+
+    def watch(w, expert):
+        if expert.experts["right"].phase in ("carry", "place"):
+            lowering.append((expert.experts["right"].phase,
+                             w.object_state()[-len(w.task.relation_names):][from_assembled],
+                             "right/arm" in expert.precise_parts))
+
+    succeeded, _ = run_expert_episode(world, HandoverExpert(_rigs()), 2, handover=HandoverSpread(carry_offset_m=offset),
+                                      on_tick=watch)
+    assert succeeded
+    carry_end = [relation for phase, relation, _ in lowering if phase == "carry"][-1]
+    assert np.allclose(carry_end[:2], offset, atol=0.002) and 0.02 < carry_end[2] < 0.04
+    placing = [(relation, precise) for phase, relation, precise in lowering if phase == "place"]
+    loose = [relation[2] for relation, precise in placing if not precise]
+    assert loose and min(loose) > 0.009  # perturbed from the carry height down to a centimetre
+    assert placing[-1][1] and np.linalg.norm(placing[-1][0][:2]) < 0.002  # faded at the end, the half over its place
 
 
 def test_the_handovers_relations_follow_the_half_from_hand_to_hand_to_the_goal():
