@@ -81,8 +81,9 @@ PERTURBATION = {"arm_std_rad": 0.01, "hand_std_rad": 0.03, "correlation_time_s":
 # with the pick spread too, its takes 3.3 mm or more to one side failed 4 of 4). Spreading the left hand's pick as
 # well (+-2 mm) taught the policy a pick that missed: 1 of 20, most never lifting the half. The carry ends up to
 # +-10 mm off over the goal and the right hand comes up to 0.8 s late to the pass (the left holds on): a policy's
-# carries ended 4-12 mm off and it lowered the half straight down, and its left let go on the clock (17/50 without
-# either, 28/50 with the carry's, 34/50 with both; the expert 49/50 with all three spreads and perturbed).
+# carries ended 4-12 mm off and it lowered the half straight down, and its left let go on the clock (the expert 49/50
+# with all three spreads and perturbed; the policy 17/50 without these two, 19/50 with both at 8000 steps, 34/50 at
+# 6000 steps of the same training: docs/world.md).
 TASK_PERTURBATION = {"handover": {"hand_std_rad": 0.01, "take_spread_m": 0.0025, "carry_spread_m": 0.01,
                                   "pass_delay_spread_s": 0.8}}
 # The policies' --policy.* settings. ACT: LeRobot's without its VAE, small enough to train on one CPU core in minutes.

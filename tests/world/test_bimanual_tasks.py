@@ -127,7 +127,7 @@ def test_a_carry_ending_off_the_goal_is_corrected_by_the_lowering_which_is_pertu
     world = _world("handover", observe_relations=True)
     from_assembled = [world.task.relation_names.index(f"cube_top_from_assembled_{axis}") for axis in "xyz"]
     offset = np.array([0.008, -0.008])
-    lowering = []  # (the half from its assembled place, whether the right rig is in a precise phase)
+    lowering = []  # (the right's phase, the half from its assembled place, whether the right rig is precise)
 
     def watch(w, expert):
         if expert.experts["right"].phase in ("carry", "place"):
