@@ -146,6 +146,27 @@ def test_a_carry_ending_off_the_goal_is_corrected_by_the_lowering_which_is_pertu
     assert placing[-1][1] and np.linalg.norm(placing[-1][0][:2]) < 0.002  # faded at the end, the half over its place
 
 
+def test_the_right_hands_descent_onto_the_held_half_is_perturbed_until_its_last_centimetre():
+    """A policy's right hand came onto the held half 8 mm low and aside and pushed it out of the left's pinch, where
+    every demonstration's descent had been exact from 5 cm up: the recovery perturbation now stays on the right arm
+    while the hand is more than a centimetre from its hold, and fades below."""
+    world = _world("handover", observe_relations=True)
+    in_right = [world.task.relation_names.index(f"cube_top_in_right_hand_{axis}") for axis in "xyz"]
+    descent = []  # (the half in the right hand's frame, whether the right rig is precise)
+
+    def watch(w, expert):
+        if expert.experts["right"].phase == "descend":
+            descent.append((w.object_state()[-len(w.task.relation_names):][in_right],
+                            "right/arm" in expert.precise_parts))
+
+    succeeded, _ = run_expert_episode(world, HandoverExpert(_rigs()), 2, on_tick=watch)
+    assert succeeded
+    held = descent[-1][0]  # the hand down on the half
+    loose = [np.linalg.norm(relation - held) for relation, precise in descent if not precise]
+    assert loose and min(loose) > 0.009 and max(loose) > 0.04  # perturbed from 5 cm over the hold down to 1 cm
+    assert descent[-1][1]  # faded at the end
+
+
 def test_the_handovers_relations_follow_the_half_from_hand_to_hand_to_the_goal():
     """What a state-based policy observes beside the poses: the half in each hand's frame (still in the hand that
     holds it), from its assembled place (zero once assembled), and which hands touch it."""
