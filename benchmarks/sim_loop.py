@@ -6,7 +6,7 @@ times.
     .venv/bin/python benchmarks/sim_loop.py [--tasks cube_assembly bottle_peg_in_hole]
         [--preset piper_linkerhand_o6_single] [--demos 200] [--perturbed-share 0.25] [--train-steps 7000]
         [--train-budget-min 22] [--eval-episodes 50] [--out outputs/sim_loop]
-        [--relations] [--hand-pose]
+        [--relations] [--hand-pose] [--select-among 4 [--validation-episodes 10]]
         [--pixels [--policy act|diffusion] [--device cuda|cpu] [--image-size 320x240] [--pretrained-backbone]]
     the two-rig handover: --tasks handover --preset bimanual_piper_linkerhand_l10 (state-based; teledex_followers
     records both rigs in one world, lerobot-eval runs the preset's two rigs)
@@ -30,6 +30,9 @@ Each stage is a command run as a user would type it:
    --hand-pose trains on a copy of the recording acting in each hand's pose (teledex-convert to-hand-pose: each arm's
    hand pose beside its joints, the hands' measured poses in the state, only the columns the policy reads) and
    evaluates with --env.action_space=hand_pose; the copy's writing counts in the collection's time.
+   --select-among K scores the newest K checkpoints on --validation-episodes layouts from seed 2000 (neither recorded
+   nor scored) with lerobot-eval and keeps the best: one training's checkpoints differ by more than a change of the
+   recording does. Its minutes count with collection and training ("all min").
 3. lerobot-eval --env.type=teledex on --eval-episodes layouts from seed 1000 (never recorded), in runs of
    --eval-chunk episodes whose running tally is printed (a stopped benchmark keeps the chunks it scored). The env's
    reward is the furthest stage reached, so each episode's max_reward says where a failure stopped.
@@ -73,6 +76,7 @@ from teledex_lerobot.world.tasks import ONE_RIG_TASKS, TASKS
 SAVE_EVERY_STEPS = 1000  # a stopped run loses at most this many steps
 FPS = 25
 EVAL_SEED = 1000  # evaluation layouts: seeds from here (recorded attempts use seeds 0, 1, ...)
+VALIDATION_SEED = 2000  # the layouts that choose a checkpoint (--select-among): neither recorded nor scored
 # Recovery perturbations of the perturbed episodes: a few mm at the hand, so that most still succeed.
 PERTURBATION = {"arm_std_rad": 0.01, "hand_std_rad": 0.03, "correlation_time_s": 0.4}
 # The handover's L10 pinches drop the half under 0.03 rad of finger noise (5 of 20 layouts; 20 of 20 at 0.01). Its
@@ -277,41 +281,54 @@ def train(task: str, steps: int, budget_s: float, out: Path, loop: Loop = STATE_
                   "--log_freq=200", f"--save_freq={SAVE_EVERY_STEPS}", f"--num_workers={workers}",
                   "--wandb.enable=false", f"--output_dir={train_dir}"], work / "train.log", budget_s,
                  loop.environment)
-    return wall_s, newest_checkpoint(work)
+    return wall_s, checkpoints(work)[-1]
 
 
-def newest_checkpoint(work: Path) -> int:
-    """The step of the newest checkpoint lerobot-train saved under work/train."""
-    checkpoints = sorted((work / "train" / "checkpoints").glob("[0-9]*"))
-    if not checkpoints:
+def checkpoints(work: Path) -> list[int]:
+    """The steps of the checkpoints lerobot-train saved under work/train, oldest first."""
+    steps = sorted(int(path.name) for path in (work / "train" / "checkpoints").glob("[0-9]*"))
+    if not steps:
         raise SystemExit(f"No checkpoint was saved within the budget; see {work / 'train.log'}")
-    return int(checkpoints[-1].name)
+    return steps
 
 
-def evaluate(task: str, preset: str, episodes: int, chunk: int, out: Path, step: int,
-             loop: Loop = STATE_LOOP) -> tuple[Counter, float]:
-    """lerobot-eval in chunks of `chunk` episodes (seeds EVAL_SEED + i, none seen in training), each its own run with
-    its own eval_info.json, so a stopped benchmark keeps what it scored; (episodes per final stage, wall s)."""
+def evaluate(task: str, preset: str, episodes: int, chunk: int, out: Path, step: int, loop: Loop = STATE_LOOP,
+             first_seed: int = EVAL_SEED, name: str = "eval") -> tuple[Counter, float]:
+    """lerobot-eval in chunks of `chunk` episodes (seeds first_seed + i, none seen in training) under work/name, each
+    its own run with its own eval_info.json, so a stopped benchmark keeps what it scored; (episodes per final stage,
+    wall s)."""
     work = loop.work(out)
-    eval_dir = work / "eval"
+    eval_dir = work / name
     shutil.rmtree(eval_dir, ignore_errors=True)
     checkpoint = work / "train" / "checkpoints" / f"{step:06d}" / "pretrained_model"
     stages: Counter = Counter()
     wall_s = 0.0
-    for first in range(0, episodes, chunk):
-        n = min(chunk, episodes - first)
-        chunk_dir = eval_dir / f"seeds_{EVAL_SEED + first}"
+    for first in range(first_seed, first_seed + episodes, chunk):
+        n = min(chunk, first_seed + episodes - first)
+        chunk_dir = eval_dir / f"seeds_{first}"
         wall_s += run([command("lerobot-eval"), "--env.type=teledex", f"--env.task={task}", f"--env.preset={preset}",
                        *loop.env_flags(preset), f"--policy.path={checkpoint}", f"--policy.device={loop.device}",
-                       f"--eval.n_episodes={n}", "--eval.batch_size=1", f"--seed={EVAL_SEED + first}",
-                       f"--output_dir={chunk_dir}"], work / f"eval_{EVAL_SEED + first}.log",
-                      environment=loop.environment)
+                       f"--eval.n_episodes={n}", "--eval.batch_size=1", f"--seed={first}",
+                       f"--output_dir={chunk_dir}"], work / f"{name}_{first}.log", environment=loop.environment)
         metrics = json.loads((chunk_dir / "eval_info.json").read_text())["per_task"][0]["metrics"]
         stages.update(STAGE_BY_REWARD[round(reward, 3)] for reward in metrics["max_rewards"])
         done = sum(stages.values())
-        print(f"  {task}: {stages['success']}/{done} succeeded so far ({wall_s / 60:.1f} min); furthest stages: "
-              f"{dict(stages)}", flush=True)
+        print(f"  {task} ({name}, step {step}): {stages['success']}/{done} succeeded so far ({wall_s / 60:.1f} min); "
+              f"furthest stages: {dict(stages)}", flush=True)
     return stages, wall_s
+
+
+def select_checkpoint(task: str, preset: str, among: int, episodes: int, chunk: int, out: Path,
+                      loop: Loop = STATE_LOOP) -> tuple[int, dict[int, int], float]:
+    """The newest `among` checkpoints scored on `episodes` validation layouts (from VALIDATION_SEED); (the best, the
+    newer of a tie; each one's successes; wall s). One training's checkpoints differ more than a change of the
+    recording does: the handover's 5000-8000 succeeded in 2, 18, 6 and 6 of 20 such layouts."""
+    successes, wall_s = {}, 0.0
+    for step in checkpoints(loop.work(out))[-among:]:
+        stages, seconds = evaluate(task, preset, episodes, chunk, out, step, loop, VALIDATION_SEED,
+                                   f"validate_{step:06d}")
+        successes[step], wall_s = stages["success"], wall_s + seconds
+    return max(successes, key=lambda step: (successes[step], step)), successes, wall_s
 
 
 def image_size(text: str) -> tuple[int, int]:
@@ -336,7 +353,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--eval-chunk", type=int, default=10, help="episodes per lerobot-eval run")
     parser.add_argument("--out", type=Path, help="default outputs/sim_loop, with --pixels outputs/sim_loop_pixels")
     parser.add_argument("--skip-collect", action="store_true", help="reuse the recorded demonstrations")
-    parser.add_argument("--skip-train", action="store_true", help="reuse the newest checkpoint")
+    parser.add_argument("--skip-train", action="store_true", help="reuse the training's checkpoints")
+    parser.add_argument("--select-among", type=int, default=1, metavar="K",
+                        help="score the newest K checkpoints on --validation-episodes layouts (seeds from "
+                             f"{VALIDATION_SEED}, neither recorded nor scored) and evaluate the best; 1: the newest")
+    parser.add_argument("--validation-episodes", type=int, default=10)
     parser.add_argument("--pixels", action="store_true", help="the preset's cameras instead of the object poses")
     parser.add_argument("--policy", choices=["act", "diffusion"], default="act")
     parser.add_argument("--device", choices=["cpu", "cuda"], help="default cuda with --pixels, else cpu")
@@ -382,11 +403,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         if loop.hand_pose and not args.skip_train:
             collect_s += hand_pose_copy(task, args.preset, out)
         if args.skip_train:
-            train_s, step = 0.0, newest_checkpoint(loop.work(out))
+            train_s, step = 0.0, checkpoints(loop.work(out))[-1]
         else:
             train_s, step = train(task, args.train_steps, 60 * args.train_budget_min, out, loop)
+        select_s, validation = 0.0, dict[int, int]()
+        if args.select_among > 1:
+            step, validation, select_s = select_checkpoint(task, args.preset, args.select_among,
+                                                           args.validation_episodes, args.eval_chunk, out, loop)
         stages, eval_s = evaluate(task, args.preset, args.eval_episodes, args.eval_chunk, out, step, loop)
-        rows.append((task, attempts, step, stages, collect_s, train_s, eval_s))
+        rows.append((task, attempts, step, stages, collect_s, train_s, select_s, eval_s, validation))
     policy = "ACT without VAE" if args.policy == "act" else "Diffusion"
     inputs = f", the cameras {list(load_preset(args.preset).cameras)} at {args.image_size[0]}x{args.image_size[1]}" \
         if args.pixels else ""
@@ -394,12 +419,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"\npreset {args.preset}, {args.demos} demonstrations per task ({100 * args.perturbed_share:g} % perturbed), "
           f"{policy}{inputs}{device}\n")
     print(f"{'task':20s} {'attempts':>8s} {'steps':>6s} {'success':>8s} {'collect min':>11s} {'train min':>9s} "
-          f"{'both min':>8s} {'eval min':>8s}  failed episodes by furthest stage")
-    for task, attempts, step, stages, collect_s, train_s, eval_s in rows:
+          f"{'select min':>10s} {'all min':>7s} {'eval min':>8s}  failed episodes by furthest stage")
+    for task, attempts, step, stages, collect_s, train_s, select_s, eval_s, validation in rows:
         evaluated = sum(stages.values())
         failed = {stage: n for stage, n in stages.items() if stage != "success"}
         print(f"{task:20s} {attempts:8d} {step:6d} {stages['success']:3d}/{evaluated:<4d} {collect_s / 60:11.1f} "
-              f"{train_s / 60:9.1f} {(collect_s + train_s) / 60:8.1f} {eval_s / 60:8.1f}  {failed or '-'}")
+              f"{train_s / 60:9.1f} {select_s / 60:10.1f} {(collect_s + train_s + select_s) / 60:7.1f} "
+              f"{eval_s / 60:8.1f}  {failed or '-'}")
+        if validation:
+            print(f"{'':20s} checkpoints' successes on {args.validation_episodes} validation layouts (seeds from "
+                  f"{VALIDATION_SEED}): {validation}")
 
 
 if __name__ == "__main__":
