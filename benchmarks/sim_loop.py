@@ -87,11 +87,9 @@ PERTURBATION = {"arm_std_rad": 0.01, "hand_std_rad": 0.03, "correlation_time_s":
 # +-10 mm off over the goal and the right hand comes up to 0.8 s late to the pass (the left holds on): a policy's
 # carries ended 4-12 mm off and it lowered the half straight down, and its left let go on the clock (the expert 49/50
 # with all three spreads and perturbed; the policy 17/50 without these two, 19/50 with both at 8000 steps, 34/50 at
-# 6000 steps of the same training: docs/world.md). The half is passed up to +-2 cm off the handover point per axis:
-# with every recorded pass at one point, a policy's right hand came to that point when its left brought the half 7 mm
-# elsewhere, and knocked the half out.
+# 6000 steps of the same training: docs/world.md).
 TASK_PERTURBATION = {"handover": {"hand_std_rad": 0.01, "take_spread_m": 0.0025, "carry_spread_m": 0.01,
-                                  "pass_delay_spread_s": 0.8, "pass_point_spread_m": 0.02}}
+                                  "pass_delay_spread_s": 0.8}}
 # The policies' --policy.* settings. ACT: LeRobot's without its VAE, small enough to train on one CPU core in minutes.
 NORMALIZATION = '{"VISUAL": "MEAN_STD", "STATE": "MEAN_STD", "ENV": "MEAN_STD", "ACTION": "MEAN_STD"}'
 ACT = {"type": "act", "device": "cpu", "push_to_hub": "false", "pretrained_backbone_weights": "null",

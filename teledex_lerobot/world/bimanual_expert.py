@@ -87,8 +87,7 @@ class TwoRigExpert:
               handover: HandoverSpread | None = None) -> None:
         """Plan the episode; handover: how this episode's handover varies. The take aims off the half's centre (the
         receiving hand's hold varies by it, and its placing, measured on the hold, corrects it), the carry ends off
-        over the goal (the lowering corrects it), the right hand comes later (the left holds on till it has it), the
-        half is passed off the handover point (the right hand takes it where it is)."""
+        over the goal (the lowering corrects it), the right hand comes later (the left holds on till it has it)."""
         refuse_place_miss(self.task_name, place_miss_m)
         if not self.hands_over:
             refuse_handover_spread(self.task_name, handover)
@@ -129,16 +128,11 @@ class HandoverExpert(TwoRigExpert):
         left.follow(left_plan)
         right.follow(self._receive_and_place(world, pass_heading + np.pi / 2, q_above, handed_s + delay_s))
 
-    @property
-    def _pass_point(self) -> np.ndarray:
-        """Where the left hand brings the half this episode: the handover point, off it by the pass point spread."""
-        return np.asarray(HANDOVER_POINT_M) + self._handover.pass_offset_m
-
     def _pass_headings(self, world: World) -> tuple[float, np.ndarray, np.ndarray]:
         """The left hand's heading at the handover point and both arms' configurations there (the left holding,
         the right's pinch on the other faces), the first of PASS_HEADING_OFFSETS_RAD both reach with margin."""
         left, right = self.experts["left"], self.experts["right"]
-        point = self._pass_point
+        point = np.asarray(HANDOVER_POINT_M)
         base = left.arm_base[:3, 3]
         toward = float(np.arctan2(point[1] - base[1], point[0] - base[0]))
         for offset in PASS_HEADING_OFFSETS_RAD:
@@ -153,7 +147,7 @@ class HandoverExpert(TwoRigExpert):
             q_above = right.solve_within_margin(above, (right.arm.home_full, *right._ik_starts))
             if q_above is not None and right.solve_within_margin(receive, (q_above,)) is not None:
                 return heading, q_pass, q_above
-        raise UnreachableGrasp(f"No heading at the handover point {np.round(point, 3)} lets both hands hold the cube "
+        raise UnreachableGrasp(f"No heading at the handover point {HANDOVER_POINT_M} lets both hands hold the cube "
                                "within the arms' joint limits")
 
     def _pick_and_pass(self, world: World, pass_heading: float, q_pass: np.ndarray) -> list[Segment]:
@@ -165,7 +159,7 @@ class HandoverExpert(TwoRigExpert):
         pre_grasp = left._hand_pose_at(q_pre)
         lifted = grasp.copy()
         lifted[2, 3] += LIFT_M
-        passing = heading_frame(self._pass_point, pass_heading) @ left.grasp.hand_in_heading()
+        passing = heading_frame(np.asarray(HANDOVER_POINT_M), pass_heading) @ left.grasp.hand_in_heading()
         return [
             Segment("approach", 2.0, lambda w: pre_grasp, left.preshape, q_pre, joint_path=True, from_rest=False),
             Segment("descend", 1.2, lambda w: grasp, left.preshape, q_grasp),

@@ -105,7 +105,7 @@ def refuse_handover_spread(task_name: str, handover: HandoverSpread | None) -> N
     if handover:
         raise ConfigError("The take, carry and pass spreads need a task where one hand takes the object from the "
                           f"other (handover); the task is {task_name}: set teleop.perturbation.take_spread_m=0, "
-                          "carry_spread_m=0, pass_delay_spread_s=0 and pass_point_spread_m=0")
+                          "carry_spread_m=0 and pass_delay_spread_s=0")
 
 
 class UnreachableGrasp(RuntimeError):

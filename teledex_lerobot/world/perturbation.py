@@ -16,10 +16,7 @@ ends a seeded few millimetres off over the goal and the lowering corrects it: a 
 with every recorded carry ending exactly over the goal it lowered the half straight down from wherever it was. With
 pass_delay_spread_s the right hand comes for the half a seeded fraction of a second later and the left holds on till
 the right has it: with every recorded handover timed alike, a policy's left let go on the clock, and a right hand a
-few ticks late let the half drop. With pass_point_spread_m the left hand brings the half to a seeded point around the
-handover point and the right takes it there: with every recorded pass at one point to a millimetre, a policy's right
-hand came to the usual point when its left brought the half 7 mm elsewhere, landed a finger on the half and pushed it
-out. The four make an episode's HandoverSpread.
+few ticks late let the half drop. The three make an episode's HandoverSpread.
 """
 
 from collections.abc import Collection
@@ -36,7 +33,6 @@ STREAM = 2
 TAKE_STREAM = 3  # the take spread's
 CARRY_STREAM = 4  # the carry spread's
 PASS_STREAM = 5  # the pass delay's
-PASS_POINT_STREAM = 6  # the pass point's
 
 
 @dataclass
@@ -59,13 +55,10 @@ class PerturbationConfig:
     carry_spread_m: float = 0.0
     # Likewise, the right hand comes for the half up to this much later, seeded (s); the left holds on till it has it.
     pass_delay_spread_s: float = 0.0
-    # Likewise, the half is passed this far at most off the handover point along each world axis, seeded (m).
-    pass_point_spread_m: float = 0.0
 
     def validate(self) -> None:
         amounts = {name: getattr(self, name) for name in (
-            "arm_std_rad", "hand_std_rad", "place_miss_m", "take_spread_m", "carry_spread_m", "pass_delay_spread_s",
-            "pass_point_spread_m")}
+            "arm_std_rad", "hand_std_rad", "place_miss_m", "take_spread_m", "carry_spread_m", "pass_delay_spread_s")}
         negative = [f"teleop.perturbation.{name} (got {value})" for name, value in amounts.items() if value < 0]
         if negative:
             raise ConfigError(f"{', '.join(negative)}: must be >= 0")
@@ -81,17 +74,14 @@ class PerturbationConfig:
 
 @dataclass(frozen=True)
 class HandoverSpread:
-    """How one episode's handover varies (PerturbationConfig's take, carry, pass delay and pass point spreads; none: the
-    expert's own)."""
+    """How one episode's handover varies (PerturbationConfig's take, carry and pass spreads; none: the expert's own)."""
 
     take_offset_m: np.ndarray = field(default_factory=lambda: np.zeros(2))  # the take's aim, its grasp frame's x, y
     carry_offset_m: np.ndarray = field(default_factory=lambda: np.zeros(2))  # the carry's end over the goal, world
     pass_delay_s: float = 0.0  # how much later the right hand comes for the half
-    pass_offset_m: np.ndarray = field(default_factory=lambda: np.zeros(3))  # the pass point's, world
 
     def __bool__(self) -> bool:
-        return bool(self.take_offset_m.any() or self.carry_offset_m.any() or self.pass_delay_s
-                    or self.pass_offset_m.any())
+        return bool(self.take_offset_m.any() or self.carry_offset_m.any() or self.pass_delay_s)
 
 
 class TargetPerturbation:
@@ -116,12 +106,11 @@ class TargetPerturbation:
             angle = self._rng.uniform(0, 2 * np.pi)
             self.place_miss_m = self.config.place_miss_m * np.array([np.cos(angle), np.sin(angle), 0.0])
         # streams of their own: a spread leaves the perturbed share, the noise and the other spreads as they were
-        take, carry, point = self.config.take_spread_m, self.config.carry_spread_m, self.config.pass_point_spread_m
+        take, carry = self.config.take_spread_m, self.config.carry_spread_m
         self.handover = HandoverSpread(
             take_offset_m=np.random.default_rng([seed, TAKE_STREAM]).uniform(-take, take, 2),
             carry_offset_m=np.random.default_rng([seed, CARRY_STREAM]).uniform(-carry, carry, 2),
-            pass_delay_s=float(np.random.default_rng([seed, PASS_STREAM]).uniform(0, self.config.pass_delay_spread_s)),
-            pass_offset_m=np.random.default_rng([seed, PASS_POINT_STREAM]).uniform(-point, point, 3))
+            pass_delay_s=float(np.random.default_rng([seed, PASS_STREAM]).uniform(0, self.config.pass_delay_spread_s)))
         return self.active
 
     def apply(self, targets: dict[str, np.ndarray], dt_s: float, precise: Collection[str], lower: dict,

@@ -16,8 +16,7 @@ keeps the expert's own targets as the actions (executed_action()); with --teleop
 perturbed bottle episodes aim the first insertion off the opening and show the expert's recovery; with
 --teleop.perturbation.take_spread_m every handover's take aims a seeded millimetre or two off the half's centre,
 with carry_spread_m its carry ends a seeded few millimetres off over the goal, with pass_delay_spread_s the right hand
-comes for the half a seeded moment later, with pass_point_spread_m the half is passed a seeded offset off the
-handover point.
+comes for the half a seeded moment later.
 With a station's input stalls (--robot.world.timing.input_stalls_per_min, world/station_timing.py) it delivers nothing
 new during each: the same action, its sample ever older.
 """

@@ -163,8 +163,7 @@ def test_perturbations_are_seeded_fade_in_precise_phases_and_stay_in_limits():
 
 @pytest.mark.parametrize("spread_field, drawn", [("take_spread_m", "take_offset_m"),
                                                  ("carry_spread_m", "carry_offset_m"),
-                                                 ("pass_delay_spread_s", "pass_delay_s"),
-                                                 ("pass_point_spread_m", "pass_offset_m")])
+                                                 ("pass_delay_spread_s", "pass_delay_s")])
 def test_a_handover_spread_is_seeded_in_every_episode_within_its_bound_and_leaves_the_other_draws_alone(
         spread_field, drawn):
     spread = PerturbationConfig(arm_std_rad=0.01, episode_share=0.25, **{spread_field: 0.002})
@@ -175,8 +174,7 @@ def test_a_handover_spread_is_seeded_in_every_episode_within_its_bound_and_leave
         assert spread_one.reset(seed) == plain_one.reset(seed)  # the same episodes perturbed
         assert not plain_one.handover  # no spread: the expert's own handover
         others = {name: getattr(spread_one.handover, name) for name in ("take_offset_m", "carry_offset_m",
-                                                                         "pass_delay_s", "pass_offset_m")
-                  if name != drawn}
+                                                                         "pass_delay_s") if name != drawn}
         assert not any(np.any(value) for value in others.values())  # only the one spread
         draws.append(getattr(spread_one.handover, drawn))
     draws = np.array(draws)
