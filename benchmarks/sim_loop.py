@@ -358,8 +358,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--select-among", type=int, default=1, metavar="K",
                         help="score the newest K checkpoints on --validation-episodes layouts (seeds from "
                              f"{VALIDATION_SEED}, neither recorded nor scored) and evaluate the best; 1: the newest")
-    parser.add_argument("--validation-episodes", type=int, default=20,
-                        help="per checkpoint (10 chose the handover's 7 of 10, which scored 18/50)")
+    parser.add_argument("--validation-episodes", type=int, default=20, help="layouts per checkpoint")
     parser.add_argument("--pixels", action="store_true", help="the preset's cameras instead of the object poses")
     parser.add_argument("--policy", choices=["act", "diffusion"], default="act")
     parser.add_argument("--device", choices=["cpu", "cuda"], help="default cuda with --pixels, else cpu")
