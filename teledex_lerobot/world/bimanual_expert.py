@@ -51,7 +51,8 @@ RECEIVE_APPROACH_M = 0.05  # the right hand comes down onto the held cube from t
 CARRY_HEIGHT_M = 0.03  # the half is carried to this far over where it rests on the other, then lowered
 # The right hand's descents, onto the held half and with it onto the bottom one, are perturbed (recovery data) until
 # this far from their ends: the corrections a policy needs there, which no demonstration showed while they were exact
-# from the start. A policy's hand came onto the held half 8 mm low and aside and pushed it out of the left's pinch.
+# from the start (a policy's hand came onto the held half 8 mm low and aside and pushed it out of the left's pinch;
+# perturbing that descent too did not change the policy's score: docs/world.md).
 PRECISE_WITHIN_M = 0.01
 RECEIVE_S = 2.0  # from the cube's arrival at the handover point to the right hand's pinch closed (descend, close)
 
