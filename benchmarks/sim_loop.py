@@ -4,9 +4,9 @@ Prints the commands it runs, the running tally, and a table: success, the stage 
 times.
 
     .venv/bin/python benchmarks/sim_loop.py [--tasks cube_assembly bottle_peg_in_hole]
-        [--preset piper_linkerhand_o6_single] [--demos 200] [--perturbed-share 0.25] [--train-steps 7000]
-        [--train-budget-min 22] [--eval-episodes 50] [--out outputs/sim_loop]
-        [--relations] [--hand-pose] [--select-among 4 [--validation-episodes 20]]
+        [--preset piper_linkerhand_o6_single] [--demos 200] [--collect-workers 1] [--perturbed-share 0.25]
+        [--train-steps 7000] [--train-budget-min 22] [--eval-episodes 50] [--out outputs/sim_loop]
+        [--relations] [--hand-pose] [--bf16] [--select-among 4 [--validation-episodes 20]]
         [--pixels [--policy act|diffusion] [--device cuda|cpu] [--image-size 320x240] [--pretrained-backbone]]
     the two-rig handover: --tasks handover --preset bimanual_piper_linkerhand_l10 (state-based; teledex_followers
     records both rigs in one world, lerobot-eval runs the preset's two rigs)
@@ -19,14 +19,21 @@ Each stage is a command run as a user would type it:
    handover's take lands a seeded millimetre or two off centre, its carry up to a centimetre off over the goal and
    its pass up to 0.8 s late in every episode (TASK_PERTURBATION); no camera:
    joints in observation.state, object poses in observation.environment_state. Layout seeds 0, 1, ... (one per
-   attempt).
+   attempt). --collect-workers N runs N recorders at once (up to one per core), recorder k on its share of the
+   demonstrations from layout seed k * 1000 / N, into data_part<k> with its native layout beside it;
+   lerobot-edit-dataset merges their LeRobot datasets into data (the merge's minutes count in the collection's).
+   Two are 2.2x as fast as one, not 2x: each recorder's episodes slow down as its dataset grows. The default stays
+   one: the cube's policy scored 42/50 on a two-recorder recording against 45/50 on one's (docs/world.md).
 2. lerobot-train, ACT without its VAE (a small transformer, 4 M parameters), the environment state normalised like
    the joints (LeRobot 0.6.1 leaves ENV features raw by default: --policy.normalization_mapping names it), chunks
    of 20 actions of which 10 are executed before re-planning (the handover: a chunk every tick, the chunks' actions
    for each tick averaged, ACT's temporal ensembling: TASK_POLICY), AdamW with the learning rate decayed over
    --train-steps, one torch thread (on 2 shared cores a second thread makes each step several times slower) and one
    data-loading worker (the other core); stopped at --train-budget-min if the steps are not done (the newest
-   checkpoint, saved every 1000 steps, is scored).
+   checkpoint, saved every 1000 steps, is scored). --bf16 trains in bfloat16 autocast (LeRobot's --policy.use_amp):
+   on this CPU (AVX512-BF16) a step takes 0.13 s instead of 0.17 s. lerobot-eval runs in float32 either way
+   (LeRobot 0.6.1's evaluation under autocast fails converting the bfloat16 action to numpy: huggingface/lerobot
+   issue 2956).
    --hand-pose trains on a copy of the recording acting in each hand's pose (teledex-convert to-hand-pose: each arm's
    hand pose beside its joints, the hands' measured poses in the state, only the columns the policy reads) and
    evaluates with --env.action_space=hand_pose; the copy's writing counts in the collection's time.
@@ -141,6 +148,7 @@ class Loop:
     place_miss_m: float = 0.0
     # Train on a copy acting in each hand's pose (teledex-convert to-hand-pose) and evaluate in that space.
     hand_pose: bool = False
+    bf16: bool = False  # bfloat16 autocast in training (LeRobot's use_amp); evaluated in float32
 
     @property
     def training_data(self) -> str:
@@ -167,6 +175,8 @@ class Loop:
                 settings.pop(key, None)
         if self.tiny:
             settings.update(TINY[self.policy])
+        if self.bf16:
+            settings["use_amp"] = "true"
         return [f"--policy.{key}={value}" for key, value in settings.items()]
 
     def record_flags(self, preset: str) -> list[str]:
@@ -210,54 +220,89 @@ def command(name: str) -> str:
     return str(Path(sys.executable).parent / name)
 
 
-def run(args: list[str], log: Path, budget_s: float | None = None, environment: dict[str, str] = ENVIRONMENT) -> float:
-    """Run a command (its output to `log`), stopping it once the budget is spent; wall seconds."""
+def start(args: list[str], log: Path, environment: dict[str, str]) -> subprocess.Popen:
+    """Start a command, its output to `log`."""
     print("$ " + " ".join(args), flush=True)
-    started = time.perf_counter()
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as out:
-        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **environment})
+        return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **environment})
+
+
+def run(args: list[str], log: Path, budget_s: float | None = None, environment: dict[str, str] = ENVIRONMENT) -> float:
+    """Run a command (its output to `log`), stopping it once the budget is spent; wall seconds."""
+    started = time.perf_counter()
+    process = start(args, log, environment)
+    try:
+        process.wait(timeout=budget_s)
+    except subprocess.TimeoutExpired:
+        print(f"  budget of {(budget_s or 0) / 60:g} min spent: stopping", flush=True)
+        process.terminate()  # lerobot-train carries on through SIGINT
         try:
-            process.wait(timeout=budget_s)
+            process.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            print(f"  budget of {(budget_s or 0) / 60:g} min spent: stopping", flush=True)
-            process.terminate()  # lerobot-train carries on through SIGINT
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            process.kill()
+            process.wait()
     wall_s = time.perf_counter() - started
     if process.returncode != 0 and not (budget_s and wall_s >= budget_s):
         raise SystemExit(f"{args[0]} failed ({process.returncode}); see {log}")
     return wall_s
 
 
+def run_together(commands: Sequence[tuple[list[str], Path]], environment: dict[str, str]) -> float:
+    """Run commands at once (each (args, log)) until all are done; wall seconds."""
+    started = time.perf_counter()
+    processes = [(start(args, log, environment), log) for args, log in commands]
+    failed = [log for process, log in processes if process.wait() != 0]
+    if failed:
+        raise SystemExit(f"{len(failed)} of {len(commands)} commands failed; see {', '.join(map(str, failed))}")
+    return time.perf_counter() - started
+
+
 def collect(task: str, preset: str, demos: int, perturbed_share: float, out: Path,
-            extra: Sequence[str] = (), loop: Loop = STATE_LOOP) -> tuple[float, int]:
-    """(wall seconds, attempts made); extra: more teledex-record flags."""
+            extra: Sequence[str] = (), loop: Loop = STATE_LOOP, workers: int = 1) -> tuple[float, int]:
+    """(wall seconds, attempts made); extra: more teledex-record flags. Several workers record their shares of the
+    demonstrations at once, worker k on the layouts from seed k * EVAL_SEED / workers, into data_part<k> (with its
+    native layout beside it), and lerobot-edit-dataset merges their datasets into data."""
     data = out / "data"
-    for path in (data, Path(f"{data}_native")):
-        shutil.rmtree(path, ignore_errors=True)
+    parts = [data] if workers == 1 else [out / f"data_part{k}" for k in range(workers)]
+    for path in {data, *parts}:
+        for folder in (path, Path(f"{path}_native")):
+            shutil.rmtree(folder, ignore_errors=True)
+    for log in out.glob("record*.log"):  # attempts_made counts them all
+        log.unlink()
+    shares = [demos // workers + (k < demos % workers) for k in range(workers)]
+    first_seeds = [k * EVAL_SEED // workers for k in range(workers)]
+    if 2 * shares[0] > EVAL_SEED // workers:  # room for as many failed attempts as demonstrations
+        raise SystemExit(f"--demos {demos} in {workers} workers: each worker's layouts would run into the next "
+                         f"worker's or the evaluation's (seeds from {EVAL_SEED}); give fewer --collect-workers")
     misses = {"place_miss_m": loop.place_miss_m} if loop.place_miss_m else {}
     perturbation = [f"--teleop.perturbation.{key}={value}"
                     for key, value in {**PERTURBATION, **TASK_PERTURBATION.get(task, {}), **misses}.items()]
-    wall_s = run([command("teledex-record"), "--robot.backend=mujoco", *loop.record_flags(preset),
-                  f"--robot.world.task={task}",
+    repo_ids = [f"local/sim_{task}"] if workers == 1 else [f"local/sim_{task}_part{k}" for k in range(workers)]
+    commands = [([command("teledex-record"), "--robot.backend=mujoco", *loop.record_flags(preset),
+                  f"--robot.world.task={task}", f"--robot.world.seed={seed}",
                   "--teleop.type=teledex_world_expert", *perturbation,
                   f"--teleop.perturbation.episode_share={perturbed_share}", f"--keep={loop.keep}", "--settle_s=0.5",
-                  f"--dataset.repo_id=local/sim_{task}", f"--dataset.root={data}",
+                  f"--dataset.repo_id={repo_id}", f"--dataset.root={part}",
                   f"--dataset.single_task={TASKS[task].description}", f"--dataset.fps={FPS}",
-                  f"--dataset.num_episodes={demos}",
+                  f"--dataset.num_episodes={share}",
                   f"--dataset.episode_time_s={loop.episode_s or TASKS[task].episode_s}",
-                  "--dataset.reset_time_s=0", "--dataset.push_to_hub=false", *extra], out / "record.log",
-                 environment=loop.environment)
+                  "--dataset.reset_time_s=0", "--dataset.push_to_hub=false", *extra],
+                 out / ("record.log" if workers == 1 else f"record_part{k}.log"))
+                for k, (seed, share, repo_id, part) in enumerate(zip(first_seeds, shares, repo_ids, parts))]
+    wall_s = run_together(commands, loop.environment)
+    if workers > 1:
+        wall_s += run([command("lerobot-edit-dataset"), f"--new_repo_id=local/sim_{task}", f"--new_root={data}",
+                       "--operation.type=merge", f"--operation.repo_ids={json.dumps(repo_ids)}",
+                       f"--operation.roots={json.dumps([str(part) for part in parts])}"], out / "merge.log",
+                      environment=loop.environment)
     return wall_s, attempts_made(out)
 
 
 def attempts_made(out: Path) -> int:
-    """Episodes teledex-record started (failed attempts included), from its log."""
-    return sum(1 for line in (out / "record.log").read_text().splitlines() if line.startswith("Recording episode"))
+    """Episodes teledex-record started (failed attempts included), from its logs (one per worker)."""
+    return sum(1 for log in out.glob("record*.log") for line in log.read_text().splitlines()
+               if line.startswith("Recording episode"))
 
 
 def hand_pose_copy(task: str, preset: str, out: Path) -> float:
@@ -308,6 +353,7 @@ def evaluate(task: str, preset: str, episodes: int, chunk: int, out: Path, step:
         chunk_dir = eval_dir / f"seeds_{first}"
         wall_s += run([command("lerobot-eval"), "--env.type=teledex", f"--env.task={task}", f"--env.preset={preset}",
                        *loop.env_flags(preset), f"--policy.path={checkpoint}", f"--policy.device={loop.device}",
+                       "--policy.use_amp=false",  # autocast: numpy refuses the bfloat16 action (lerobot#2956)
                        f"--eval.n_episodes={n}", "--eval.batch_size=1", f"--seed={first}",
                        f"--output_dir={chunk_dir}"], work / f"{name}_{first}.log", environment=loop.environment)
         metrics = json.loads((chunk_dir / "eval_info.json").read_text())["per_task"][0]["metrics"]
@@ -347,6 +393,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="a two-rig task (handover) with a preset of two rigs, e.g. bimanual_piper_linkerhand_l10")
     parser.add_argument("--preset", default="piper_linkerhand_o6_single")
     parser.add_argument("--demos", type=int, default=200, help="successful demonstrations kept")
+    parser.add_argument("--collect-workers", type=int, default=1, metavar="N",
+                        help="teledex-record processes at once (up to one per core), merged by lerobot-edit-dataset")
     parser.add_argument("--perturbed-share", type=float, default=0.25, help="share of episodes with perturbations")
     parser.add_argument("--train-steps", type=int, default=7000, help="the learning rate decays over these")
     parser.add_argument("--train-budget-min", type=float, default=22.0)
@@ -379,6 +427,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                              "(teledex-convert to-hand-pose) and evaluate with --env.action_space=hand_pose")
     parser.add_argument("--place-miss-mm", type=float, default=0.0,
                         help="the perturbed bottle episodes' first insertion aims this far off (shows the recovery)")
+    parser.add_argument("--bf16", action="store_true",
+                        help="train in bfloat16 autocast (LeRobot's --policy.use_amp); evaluate in float32")
     args = parser.parse_args(argv)
     several = bool(load_preset(args.preset).followers)
     mismatched = [task for task in args.tasks if (task in ONE_RIG_TASKS) == several]
@@ -386,12 +436,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error(f"--tasks {' '.join(mismatched)}: {'one-rig' if several else 'two-rig'} task(s), and preset "
                      f"{args.preset} has {'several rigs' if several else 'one'}: give a matching --preset (the "
                      "handover's: bimanual_piper_linkerhand_l10)")
+    if args.collect_workers < 1:
+        parser.error(f"--collect-workers {args.collect_workers}: give 1 (one recorder) or more")
     if args.relations and args.pixels:
         parser.error("--relations adds to the object poses, which --pixels does not observe: give one of them")
     loop = Loop(pixels=args.pixels, policy=args.policy, device=args.device or ("cuda" if args.pixels else "cpu"),
                 image_size=args.image_size, pretrained_backbone=args.pretrained_backbone, tiny=args.tiny,
                 batch_size=args.batch_size, episode_s=args.episode_s, keep=args.keep,
-                relations=args.relations, place_miss_m=args.place_miss_mm / 1000, hand_pose=args.hand_pose)
+                relations=args.relations, place_miss_m=args.place_miss_mm / 1000, hand_pose=args.hand_pose,
+                bf16=args.bf16)
     root = args.out or Path("outputs/sim_loop_pixels" if args.pixels else "outputs/sim_loop")
     rows = []
     for task in args.tasks:
@@ -400,7 +453,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         if args.skip_collect:
             collect_s, attempts = 0.0, attempts_made(out)
         else:
-            collect_s, attempts = collect(task, args.preset, args.demos, args.perturbed_share, out, loop=loop)
+            collect_s, attempts = collect(task, args.preset, args.demos, args.perturbed_share, out, loop=loop,
+                                          workers=args.collect_workers)
         if loop.hand_pose and not args.skip_train:
             collect_s += hand_pose_copy(task, args.preset, out)
         if args.skip_train:
@@ -416,7 +470,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     policy = "ACT without VAE" if args.policy == "act" else "Diffusion"
     inputs = f", the cameras {list(load_preset(args.preset).cameras)} at {args.image_size[0]}x{args.image_size[1]}" \
         if args.pixels else ""
-    device = ", one torch thread" if loop.device == "cpu" else f" on {loop.device}"
+    device = (", one torch thread" if loop.device == "cpu" else f" on {loop.device}") + \
+        (", bfloat16 autocast in training" if loop.bf16 else "")
     print(f"\npreset {args.preset}, {args.demos} demonstrations per task ({100 * args.perturbed_share:g} % perturbed), "
           f"{policy}{inputs}{device}\n")
     print(f"{'task':20s} {'attempts':>8s} {'steps':>6s} {'success':>8s} {'collect min':>11s} {'train min':>9s} "
