@@ -21,9 +21,10 @@ Each stage is a command run as a user would type it:
    joints in observation.state, object poses in observation.environment_state. Layout seeds 0, 1, ... (one per
    attempt). --collect-workers N runs N recorders at once (up to one per core), recorder k on its share of the
    demonstrations from layout seed k * 1000 / N, into data_part<k> with its native layout beside it;
-   lerobot-edit-dataset merges their LeRobot datasets into data (the merge's minutes count in the collection's).
-   Two are 2.2x as fast as one, not 2x: each recorder's episodes slow down as its dataset grows. The default stays
-   one: the cube's policy scored 42/50 on a two-recorder recording against 45/50 on one's (docs/world.md).
+   lerobot-edit-dataset merges their LeRobot datasets into data (the merge's minutes count in the collection's;
+   the merged copy holds LeRobot's files, each part keeps teledex's own sidecars). Two recorders took the bottle's
+   first 204 attempts 2.2x as fast as one, the cube's 200 1.8x (and a 1.1-min merge). The default stays one: the
+   cube's policy scored 42/50 on a two-recorder recording against 45/50 on one's (docs/world.md).
 2. lerobot-train, ACT without its VAE (a small transformer, 4 M parameters), the environment state normalised like
    the joints (LeRobot 0.6.1 leaves ENV features raw by default: --policy.normalization_mapping names it), chunks
    of 20 actions of which 10 are executed before re-planning (the handover: a chunk every tick, the chunks' actions
@@ -249,11 +250,16 @@ def run(args: list[str], log: Path, budget_s: float | None = None, environment: 
 
 
 def run_together(commands: Sequence[tuple[list[str], Path]], environment: dict[str, str]) -> float:
-    """Run commands at once (each (args, log)) until all are done; wall seconds."""
+    """Run commands at once (each (args, log)) until all are done, or stop the others once one fails; wall seconds."""
     started = time.perf_counter()
     processes = [(start(args, log, environment), log) for args, log in commands]
-    failed = [log for process, log in processes if process.wait() != 0]
+    while (codes := [process.poll() for process, _ in processes]) and None in codes and not any(codes):
+        time.sleep(0.5)
+    failed = [log for (process, log), code in zip(processes, codes) if code]
     if failed:
+        for process, _ in processes:
+            process.terminate()  # a recorder stopped mid-episode keeps the episodes it committed
+            process.wait()
         raise SystemExit(f"{len(failed)} of {len(commands)} commands failed; see {', '.join(map(str, failed))}")
     return time.perf_counter() - started
 
@@ -273,8 +279,8 @@ def collect(task: str, preset: str, demos: int, perturbed_share: float, out: Pat
     shares = [demos // workers + (k < demos % workers) for k in range(workers)]
     first_seeds = [k * EVAL_SEED // workers for k in range(workers)]
     if 2 * shares[0] > EVAL_SEED // workers:  # room for as many failed attempts as demonstrations
-        raise SystemExit(f"--demos {demos} in {workers} workers: each worker's layouts would run into the next "
-                         f"worker's or the evaluation's (seeds from {EVAL_SEED}); give fewer --collect-workers")
+        raise SystemExit(f"--demos {demos} in {workers} worker(s): the layouts would run into another worker's or "
+                         f"the evaluation's (seeds from {EVAL_SEED}); give fewer --demos or --collect-workers")
     misses = {"place_miss_m": loop.place_miss_m} if loop.place_miss_m else {}
     perturbation = [f"--teleop.perturbation.{key}={value}"
                     for key, value in {**PERTURBATION, **TASK_PERTURBATION.get(task, {}), **misses}.items()]

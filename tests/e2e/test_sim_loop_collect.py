@@ -3,6 +3,7 @@ demonstrations on its own layouts, and lerobot-edit-dataset merges their dataset
 --bf16 reaches lerobot-train only (lerobot-eval under autocast fails, LeRobot issue 2956)."""
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -27,11 +28,13 @@ def test_two_workers_record_their_own_layouts_into_one_dataset(tmp_path):
     assert merged.meta.total_episodes == 3
     assert merged.meta.total_frames == sum(part.meta.total_frames for part in parts)
     assert set(merged.meta.features) == set(parts[0].meta.features)
+    recorded = [frame for part in parts for frame in part.hf_dataset["action"]]  # parts in order, frames unchanged
+    assert [list(frame) for frame in merged.hf_dataset["action"]] == [list(frame) for frame in recorded]
 
 
 def test_too_many_demonstrations_per_worker_would_reach_the_evaluation_layouts(tmp_path):
     loop = sim_loop()
-    with pytest.raises(SystemExit, match="--collect-workers"):
+    with pytest.raises(SystemExit, match="give fewer --demos or --collect-workers"):
         loop.collect("cube_assembly", PRESET, 600, 0.0, tmp_path, workers=2)
 
 
@@ -55,11 +58,13 @@ def test_bf16_trains_in_autocast_and_evaluates_in_float32(tmp_path, monkeypatch)
     assert "--policy.use_amp=false" in commands[0]
 
 
-def test_a_failed_worker_fails_the_collection_naming_its_log(tmp_path):
+def test_a_failed_worker_stops_the_others_and_names_its_log(tmp_path):
     loop = sim_loop()
-    commands = [(["true"], tmp_path / "record_part0.log"), (["false"], tmp_path / "record_part1.log")]
+    commands = [(["sleep", "120"], tmp_path / "record_part0.log"), (["false"], tmp_path / "record_part1.log")]
+    started = time.monotonic()
     with pytest.raises(SystemExit, match=r"1 of 2 commands failed; see .*record_part1\.log$"):
         loop.run_together(commands, {})
+    assert time.monotonic() - started < 60  # the sleeping worker was stopped, not waited for
 
 
 def test_no_recorder_is_refused(capsys):
